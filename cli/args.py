@@ -183,12 +183,22 @@ positive = whole_number(1)
 """A whole number, 1 or more."""
 
 
+#: The light copies of what the parsers show (cli/parsers.py imports no bot, no runtime, no
+#: lobby): the bot strategies (p2p_nertz.bots.STRATEGIES, sorted), the bots' speed levels
+#: (p2p_nertz.bots.base.SPEEDS), a node's liveness timers by default (the suspect_after and
+#: drop_after of p2p_nertz.runtime.node.NODE_CONFIG) and the discovery beacon's UDP port
+#: (p2p_nertz.lobby.beacon.BEACON_PORT). tests/test_cli_help.py holds each equal to its home.
+STRATEGY_NAMES = ("greedy", "lookahead")
+BOT_SPEEDS = range(1, 11)
+SUSPECT_AFTER = 5.0
+DROP_AFTER = 30.0
+BEACON_PORT = 47474
+
+
 def bot_speed() -> Callable[[str], int]:
     """``--speed`` and ``--bot-speed`` of one bot: a speed level (p2p_nertz/bots: the
     levels)."""
-    from p2p_nertz.bots.base import SPEEDS
-
-    return whole_number(SPEEDS[0], SPEEDS[-1])
+    return whole_number(BOT_SPEEDS[0], BOT_SPEEDS[-1])
 
 
 def rule_number(name: str) -> Callable[[str], int]:
@@ -281,27 +291,24 @@ def add_liveness_arguments(p: argparse.ArgumentParser) -> None:
     different ones. A drop still needs a majority's votes, each member voting after its own
     ``--drop-after``; an abandon (one other member left) is this node's alone.
     """
-    from p2p_nertz.runtime.node import NODE_CONFIG  # (trio and zmq: only for such commands)
-
     live = p.add_argument_group(
         "liveness (this node's timers; each member sets its own, the game spec has none)"
     )
     live.add_argument(
         "--suspect-after",
         type=_seconds,
-        default=NODE_CONFIG.suspect_after,
+        default=SUSPECT_AFTER,
         metavar="SECONDS",
-        help="silence before a member is shown as suspected "
-        f"(default {NODE_CONFIG.suspect_after:g})",
+        help=f"silence before a member is shown as suspected (default {SUSPECT_AFTER:g})",
     )
     live.add_argument(
         "--drop-after",
         type=_seconds,
-        default=NODE_CONFIG.drop_after,
+        default=DROP_AFTER,
         metavar="SECONDS",
         help="silence before this node votes a member out, or, with one other member left, "
         "may abandon the game; not shorter than --suspect-after "
-        f"(default {NODE_CONFIG.drop_after:g})",
+        f"(default {DROP_AFTER:g})",
     )
 
 
@@ -544,7 +551,7 @@ def say_if_every_interface(command: str, bind: str) -> None:
 def default_log_dir() -> Path:
     """Where games' logs go by default (``$XDG_DATA_HOME/p2p-nertz/logs``, or under
     ``$NERTZ_HOME``: the same rule as the key store, cli/keyfile.py)."""
-    from cli.keyfile import config_home  # (it reads keys: not for `nertz --help`)
+    from cli.places import config_home  # (not at the top: `nertz --help` stays fast)
 
     return config_home("XDG_DATA_HOME", ".local/share") / "logs"
 

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 from pathlib import Path
-from typing import Any
 
-from cli.args import path_arg
-from cli.node_cmd import load_spec
+from cli.files import load_spec
+from cli.parsers import SPEC_FILE, log_paths
 from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, Severity, audit
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSIONS
@@ -25,49 +23,12 @@ from p2p_nertz.protocol.spec import Deal, GameSpec
 
 __all__ = [
     "SPEC_FILE",
-    "add_parser",
     "find_spec_files",
     "format_report",
     "json_lines",
     "read_spec",
     "sources",
 ]
-
-SPEC_FILE = "game.spec"
-"""The spec file ``nertz demo`` writes next to the logs."""
-
-
-def add_parser(sub: Any) -> None:
-    """Add the ``audit`` subcommand to ``sub`` (the ``nertz`` subparsers)."""
-    help_text = "verify the signed logs of a game: signatures, feeds, deal, moves, lake, scores"
-    p: argparse.ArgumentParser = sub.add_parser(
-        "audit",
-        help=help_text,
-        description=(
-            help_text + ". Exit status 0: valid; 1: violations found; 2: unreadable input."
-        ),
-    )
-    p.add_argument("logs", nargs="+", type=path_arg, metavar="LOG", help="a peer's log file")
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON object per line: each finding, then the verdict",
-    )
-    p.add_argument("--strict", action="store_true", help="stop at the first error")
-    p.add_argument(
-        "--deep",
-        action="store_true",
-        help="also re-check the rules engine: replay every round with every deck, checking "
-        "that each card is in exactly one place after every move (about twice as slow)",
-    )
-    p.add_argument(
-        "--spec",
-        type=path_arg,
-        default=None,
-        metavar="FILE",
-        help=f"the game spec file, if the logs carry none (default: {SPEC_FILE} beside them)",
-    )
-    p.set_defaults(func=_cmd_audit)
 
 
 read_spec = load_spec  # one reader of spec files for every command
@@ -93,16 +54,7 @@ def sources(logs: list[Path]) -> list[LogSource]:
         NertzError: a path is not a file (a usage error, not a finding), or a log holds
             messages of another protocol version than this program's.
     """
-    for log in logs:
-        if log.is_dir():
-            raise NertzError(
-                f"{str(log)!r} is a directory: give the log files in it, e.g. "
-                f"{shlex.quote(str(log))}/*.log"
-            )
-        if not log.exists():
-            raise NertzError(f"no such log file: {str(log)!r}")
-        if not log.is_file():  # (a FIFO or a device: never a log, and its reads may never end)
-            raise NertzError(f"{str(log)!r} is not a regular file: not a log")
+    log_paths(logs)  # (checked before this module was imported, and again here)
     found = [LogSource.from_path(log) for log in logs]
     for source in found:
         try:

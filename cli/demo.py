@@ -25,18 +25,12 @@ from typing import Any
 from cli.args import (
     EXIT_FAILED,
     EXIT_GONE,
-    add_liveness_arguments,
-    add_rules_arguments,
     children_signalled,
     deal_from,
-    duration,
     liveness_argv,
     liveness_from,
-    path_arg,
     players_from,
     rules_from,
-    seed_arg,
-    whole_number,
 )
 from cli.bots import (
     LEAVE_PATIENCE,
@@ -47,99 +41,23 @@ from cli.bots import (
 )
 from cli.files import make_directory
 from cli.keyfile import write_key  # (write_key re-exported for the tests)
+from cli.parsers import DEFAULT_TIMEOUT, TARGET_TIMEOUT
 from p2p_nertz import __version__
-from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 
-__all__ = ["add_parser", "write_key"]
+__all__ = ["write_key"]
 
-DEFAULT_TIMEOUT = 300.0
-TARGET_TIMEOUT = 1800.0  # a game to a target score runs many rounds
 _POLL = 0.1  # seconds between looks at the children
 _PROGRESS = 3.0  # seconds between two progress lines while the game goes on
 
 
-def add_parser(sub: Any) -> None:
-    """Add the ``demo`` subcommand to ``sub`` (the ``nertz`` subparsers).
-
-    Args:
-        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
-    """
-    help_text = (
-        "play a bots-only game of separate processes over ZeroMQ on this machine and print "
-        "the scoreboard"
-    )
-    p: argparse.ArgumentParser = sub.add_parser(
-        "demo",
-        help=help_text,
-        description=(
-            help_text + ". One process per player, explicit peers on 127.0.0.1 (no broadcast). "
-            "By default one round (--rounds 1); --target 100 plays a full game."
-        ),
-    )
-    strategies = ", ".join(sorted(STRATEGIES))
-    count = p.add_mutually_exclusive_group()
-    count.add_argument(
-        "--bots",
-        type=_bot_count,
-        metavar="N",
-        help="number of bot players, 2-8, as in `nertz play --bots N` (default 4)",
-    )
-    count.add_argument(
-        "--players", type=whole_number(0), help="the same as --bots: every player is a bot"
-    )
-    p.add_argument(
-        "--strategy",
-        default="greedy",
-        help=f"bot strategy, one for all or comma-separated per seat (known: {strategies}; "
-        "default greedy)",
-    )
-    p.add_argument(
-        "--speed", default="10", help="bot speed 1-10, one per seat or one for all (default 10)"
-    )
-    p.add_argument(
-        "--seed",
-        type=seed_arg,
-        default=None,
-        help="seed for the keys and the game (default random)",
-    )
-    p.add_argument(
-        "--dir",
-        type=path_arg,
-        default=None,
-        help="working directory for the spec and logs (default ./nertz-logs/demo-<game id>)",
-    )
-    p.add_argument(
-        "--timeout",
-        type=duration,
-        default=None,
-        help=(
-            f"seconds before the game is given up (default {DEFAULT_TIMEOUT:.0f}, "
-            f"or {TARGET_TIMEOUT:.0f} with --target)"
-        ),
-    )
-    add_rules_arguments(p)
-    add_liveness_arguments(p)
-    p.set_defaults(func=_cmd_demo)
-
-
-def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path, str]:
-    """The directory of a game made on this machine, created, with no logs in it yet, and the
-    game's spec written there; the spec's path; and a line for the person when the directory
-    is not the one they would expect (else ``""``).
-
-    ``given`` (``--dir``) is used as it is: a person who names a directory holding logs is
-    told so. Without it the game gets a directory of its own, ``nertz-logs/KIND-<id>``, or
-    ``KIND-<id>-2``, ``-3``… when that is taken: the game id comes from ``--seed``, so the
-    same seed played again is the same id, and a directory is only ever this run's if this
-    run created it (``mkdir`` that refuses an existing one: two runs of one seed started
-    together never share one, and an earlier game's logs are never added to). The two games
-    share the game id and the keys (the deal comes from them): their logs audited together
-    read as every member signing two feeds, so the line says to audit them apart.
+def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]:
+    """The directory of a game made on this machine (``given``, or ``nertz-logs/KIND-<id>``),
+    created, with no logs in it yet, and the game's spec written there; and the spec's path.
 
     Raises:
         NertzError: it cannot be created, already holds logs (``given``), or the spec cannot
@@ -202,16 +120,6 @@ def _fresh_game_dir(first: Path) -> Path:
     raise NertzError(
         f"{str(parent)!r} holds {_MAX_AGAIN} games of this seed; remove some or give --dir"
     )
-
-
-def _bot_count(text: str) -> int:
-    """``--bots N``: a number, as in ``nertz play --bots N`` (strategies go in --strategy)."""
-    if not text.strip().isdecimal():  # (not isdigit: "²" is a digit int() refuses)
-        raise argparse.ArgumentTypeError(
-            f"--bots is a number of bots, as in `nertz play --bots N`, not {text!r} "
-            f"(strategies: --strategy {text})"
-        )
-    return int(text)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

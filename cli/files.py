@@ -1,5 +1,6 @@
-"""Reading the small files a person names on the command line (a key, a game spec, an invite
-list), and making the directories a person names for a game's files (:func:`make_directory`).
+"""Reading the small files a person names on the command line (a key, a game spec:
+:func:`load_spec`, an invite list), and making the directories a person names for a game's
+files (:func:`make_directory`).
 
 One rule for all of them: only a regular file is read (a FIFO or a device named by mistake
 would block the command forever, ``/dev/zero`` would never end), and no more than a bound (a
@@ -14,8 +15,9 @@ from pathlib import Path
 
 from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile.store import open_regular
+from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
 
-__all__ = ["make_directory", "read_small_file"]
+__all__ = ["load_spec", "make_directory", "read_small_file"]
 
 
 def read_small_file(path: Path, limit: int) -> tuple[bytes, int]:
@@ -49,3 +51,19 @@ def make_directory(path: Path, what: str, option: str) -> None:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NertzError(f"cannot create {what} {str(path)!r}: {exc.strerror}") from None
+
+
+def load_spec(path: Path) -> GameSpec:
+    """Read a game spec file.
+
+    Raises:
+        NertzError: the file is missing, unreadable or not a game spec.
+    """
+    try:
+        data, _ = read_small_file(path, MAX_SPEC_SIZE)  # (more: from_wire says it is too big)
+    except OSError as exc:
+        raise NertzError(f"cannot read spec file {str(path)!r}: {exc.strerror}") from None
+    try:
+        return GameSpec.from_wire(data)
+    except NertzError as exc:
+        raise NertzError(f"{str(path)!r} is not a game spec: {exc}") from None

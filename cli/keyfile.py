@@ -37,6 +37,7 @@ from pathlib import Path
 
 from cli.files import read_small_file
 from cli.keyformat import KEY_FILE_LIMIT, NotASecretKey, decode_secret, encode_secret
+from cli.places import config_home, default_key_path, kept_key_path
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PRIVATE_KEY_SIZE, Identity, fingerprint
 
@@ -49,28 +50,6 @@ __all__ = [
     "replace_key",
     "write_key",
 ]
-
-
-def config_home(kind: str, default: str) -> Path:
-    """The directory of p2p-nertz's files of one kind: ``$NERTZ_HOME`` if set (all kinds in
-    one), else ``$KIND/p2p-nertz`` (``XDG_CONFIG_HOME``, ``XDG_DATA_HOME``), else
-    ``~/DEFAULT/p2p-nertz``."""
-    override = os.environ.get("NERTZ_HOME")
-    if override:
-        return Path(override)
-    base = os.environ.get(kind)
-    return Path(base) / "p2p-nertz" if base else Path.home() / default / "p2p-nertz"
-
-
-def default_key_path() -> Path:
-    """Where ``nertz keygen`` writes the key unless told otherwise (``$NERTZ_HOME/key``, else
-    ``$XDG_CONFIG_HOME/p2p-nertz/key``, else ``~/.config/p2p-nertz/key``)."""
-    return config_home("XDG_CONFIG_HOME", ".config") / "key"
-
-
-def kept_key_path(fingerprint: str) -> Path:
-    """Where the key store keeps the key of this fingerprint."""
-    return config_home("XDG_CONFIG_HOME", ".config") / "keys" / f"{fingerprint}.key"
 
 
 def _refuse_open_mode(path: Path, mode: int) -> None:

@@ -31,28 +31,12 @@ from cli.args import (
     EXIT_FAILED,
     GoneError,
     PortHold,
-    add_liveness_arguments,
-    add_rules_arguments,
-    add_watcher_argument,
-    add_web_arguments,
-    beacon_port,
-    bot_speed,
     deal_from,
-    default_log_dir,
-    default_name,
-    duration,
     error_text,
     expected_errors,
-    host_port,
-    ipv4,
-    lan_address,
     liveness_argv,
     liveness_from,
-    path_arg,
-    player_name,
-    port_number,
     rules_from,
-    whole_number,
 )
 from cli.bots import LEAVE_PATIENCE, LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.ended import ended_game, say_ended
@@ -73,7 +57,6 @@ from cli.terminal import open_curses
 from cli.web_cmd import resume_in_page
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
-from p2p_nertz.lobby.beacon import BEACON_PORT
 from p2p_nertz.lobby.messages import TableView
 from p2p_nertz.lobby.state import (
     HostLobby,
@@ -98,11 +81,10 @@ from p2p_nertz.protocol.peer import (
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.rules import Rules
-from p2p_nertz.rules.config import MAX_SEATS
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 
-__all__ = ["add_parsers", "default_key_path"]
+__all__ = ["default_key_path"]
 
 log = logging.getLogger("p2p_nertz.cli")
 
@@ -989,208 +971,3 @@ def _say_recovered(out: _Out, names: list[str], effect: Effect) -> None:
         last=effect.head,
         holders=holders,
     )
-
-
-# -- the parsers -------------------------------------------------------------------------------
-def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
-    p.add_argument(
-        "--key",
-        type=path_arg,
-        default=default_key_path() if key_required else None,
-        help="your key file (default: %(default)s)" if key_required else "a key file",
-    )
-    p.add_argument(
-        "--name",
-        type=player_name,
-        default=default_name(),
-        help="your name at the table (1-32 printable chars, no space at either end)",
-    )
-    p.add_argument(
-        "--log-dir",
-        type=path_arg,
-        default=default_log_dir(),
-        help="where the game's log is written (default: %(default)s)",
-    )
-    p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
-    add_liveness_arguments(p)
-    add_watcher_argument(p)
-
-
-def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
-    choices = sorted(STRATEGIES)
-    if bot_option == "--bot":
-        p.add_argument("--bot", choices=choices, help="let a bot of this strategy play for you")
-    else:
-        p.add_argument(
-            "--strategy", dest="bot", choices=choices, default="greedy", help="bot strategy"
-        )
-    p.add_argument("--speed", type=bot_speed(), default=10, metavar="1-10", help="bot pace")
-
-
-def _discovery(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--beacon-port",
-        type=beacon_port,
-        default=BEACON_PORT,
-        help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
-    )
-
-
-def add_parsers(sub: Any) -> None:
-    """Add ``keygen``, ``host``, ``join``, ``bot``, ``games`` and ``resume`` to ``sub``."""
-    _add_keygen(sub)
-    _add_host(sub)
-    _add_join_and_bot(sub)
-    _add_games(sub)
-    _add_resume(sub)
-
-
-def _add_keygen(sub: Any) -> None:
-    p = sub.add_parser(
-        "keygen",
-        help="make your key (your identity; others see its fingerprint)",
-        description="Make a new Ed25519 key, or --show the fingerprint of yours.",
-    )
-    p.add_argument(
-        "--key", type=path_arg, default=default_key_path(), help="key file (default: %(default)s)"
-    )
-    p.add_argument("--force", action="store_true", help="replace an existing key")
-    p.add_argument("--show", action="store_true", help="show the key's fingerprint; make nothing")
-    p.set_defaults(func=_cmd_keygen)
-
-
-def _add_host(sub: Any) -> None:
-    p = sub.add_parser(
-        "host",
-        help="host a table: others join, then the game starts",
-        description=(
-            "Open a table others can join. It starts by itself with --players N, or when you "
-            "press Enter. Discovery is off unless --discover names a broadcast address."
-        ),
-    )
-    _common(p)
-    _player(p)
-    p.add_argument(
-        "--address", type=lan_address, help="your IPv4 address for the lobby and the game "
-        "(default: the route to --discover, else 127.0.0.1)",
-    )  # fmt: skip
-    p.add_argument(
-        "--port", type=port_number, default=0, help="the lobby's TCP port (default: any)"
-    )
-    p.add_argument(
-        "--discover", type=ipv4, metavar="BROADCAST", help="broadcast beacons to this address"
-    )
-    _discovery(p)
-    p.add_argument(
-        "--players",
-        type=whole_number(1, MAX_SEATS),
-        help="start as soon as this many are seated and ready",
-    )
-    p.add_argument(
-        "--invite",
-        action="append",
-        default=[],
-        metavar="FINGERPRINT",
-        help="only these keys may sit (repeatable; as `nertz keygen --show` prints them)",
-    )
-    p.add_argument(
-        "--invite-file",
-        type=path_arg,
-        metavar="PATH",
-        help="invite the fingerprints in this file (one a line, # comments)",
-    )
-    p.add_argument(
-        "--capacity", type=whole_number(1, MAX_SEATS), default=MAX_SEATS,
-        metavar=f"1-{MAX_SEATS}",
-        help="seats at the table, you included (default 8)",
-    )  # fmt: skip
-    p.add_argument("--bots", type=whole_number(0, MAX_SEATS - 1), default=0,
-                   metavar=f"0-{MAX_SEATS - 1}",
-                   help="bot peers to start on this machine, joining this table")  # fmt: skip
-    p.add_argument(
-        "--bot-strategy", choices=sorted(STRATEGIES), default="greedy",
-        help="strategy of the --bots (default greedy)",
-    )  # fmt: skip
-    p.add_argument(
-        "--bot-speed", type=bot_speed(), default=10, metavar="1-10",
-        help="speed of the --bots: about 24 moves a minute per level (default 10; a person "
-        "plays at about 1, docs/pace.md)",
-    )  # fmt: skip
-    add_rules_arguments(p)
-    p.set_defaults(func=_cmd_host)
-
-
-def _add_join_and_bot(sub: Any) -> None:
-    for name, help_text in (
-        ("join", "join a table (by --peer address or --discover on the LAN) and play"),
-        ("bot", "a bot peer that joins a table and plays"),
-    ):
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        _common(p, key_required=name == "join")
-        _player(p, bot_option="--bot" if name == "join" else "--strategy")
-        where = p.add_mutually_exclusive_group()
-        where.add_argument("--peer", type=host_port, metavar="HOST:PORT", help="the host's lobby")
-        where.add_argument(
-            "--discover", type=ipv4, metavar="BROADCAST", help="find a table on this LAN"
-        )
-        p.add_argument("--host", metavar="FINGERPRINT", help="with --discover: this host's table")
-        _discovery(p)
-        p.add_argument(
-            "--timeout", type=duration, default=10.0, help="seconds to find the table (default 10)"
-        )
-        p.set_defaults(func=_cmd_join)
-
-
-def _add_games(sub: Any) -> None:
-    p = sub.add_parser(
-        "games",
-        help="list the tables open on a LAN",
-        description="Listen for beacons sent to BROADCAST and list the tables heard.",
-    )
-    p.add_argument(
-        "--discover", type=ipv4, metavar="BROADCAST", required=True,
-        help="the LAN's broadcast address to listen on for tables, e.g. 192.168.1.255",
-    )  # fmt: skip
-    _discovery(p)
-    p.add_argument("--timeout", type=duration, default=3.0, help="seconds to listen (default 3)")
-    p.add_argument("--json", action="store_true", help="print JSON lines")
-    p.set_defaults(func=_cmd_games)
-
-
-def _add_resume(sub: Any) -> None:
-    p = sub.add_parser(
-        "resume",
-        help="continue a game from its log after a crash",
-        description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on. "
-        "The log of a game you left says so and starts nothing (status 4: a member that left "
-        "cannot rejoin); without --bot, that of a game over says so with the score (status 0).",
-    )
-    p.add_argument("log", type=path_arg, help="the peer's log file")
-    p.add_argument(
-        "--key",
-        type=path_arg,
-        help="the key (default: the log's key from the key store "
-        f"{kept_key_path('FINGERPRINT').parent}, or your own key)",
-    )
-    p.add_argument(
-        "--recover",
-        action="store_true",
-        help="the log may have lost its end (e.g. restored from a backup): take our own "
-        "events back from the others before signing anything (always done after a cut tail)",
-    )
-    p.add_argument(
-        "--cut-damaged-tail",
-        action="store_true",
-        help="cut a damaged (not merely torn) end of the log instead of refusing it, then "
-        "recover our own events from the others",
-    )
-    _player(p)
-    p.add_argument("--json", action="store_true", help="print JSON lines")
-    add_liveness_arguments(p)
-    add_watcher_argument(p)
-    add_web_arguments(
-        p,
-        "play on in a browser page, at the URL of the game's first --web run when kept "
-        "(its open pages reconnect by themselves)",
-    )
-    p.set_defaults(func=_cmd_resume)

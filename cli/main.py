@@ -5,15 +5,15 @@ usage error), never a traceback.
 
 ``nertz --help`` (no command) is answered from :data:`COMMANDS` without importing the
 commands, so that it starts at once: trio, zmq, the bots and the engine are imported only by
-the commands that need them; a command line imports the module of the command it names
-(``build_parser()`` imports every command's module).
+the commands that need them. A command line is parsed by the parsers of cli/parsers.py,
+which import none of that: a wrong argument is refused before the command's own module is
+imported, and the module of the command it names is imported only to run it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import logging
 import os
 import signal
@@ -112,31 +112,15 @@ def _names_a_command(argv: Sequence[str]) -> bool:
     return any(not arg.startswith("-") for arg in argv)
 
 
-#: The module that adds each command's parser (its ``add_parser``, or ``add_parsers`` for
-#: several), in the order of :data:`COMMANDS`. A command line that names a command imports its
-#: module alone: ``nertz node`` starts without the browser table's server or the terminal UI.
-_MODULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("demo", ("demo",)),
-    ("node_cmd", ("node",)),
-    ("lobby_cmd", ("keygen", "host", "join", "bot", "games", "resume")),
-    ("play", ("play",)),
-    ("watch", ("watch",)),
-    ("audit_cmd", ("audit",)),
-    ("replay_cmd", ("replay",)),
-    ("match_cmd", ("rules", "match")),
-)
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser of ``nertz`` and its subcommands: every one (this imports every
-    command's module), or only those of the module that adds ``command``."""
+    """The argument parser of ``nertz`` and its subcommands: every one, or only those added
+    with ``command`` (cli/parsers.py: no command's own module is imported)."""
+    from cli.parsers import COMMAND_PARSERS
+
     parser, sub = _top_parser()
     sub.required = True
-    for module, names in _MODULES:
+    for add, names in COMMAND_PARSERS:
         if command is None or command in names:
-            # Imported here: the commands use this module's helpers.
-            commands = importlib.import_module(f"cli.{module}")
-            add = getattr(commands, "add_parsers", None) or commands.add_parser
             add(sub)
     return parser
 
@@ -145,7 +129,7 @@ def _command(argv: Sequence[str]) -> str | None:
     """The command ``argv`` names, if it is one (else ``None``: every command's parser is
     built, and says which there are)."""
     word = next((arg for arg in argv if not arg.startswith("-")), None)
-    return word if any(word in names for _, names in _MODULES) else None
+    return word if any(word == name for name, _ in COMMANDS) else None
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:

@@ -6,56 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
-from cli.args import EXIT_OK, add_rules_arguments, players_from, positive, rules_from, seed_arg
+from cli.args import EXIT_OK, players_from, rules_from
 from p2p_nertz import __version__
 from p2p_nertz.rules.book import RULE_BOOK, rule_book
 
-__all__ = ["RULES_FILE", "add_parsers", "rules_text"]
-
-
-def add_parsers(sub: Any) -> None:
-    """Add the ``rules`` and ``match`` subcommands to ``sub`` (the ``nertz`` subparsers)."""
-    from p2p_nertz.bots import STRATEGIES
-
-    rules_help = (
-        "print the rules of the game (how to play, the variants, where each rule comes from)"
-    )
-    p = sub.add_parser("rules", help=rules_help, description=rules_help)
-    p.add_argument(
-        "topic",
-        nargs="*",
-        metavar="TOPIC",
-        help="print only the sections whose heading holds these words (e.g. lake, scoring, "
-        "variants); a wrong one lists the topics",
-    )
-    p.set_defaults(func=_cmd_rules)
-    strategies = ", ".join(sorted(STRATEGIES))
-    for name, help_text in (
-        ("match", "play an in-process match of bots (no network) and print the scoreboard"),
-    ):
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument(
-            "--players", type=positive, default=4, help="number of players, 1-8 (default 4)"
-        )
-        p.add_argument(
-            "--bots",
-            default="greedy",
-            help=(
-                f"comma-separated strategies, one per seat or one for all (known: {strategies}; "
-                "default greedy)"
-            ),
-        )
-        p.add_argument(
-            "--speed",
-            default="5",
-            help="bot speed level 1-10, one per seat (comma-separated) or one for all",
-        )
-        p.add_argument("--seed", type=seed_arg, default=1, help="the match seed (default 1)")
-        p.add_argument("--json", action="store_true", help="print one JSON object per round")
-        add_rules_arguments(p, deal=False)  # (no peers: no deal to choose)
-        p.set_defaults(func=_cmd_match)
+__all__ = ["RULES_FILE", "rules_text"]
 
 
 RULES_FILE = RULE_BOOK

@@ -23,7 +23,6 @@ import json
 import signal
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import trio
@@ -32,34 +31,27 @@ from cli.args import (
     EXIT_FAILED,
     EXIT_GONE,
     GoneError,
-    add_liveness_arguments,
-    add_watcher_argument,
     bind_endpoint,
-    bot_speed,
     connect_endpoint,
     error_text,
     expected_errors,
     liveness_from,
-    path_arg,
     say_if_every_interface,
 )
 from cli.ended import read_ended, say_ended
-from cli.files import read_small_file
+from cli.files import load_spec  # (re-exported: the one reader of spec files)
 from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
-from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Peer, TableGone
-from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.ui.view import reach_words
 
 __all__ = [
     "EXIT_FAILED",
     "EXIT_GONE",
-    "add_parser",
     "bind_endpoint",
     "connect_endpoint",
     "load_identity",
@@ -70,91 +62,6 @@ __all__ = [
 ]
 
 _MAX_PEER_LINE = 1024  # characters of a --peers-on-stdin line read at most
-
-
-def add_parser(sub: Any) -> None:
-    """Add the ``node`` subcommand to ``sub`` (the ``nertz`` subparsers).
-
-    Args:
-        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
-    """
-    help_text = "run one bot peer of a game over ZeroMQ until the game is over"
-    p: argparse.ArgumentParser = sub.add_parser(
-        "node",
-        help=help_text,
-        description=(
-            help_text + ". Every other member's endpoint is given with --peer (no discovery)."
-        ),
-    )
-    p.add_argument("--key", required=True, type=path_arg, help="your key file (nertz keygen)")
-    p.add_argument("--spec", required=True, type=path_arg, help="game spec file (GameSpec wire)")
-    p.add_argument(
-        "--bind",
-        required=True,
-        type=bind_endpoint,
-        help="this peer's endpoint, e.g. tcp://127.0.0.1:5555 (tcp://0.0.0.0:N: every interface)",
-    )
-    p.add_argument(
-        "--peer",
-        action="append",
-        default=[],
-        metavar="WHO=ENDPOINT",
-        help=(
-            "another member's endpoint; WHO is its fingerprint or its seat (0 = first, as on "
-            "the table); repeat for every other member"
-        ),
-    )
-    p.add_argument(
-        "--peers-on-stdin",
-        action="store_true",
-        help=(
-            "bind first (a port of 0 takes a free one), print the endpoint bound (with --json "
-            'a line {"event": "bound", "endpoint": ...}), then read more WHO=ENDPOINT items '
-            "from standard input, one a line, up to an empty line"
-        ),
-    )
-    p.add_argument("--log", required=True, type=path_arg, help="this peer's log file")
-    p.add_argument(
-        "--bot",
-        default="greedy",
-        choices=sorted(STRATEGIES),
-        help="the bot strategy (default greedy)",
-    )
-    p.add_argument("--speed", type=bot_speed(), default=10, metavar="1-10", help="bot pace")
-    p.add_argument(
-        "--practice",
-        action="store_true",
-        help="the bot waits for the slowest other player: never more moves this round than them",
-    )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="print JSON lines: each round, the game's end, then the result",
-    )
-    p.add_argument(
-        "--progress",
-        action="store_true",
-        help="also print a JSON line for each card to the lake (what `nertz demo` shows)",
-    )
-    add_liveness_arguments(p)
-    add_watcher_argument(p)
-    p.set_defaults(func=_cmd_node)
-
-
-def load_spec(path: Path) -> GameSpec:
-    """Read a game spec file.
-
-    Raises:
-        NertzError: the file is missing, unreadable or not a game spec.
-    """
-    try:
-        data, _ = read_small_file(path, MAX_SPEC_SIZE)  # (more: from_wire says it is too big)
-    except OSError as exc:
-        raise NertzError(f"cannot read spec file {str(path)!r}: {exc.strerror}") from None
-    try:
-        return GameSpec.from_wire(data)
-    except NertzError as exc:
-        raise NertzError(f"{str(path)!r} is not a game spec: {exc}") from None
 
 
 def parse_peers(items: list[str], spec: GameSpec, own: PeerId) -> dict[PeerId, str]:
@@ -259,6 +166,8 @@ def reach_line(notice: OutOfReach, names: list[str]) -> tuple[str, str, dict[str
     out of reach leave no majority here, or that is over): its JSON event, its words
     (:func:`~p2p_nertz.ui.view.reach_words`) and its fields. The same for ``node``, ``host``,
     ``join``, ``bot`` and ``resume``."""
+    from p2p_nertz.ui.view import reach_words  # (the screens' words: not at every node's start)
+
     text = " — ".join(reach_words(notice, lambda s: names[s]))
     event = "in_reach" if notice.over else "out_of_reach"
     seats = list(notice.seats)

@@ -29,34 +29,22 @@ import secrets
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import trio
 
 from cli.args import (
     EXIT_FAILED,
-    add_liveness_arguments,
-    add_rules_arguments,
-    add_watcher_argument,
-    add_web_arguments,
-    beacon_port,
-    bind_endpoint,
     deal_from,
     default_log_dir,
     default_name,
     error_text,
     expected_errors,
     host_port,
-    ipv4,
-    lan_address,
     liveness_argv,
     liveness_from,
-    path_arg,
     player_name,
-    positive,
     rules_from,
     say_if_every_interface,
-    seed_arg,
 )
 from cli.bots import (
     FREE_PORT,
@@ -71,12 +59,12 @@ from cli.demo import game_dir
 from cli.keyfile import default_key_path, keep_key, load_key, save_key
 from cli.lobby_app import LobbyApp
 from cli.node_cmd import load_identity, load_spec, parse_peers
+from cli.parsers import DEFAULT_BOT_SPEED
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
 from cli.web_cmd import lobby_left, run_in_browser, serve_lobby_page, table_in_page
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
-from p2p_nertz.lobby.beacon import BEACON_PORT
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
@@ -86,83 +74,7 @@ from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.ui.view import bots_hint
 from p2p_nertz.web.terminal import PageTerminal
 
-__all__ = ["DEFAULT_BOT_SPEED", "add_parser", "bots_game"]
-
-DEFAULT_BOT_SPEED = 1
-"""The bots' speed in a quick game: level 1 is 24 moves a minute, a person's pace at the keys
-(measured in docs/pace.md); faster levels are for people who know the keys."""
-
-
-def add_parser(sub: Any) -> None:
-    """Add the ``play`` subcommand to ``sub`` (the ``nertz`` subparsers).
-
-    Args:
-        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
-    """
-    help_text = (
-        "play at the terminal or in a browser (--web): the LAN lobby, a quick game (--bots N), "
-        "or a given game"
-    )
-    p: argparse.ArgumentParser = sub.add_parser(
-        "play",
-        help=help_text,
-        description=(
-            help_text + ". With neither --bots nor --spec: the lobby — the tables heard on the "
-            "LAN (--discover BROADCAST) and given ones (--peer HOST:PORT); create one, join "
-            "one, add bots, start. With --bots N: N bot processes on 127.0.0.1 and you (one "
-            "round unless --rounds/--target). With --spec: give --key, --spec, --bind, --peer "
-            "and --log as for `nertz node`. Keys: ? in the lobby and at the table."
-        ),
-    )
-    quick = p.add_argument_group("a quick game against bots on this machine")
-    quick.add_argument("--bots", type=positive, help="number of bot players, 1-7")
-    quick.add_argument(
-        "--strategy",
-        default="greedy",
-        help=f"bot strategy, one for all or comma-separated per bot ({', '.join(STRATEGIES)})",
-    )
-    quick.add_argument(
-        "--speed",
-        default=str(DEFAULT_BOT_SPEED),
-        help="bot speed 1-10 (about 24 moves a minute per level), one for all or per bot "
-        f"(default {DEFAULT_BOT_SPEED}: a person's pace, docs/pace.md)",
-    )
-    quick.add_argument(
-        "--practice",
-        action="store_true",
-        help="the bots wait for you: never more moves in a round than you have made",
-    )
-    quick.add_argument("--seed", type=seed_arg, default=None, help="seed for keys and deals")
-    quick.add_argument(
-        "--name", default=None, help="your name (default: you in a quick game, else your login)"
-    )
-    quick.add_argument(
-        "--dir",
-        type=path_arg,
-        default=None,
-        help="directory for the spec and logs (default ./nertz-logs/play-<game id>)",
-    )
-    given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
-    given.add_argument("--key", type=path_arg, help="your key file (nertz keygen)")
-    given.add_argument("--spec", type=path_arg, help="game spec file")
-    given.add_argument(
-        "--bind", type=bind_endpoint, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555"
-    )
-    given.add_argument(
-        "--peer",
-        action="append",
-        default=[],
-        metavar="WHO=ENDPOINT|HOST:PORT",
-        help="another member (with --spec; WHO: its seat from 0, or its fingerprint); in the "
-        "lobby: a table's lobby address (repeatable)",
-    )
-    given.add_argument("--log", type=path_arg, help="this peer's log file")
-    _add_lobby_and_screen(p)
-    add_liveness_arguments(p)
-    add_watcher_argument(p)
-    add_rules_arguments(p)
-    add_web_arguments(p)
-    p.set_defaults(func=_cmd_play)
+__all__ = ["DEFAULT_BOT_SPEED", "bots_game"]
 
 
 # -- the terminal ------------------------------------------------------------------------------
@@ -172,33 +84,6 @@ def add_parser(sub: Any) -> None:
 
 
 # -- the command -------------------------------------------------------------------------------
-
-
-def _add_lobby_and_screen(p: argparse.ArgumentParser) -> None:
-    """``play``'s options for the lobby and for the screen."""
-    lobby = p.add_argument_group("the lobby (no --bots, no --spec)")
-    lobby.add_argument(
-        "--discover",
-        type=ipv4,
-        metavar="BROADCAST",
-        help="hear tables on this LAN, and announce yours there (nothing is broadcast without it)",
-    )
-    lobby.add_argument(
-        "--beacon-port",
-        type=beacon_port,
-        default=BEACON_PORT,
-        help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
-    )
-    lobby.add_argument(
-        "--address",
-        type=lan_address,
-        help="your IPv4 address for a table you host and the game "
-        "(default: the route to --discover or the first --peer, else 127.0.0.1)",
-    )
-    lobby.add_argument("--log-dir", type=path_arg, default=None, help="where game logs are written")
-    look = p.add_argument_group("the screen")
-    look.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
-    look.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
 
 
 def _cmd_play(args: argparse.Namespace) -> int:

@@ -22,30 +22,13 @@ import io
 import select
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from cli.args import add_web_arguments, path_arg
 from cli.audit_cmd import find_spec_files, format_report, read_spec, sources
-from cli.web_cmd import replay_in_browser
 from p2p_nertz.audit.replay import STEP_LEGEND, Replay, load, step_line
 from p2p_nertz.errors import NertzError
 
-__all__ = ["add_parser", "interact"]
-
-
-def add_parser(sub: Any) -> None:
-    """Add the ``replay`` subcommand to ``sub`` (the ``nertz`` subparsers)."""
-    help_text = "step through a game from its signed logs (--text: one line per event)"
-    p: argparse.ArgumentParser = sub.add_parser("replay", help=help_text, description=help_text)
-    p.add_argument("logs", nargs="+", type=path_arg, metavar="LOG", help="a peer's log file")
-    p.add_argument("--text", action="store_true", help="print one line per event and exit")
-    p.add_argument(
-        "--spec", type=path_arg, default=None, metavar="FILE", help="the game spec file, if needed"
-    )
-    add_web_arguments(
-        p, "step through it in a browser page served by this process (its URL is printed)"
-    )
-    p.set_defaults(func=_cmd_replay)
+__all__ = ["interact"]
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
@@ -62,6 +45,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print(format_report(loaded), file=sys.stderr)
         return loaded.exit_status
     if args.web and not args.text:
+        from cli.web_cmd import replay_in_browser  # (trio and the page's server: only for --web)
+
         replay_in_browser(loaded, bind=args.web_bind, open_page=not args.no_open)
     elif args.text:
         # The legend on stderr: a person sees it first, and stdout stays one line per event

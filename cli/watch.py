@@ -28,9 +28,9 @@ from typing import Any
 import trio
 import zmq
 
-from cli.args import add_web_arguments, bind_endpoint, error_text, expected_errors, path_arg
-from cli.keyfile import default_key_path, load_identity
-from cli.node_cmd import load_spec
+from cli.args import error_text, expected_errors
+from cli.files import load_spec
+from cli.keyfile import load_identity
 from cli.terminal import Terminal, open_curses, symbols_ok
 from cli.web_cmd import browser_opener
 from p2p_nertz.errors import NertzError
@@ -46,45 +46,10 @@ from p2p_nertz.ui.screen import Screen, Span, Style
 from p2p_nertz.web.model import KEYS_ONLY, KeyPress, PageAction, view_json
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
-__all__ = ["add_parser", "load_watch_spec", "watch", "watch_in_browser"]
+__all__ = ["load_watch_spec", "watch", "watch_in_browser"]
 
 _REFRESH = 0.2
 _REFUSALS_EVERY = 0.5  # seconds between two reads of the port's refused handshakes
-
-
-def add_parser(sub: Any) -> None:
-    """Add the ``watch`` subcommand to ``sub`` (the ``nertz`` subparsers).
-
-    Args:
-        sub: the object returned by :meth:`argparse.ArgumentParser.add_subparsers`.
-    """
-    help_text = "follow a live game as a spectator (members push to you with --watcher)"
-    p: argparse.ArgumentParser = sub.add_parser("watch", help=help_text, description=help_text)
-    p.add_argument(
-        "--spec",
-        type=path_arg,
-        required=True,
-        help="the game: its spec file (game.spec) or a member's log of it; only its members' "
-        "keys may connect",
-    )
-    p.add_argument(
-        "--key",
-        type=path_arg,
-        default=default_key_path(),
-        help="your key file, the spectator's key members connect to (`nertz keygen`; "
-        "default: %(default)s)",
-    )
-    p.add_argument(
-        "--bind",
-        required=True,
-        type=bind_endpoint,
-        help="where members push events, e.g. 127.0.0.1:5600 or tcp://127.0.0.1:5600; "
-        "`nertz watch` prints the ENDPOINT#KEY they give as --watcher",
-    )
-    p.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
-    p.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
-    add_web_arguments(p, "follow it in a browser page served by this process (its URL is printed)")
-    p.set_defaults(func=_cmd_watch)
 
 
 def load_watch_spec(path: Path) -> GameSpec:

@@ -8,10 +8,12 @@ an unknown option is named as such.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+from cli import args as cli_args
 from cli.main import COMMANDS, build_parser
 from tests.cli_helpers import nertz as run_nertz
 
@@ -47,25 +49,124 @@ def test_help_imports_none_of_the_game() -> None:
     assert "COMMAND" in done.stdout and "play" in done.stdout
 
 
-def test_a_command_imports_its_own_module_alone() -> None:
-    # ``nertz node`` (every bot process of a game) starts without the terminal table, the
-    # browser table's server or the other commands.
+#: The modules a running command needs and a refused command line must not wait for: the
+#: commands' own modules, trio, ZeroMQ, the runtime, the peer core, the audit, the bots, the
+#: lobby, the screens.
+COMMAND_MODULES = (
+    "cli.demo",
+    "cli.node_cmd",
+    "cli.lobby_cmd",
+    "cli.play",
+    "cli.watch",
+    "cli.audit_cmd",
+    "cli.replay_cmd",
+    "cli.match_cmd",
+)
+RUNTIME = (
+    *COMMAND_MODULES,
+    "cli.web_cmd",
+    "trio",
+    "zmq",
+    "curses",
+    "hypercorn",
+    "p2p_nertz.runtime",
+    "p2p_nertz.protocol.peer",
+    "p2p_nertz.audit",
+    "p2p_nertz.bots",
+    "p2p_nertz.lobby",
+    "p2p_nertz.web",
+    "p2p_nertz.ui",
+)
+
+#: One wrong argument for each command (a number, a port, an endpoint, a path, a timer, an
+#: option it does not take, a log that is missing or a directory): each is refused as a usage
+#: error.
+REFUSALS = (
+    ("demo", "--bots", "x"),
+    ("node", "--speed", "0.3"),
+    ("keygen", "--key", ""),
+    ("host", "--port", "70000"),
+    ("join", "--timeout", "x"),
+    ("bot", "--beacon-port", "0"),
+    ("games", "--discover", "10.0.0.255", "--timeout", "x"),
+    ("resume", "x.log", "--speed", "0"),
+    ("play", "--bots", "0"),
+    ("play", "--suspect-after", "0"),
+    ("watch", "--bind", "nowhere"),
+    ("audit", "x.log", "--spec", ""),
+    ("audit", "missing.log"),
+    ("replay", "--text", "."),
+    ("replay", "x.log", "--web-bind", "x"),
+    ("rules", "--bogus"),
+    ("match", "--players", "0"),
+)
+
+
+def _imports_of(tmp_path: Path, *command_lines: list[str]) -> list[dict[str, object]]:
+    """Run ``nertz`` on each command line in one Python process (in ``tmp_path``); for each,
+    its exit status, its stderr and the modules of :data:`RUNTIME` imported by then."""
     probe = (
-        "import sys\n"
+        "import contextlib, io, json, sys\n"
         "from cli.main import main\n"
-        "try:\n"
-        "    main(['-v', 'node', '--help'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('cli.', 'hypercorn'))))\n"
+        f"RUNTIME = {RUNTIME!r}\n"
+        "for argv in json.loads(sys.argv[1]):\n"
+        "    err = io.StringIO()\n"
+        "    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):\n"
+        "        try:\n"
+        "            status = main(argv)\n"
+        "        except SystemExit as exc:\n"
+        "            status = exc.code\n"
+        "    loaded = sorted(m for m in sys.modules if m.startswith(RUNTIME))\n"
+        "    print(json.dumps({'status': status, 'stderr': err.getvalue(), 'loaded': loaded}))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, check=True
+        [sys.executable, "-c", probe, json.dumps(command_lines)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
     )
-    loaded = done.stdout.strip().splitlines()[-1]
-    assert "'cli.node_cmd'" in loaded and "--bot" in done.stdout
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_a_wrong_argument_is_refused_before_the_command_is_imported(tmp_path: Path) -> None:
+    # A typo is answered at once: the arguments are checked before trio, ZeroMQ, the runtime
+    # or the audit are imported (cli/parsers.py), which took a few tenths of a second of CPU.
+    results = _imports_of(tmp_path, *map(list, REFUSALS))
+    for argv, result in zip(REFUSALS, results, strict=True):
+        assert result["status"] == 2, (argv, result)
+        assert str(result["stderr"]).startswith(f"nertz {argv[0]}: error: "), (argv, result)
+        assert result["loaded"] == [], (argv, result)
+
+
+def test_a_command_imports_its_own_module_alone(tmp_path: Path) -> None:
+    # ``nertz node --help`` imports no command; ``nertz node`` (every bot process of a game)
+    # imports its own alone: not the terminal table, the browser table's server or the others.
+    node = ["node", "--key", "k", "--spec", "s", "--bind", "127.0.0.1:0", "--log", "l.log"]
+    helped, ran = _imports_of(tmp_path, ["-v", "node", "--help"], node)
+    assert helped["status"] == 0 and helped["loaded"] == [], helped
+    assert ran["status"] == 2 and "nertz node: error: " in str(ran["stderr"]), ran
+    loaded = list(map(str, ran["loaded"]))  # type: ignore[call-overload]
+    assert "cli.node_cmd" in loaded and "trio" in loaded, loaded
     for other in ("cli.play", "cli.demo", "cli.lobby_cmd", "cli.web_cmd", "hypercorn"):
-        assert f"'{other}" not in loaded, loaded
+        assert other not in loaded, loaded
+    assert not list(tmp_path.iterdir())  # (refused: it wrote nothing)
+
+
+def test_the_parsers_light_copies_are_their_homes_values() -> None:
+    # cli/args.py spells these out so that parsing imports no bot, runtime or lobby code.
+    from p2p_nertz.bots import STRATEGIES
+    from p2p_nertz.bots.base import SPEEDS
+    from p2p_nertz.lobby.beacon import BEACON_PORT
+    from p2p_nertz.runtime.node import NODE_CONFIG
+
+    assert cli_args.STRATEGY_NAMES == tuple(sorted(STRATEGIES)) == tuple(STRATEGIES)
+    assert cli_args.BOT_SPEEDS == SPEEDS
+    assert (
+        NODE_CONFIG.suspect_after,
+        NODE_CONFIG.drop_after,
+    ) == (cli_args.SUSPECT_AFTER, cli_args.DROP_AFTER)
+    assert cli_args.BEACON_PORT == BEACON_PORT
 
 
 def test_the_light_command_list_is_the_real_one() -> None:

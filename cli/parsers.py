@@ -1,0 +1,693 @@
+"""Every command's arguments: the parsers of ``nertz``'s commands, and nothing a running
+command needs.
+
+A command line is parsed and its arguments checked (numbers, ports, endpoints, names) before
+the command's own module is imported: that module brings trio, ZeroMQ, the runtime, the audit
+or the browser page, a few tenths of a second of CPU that a mistyped argument need not wait
+for (tests/test_cli_help.py holds this). So nothing here imports them: what a parser shows
+(the strategies, the speeds, the liveness timers' defaults, the beacon's port) comes from the
+light constants of cli/args.py, and each command's function is named by its module
+(:func:`_later`), imported once the arguments are good.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cli.args import (
+    BEACON_PORT,
+    STRATEGY_NAMES,
+    add_liveness_arguments,
+    add_rules_arguments,
+    add_watcher_argument,
+    add_web_arguments,
+    beacon_port,
+    bind_endpoint,
+    bot_speed,
+    default_log_dir,
+    default_name,
+    duration,
+    host_port,
+    ipv4,
+    lan_address,
+    path_arg,
+    player_name,
+    port_number,
+    positive,
+    seed_arg,
+    whole_number,
+)
+from cli.main import COMMANDS
+from cli.places import default_key_path, kept_key_path
+from p2p_nertz.errors import NertzError
+from p2p_nertz.rules.config import MAX_SEATS
+
+__all__ = [
+    "COMMAND_PARSERS",
+    "DEFAULT_BOT_SPEED",
+    "DEFAULT_TIMEOUT",
+    "SPEC_FILE",
+    "TARGET_TIMEOUT",
+    "log_paths",
+]
+
+DEFAULT_TIMEOUT = 300.0
+"""``nertz demo``'s ``--timeout`` for a game of a number of rounds."""
+
+TARGET_TIMEOUT = 1800.0
+"""``nertz demo``'s ``--timeout`` for a game to a target score: it runs many rounds."""
+
+DEFAULT_BOT_SPEED = 1
+"""The bots' speed in a quick game: level 1 is 24 moves a minute, a person's pace at the keys
+(measured in docs/pace.md); faster levels are for people who know the keys."""
+
+COMMAND_HELP = dict(COMMANDS)
+"""Each command's one line of help, as ``nertz --help`` lists it (:data:`cli.main.COMMANDS`)."""
+
+SPEC_FILE = "game.spec"
+"""The spec file ``nertz demo`` writes next to the logs (``nertz audit`` looks for it there)."""
+
+
+def _later(
+    module: str, name: str, check: Callable[[argparse.Namespace], None] | None = None
+) -> Callable[[argparse.Namespace], int]:
+    """The command function ``name`` of ``cli.<module>``, imported when it is called: once
+    the arguments are parsed and good, and ``check`` (if any) has found nothing wrong with
+    what they name (it raises :class:`~p2p_nertz.errors.NertzError`, said as the command's
+    would be)."""
+
+    def run(args: argparse.Namespace) -> int:
+        if check is not None:
+            check(args)
+        command: Callable[[argparse.Namespace], int] = getattr(
+            importlib.import_module(f"cli.{module}"), name
+        )
+        return command(args)
+
+    run.__name__ = name
+    return run
+
+
+def _command_parser(sub: Any, name: str, more: str = "") -> argparse.ArgumentParser:
+    """The parser of the command ``name`` added to ``sub`` (what ``add_subparsers``
+    returned): its help is its line of :data:`COMMAND_HELP`, and its description that line
+    and ``more``."""
+    help_text = COMMAND_HELP[name]
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text, description=help_text + more
+    )
+    return parser
+
+
+def log_paths(logs: list[Path]) -> None:
+    """The logs named on the command line (``nertz audit``, ``nertz replay``) are files that
+    exist: not a directory, not a FIFO or a device (never a log, and its reads may never end).
+
+    Raises:
+        NertzError: a path is not such a file (a usage error, not a finding of the audit).
+    """
+    for log in logs:
+        if log.is_dir():
+            raise NertzError(
+                f"{str(log)!r} is a directory: give the log files in it, e.g. "
+                f"{shlex.quote(str(log))}/*.log"
+            )
+        if not log.exists():
+            raise NertzError(f"no such log file: {str(log)!r}")
+        if not log.is_file():
+            raise NertzError(f"{str(log)!r} is not a regular file: not a log")
+
+
+def _check_logs(args: argparse.Namespace) -> None:
+    log_paths(args.logs)
+
+
+# -- demo --------------------------------------------------------------------------------------
+
+
+def _add_demo(sub: Any) -> None:
+    """Add ``nertz demo`` to ``sub`` (what ``add_subparsers`` returned)."""
+    p = _command_parser(
+        sub,
+        "demo",
+        ". One process per player, explicit peers on 127.0.0.1 (no broadcast). "
+        "By default one round (--rounds 1); --target 100 plays a full game.",
+    )
+    strategies = ", ".join(STRATEGY_NAMES)
+    count = p.add_mutually_exclusive_group()
+    count.add_argument(
+        "--bots",
+        type=_bot_count,
+        metavar="N",
+        help="number of bot players, 2-8, as in `nertz play --bots N` (default 4)",
+    )
+    count.add_argument(
+        "--players", type=whole_number(0), help="the same as --bots: every player is a bot"
+    )
+    p.add_argument(
+        "--strategy",
+        default="greedy",
+        help=f"bot strategy, one for all or comma-separated per seat (known: {strategies}; "
+        "default greedy)",
+    )
+    p.add_argument(
+        "--speed", default="10", help="bot speed 1-10, one per seat or one for all (default 10)"
+    )
+    p.add_argument(
+        "--seed",
+        type=seed_arg,
+        default=None,
+        help="seed for the keys and the game (default random)",
+    )
+    p.add_argument(
+        "--dir",
+        type=path_arg,
+        default=None,
+        help="working directory for the spec and logs (default ./nertz-logs/demo-<game id>)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=duration,
+        default=None,
+        help=(
+            f"seconds before the game is given up (default {DEFAULT_TIMEOUT:.0f}, "
+            f"or {TARGET_TIMEOUT:.0f} with --target)"
+        ),
+    )
+    add_rules_arguments(p)
+    add_liveness_arguments(p)
+    p.set_defaults(func=_later("demo", "_cmd_demo"))
+
+
+def _bot_count(text: str) -> int:
+    """``--bots N``: a number, as in ``nertz play --bots N`` (strategies go in --strategy)."""
+    if not text.strip().isdecimal():  # (not isdigit: "²" is a digit int() refuses)
+        raise argparse.ArgumentTypeError(
+            f"--bots is a number of bots, as in `nertz play --bots N`, not {text!r} "
+            f"(strategies: --strategy {text})"
+        )
+    return int(text)
+
+
+# -- node --------------------------------------------------------------------------------------
+
+
+def _add_node(sub: Any) -> None:
+    """Add ``nertz node`` to ``sub`` (what ``add_subparsers`` returned)."""
+    p = _command_parser(
+        sub,
+        "node",
+        ". Every other member's endpoint is given with --peer (no discovery).",
+    )
+    p.add_argument("--key", required=True, type=path_arg, help="your key file (nertz keygen)")
+    p.add_argument("--spec", required=True, type=path_arg, help="game spec file (GameSpec wire)")
+    p.add_argument(
+        "--bind",
+        required=True,
+        type=bind_endpoint,
+        help="this peer's endpoint, e.g. tcp://127.0.0.1:5555 (tcp://0.0.0.0:N: every interface)",
+    )
+    p.add_argument(
+        "--peer",
+        action="append",
+        default=[],
+        metavar="WHO=ENDPOINT",
+        help=(
+            "another member's endpoint; WHO is its fingerprint or its seat (0 = first, as on "
+            "the table); repeat for every other member"
+        ),
+    )
+    p.add_argument(
+        "--peers-on-stdin",
+        action="store_true",
+        help=(
+            "bind first (a port of 0 takes a free one), print the endpoint bound (with --json "
+            'a line {"event": "bound", "endpoint": ...}), then read more WHO=ENDPOINT items '
+            "from standard input, one a line, up to an empty line"
+        ),
+    )
+    p.add_argument("--log", required=True, type=path_arg, help="this peer's log file")
+    p.add_argument(
+        "--bot",
+        default="greedy",
+        choices=STRATEGY_NAMES,
+        help="the bot strategy (default greedy)",
+    )
+    p.add_argument("--speed", type=bot_speed(), default=10, metavar="1-10", help="bot pace")
+    p.add_argument(
+        "--practice",
+        action="store_true",
+        help="the bot waits for the slowest other player: never more moves this round than them",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON lines: each round, the game's end, then the result",
+    )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="also print a JSON line for each card to the lake (what `nertz demo` shows)",
+    )
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
+    p.set_defaults(func=_later("node_cmd", "_cmd_node"))
+
+
+# -- keygen, host, join, bot, games, resume ----------------------------------------------------
+
+
+def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
+    p.add_argument(
+        "--key",
+        type=path_arg,
+        default=default_key_path() if key_required else None,
+        help="your key file (default: %(default)s)" if key_required else "a key file",
+    )
+    p.add_argument(
+        "--name",
+        type=player_name,
+        default=default_name(),
+        help="your name at the table (1-32 printable chars, no space at either end)",
+    )
+    p.add_argument(
+        "--log-dir",
+        type=path_arg,
+        default=default_log_dir(),
+        help="where the game's log is written (default: %(default)s)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
+
+
+def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
+    choices = STRATEGY_NAMES
+    if bot_option == "--bot":
+        p.add_argument("--bot", choices=choices, help="let a bot of this strategy play for you")
+    else:
+        p.add_argument(
+            "--strategy", dest="bot", choices=choices, default="greedy", help="bot strategy"
+        )
+    p.add_argument("--speed", type=bot_speed(), default=10, metavar="1-10", help="bot pace")
+
+
+def _discovery(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--beacon-port",
+        type=beacon_port,
+        default=BEACON_PORT,
+        help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
+    )
+
+
+def _add_lobby(sub: Any) -> None:
+    """Add ``keygen``, ``host``, ``join``, ``bot``, ``games`` and ``resume`` to ``sub``."""
+    _add_keygen(sub)
+    _add_host(sub)
+    _add_join_and_bot(sub)
+    _add_games(sub)
+    _add_resume(sub)
+
+
+def _add_keygen(sub: Any) -> None:
+    p = sub.add_parser(
+        "keygen",
+        help=COMMAND_HELP["keygen"],
+        description="Make a new Ed25519 key, or --show the fingerprint of yours.",
+    )
+    p.add_argument(
+        "--key", type=path_arg, default=default_key_path(), help="key file (default: %(default)s)"
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing key")
+    p.add_argument("--show", action="store_true", help="show the key's fingerprint; make nothing")
+    p.set_defaults(func=_later("lobby_cmd", "_cmd_keygen"))
+
+
+def _add_host(sub: Any) -> None:
+    p = sub.add_parser(
+        "host",
+        help=COMMAND_HELP["host"],
+        description=(
+            "Open a table others can join. It starts by itself with --players N, or when you "
+            "press Enter. Discovery is off unless --discover names a broadcast address."
+        ),
+    )
+    _common(p)
+    _player(p)
+    p.add_argument(
+        "--address", type=lan_address, help="your IPv4 address for the lobby and the game "
+        "(default: the route to --discover, else 127.0.0.1)",
+    )  # fmt: skip
+    p.add_argument(
+        "--port", type=port_number, default=0, help="the lobby's TCP port (default: any)"
+    )
+    p.add_argument(
+        "--discover", type=ipv4, metavar="BROADCAST", help="broadcast beacons to this address"
+    )
+    _discovery(p)
+    p.add_argument(
+        "--players",
+        type=whole_number(1, MAX_SEATS),
+        help="start as soon as this many are seated and ready",
+    )
+    p.add_argument(
+        "--invite",
+        action="append",
+        default=[],
+        metavar="FINGERPRINT",
+        help="only these keys may sit (repeatable; as `nertz keygen --show` prints them)",
+    )
+    p.add_argument(
+        "--invite-file",
+        type=path_arg,
+        metavar="PATH",
+        help="invite the fingerprints in this file (one a line, # comments)",
+    )
+    p.add_argument(
+        "--capacity", type=whole_number(1, MAX_SEATS), default=MAX_SEATS,
+        metavar=f"1-{MAX_SEATS}",
+        help="seats at the table, you included (default 8)",
+    )  # fmt: skip
+    p.add_argument("--bots", type=whole_number(0, MAX_SEATS - 1), default=0,
+                   metavar=f"0-{MAX_SEATS - 1}",
+                   help="bot peers to start on this machine, joining this table")  # fmt: skip
+    p.add_argument(
+        "--bot-strategy", choices=STRATEGY_NAMES, default="greedy",
+        help="strategy of the --bots (default greedy)",
+    )  # fmt: skip
+    p.add_argument(
+        "--bot-speed", type=bot_speed(), default=10, metavar="1-10",
+        help="speed of the --bots: about 24 moves a minute per level (default 10; a person "
+        "plays at about 1, docs/pace.md)",
+    )  # fmt: skip
+    add_rules_arguments(p)
+    p.set_defaults(func=_later("lobby_cmd", "_cmd_host"))
+
+
+def _add_join_and_bot(sub: Any) -> None:
+    for name in ("join", "bot"):
+        p = _command_parser(sub, name)
+        _common(p, key_required=name == "join")
+        _player(p, bot_option="--bot" if name == "join" else "--strategy")
+        where = p.add_mutually_exclusive_group()
+        where.add_argument("--peer", type=host_port, metavar="HOST:PORT", help="the host's lobby")
+        where.add_argument(
+            "--discover", type=ipv4, metavar="BROADCAST", help="find a table on this LAN"
+        )
+        p.add_argument("--host", metavar="FINGERPRINT", help="with --discover: this host's table")
+        _discovery(p)
+        p.add_argument(
+            "--timeout", type=duration, default=10.0, help="seconds to find the table (default 10)"
+        )
+        p.set_defaults(func=_later("lobby_cmd", "_cmd_join"))
+
+
+def _add_games(sub: Any) -> None:
+    p = sub.add_parser(
+        "games",
+        help=COMMAND_HELP["games"],
+        description="Listen for beacons sent to BROADCAST and list the tables heard.",
+    )
+    p.add_argument(
+        "--discover", type=ipv4, metavar="BROADCAST", required=True,
+        help="the LAN's broadcast address to listen on for tables, e.g. 192.168.1.255",
+    )  # fmt: skip
+    _discovery(p)
+    p.add_argument("--timeout", type=duration, default=3.0, help="seconds to listen (default 3)")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    p.set_defaults(func=_later("lobby_cmd", "_cmd_games"))
+
+
+def _add_resume(sub: Any) -> None:
+    p = sub.add_parser(
+        "resume",
+        help=COMMAND_HELP["resume"],
+        description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on. "
+        "The log of a game you left says so and starts nothing (status 4: a member that left "
+        "cannot rejoin); without --bot, that of a game over says so with the score (status 0).",
+    )
+    p.add_argument("log", type=path_arg, help="the peer's log file")
+    p.add_argument(
+        "--key",
+        type=path_arg,
+        help="the key (default: the log's key from the key store "
+        f"{kept_key_path('FINGERPRINT').parent}, or your own key)",
+    )
+    p.add_argument(
+        "--recover",
+        action="store_true",
+        help="the log may have lost its end (e.g. restored from a backup): take our own "
+        "events back from the others before signing anything (always done after a cut tail)",
+    )
+    p.add_argument(
+        "--cut-damaged-tail",
+        action="store_true",
+        help="cut a damaged (not merely torn) end of the log instead of refusing it, then "
+        "recover our own events from the others",
+    )
+    _player(p)
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
+    add_web_arguments(
+        p,
+        "play on in a browser page, at the URL of the game's first --web run when kept "
+        "(its open pages reconnect by themselves)",
+    )
+    p.set_defaults(func=_later("lobby_cmd", "_cmd_resume"))
+
+
+# -- play --------------------------------------------------------------------------------------
+
+
+def _add_play(sub: Any) -> None:
+    """Add ``nertz play`` to ``sub`` (what ``add_subparsers`` returned)."""
+    p = _command_parser(
+        sub,
+        "play",
+        ". With neither --bots nor --spec: the lobby — the tables heard on the "
+        "LAN (--discover BROADCAST) and given ones (--peer HOST:PORT); create one, join "
+        "one, add bots, start. With --bots N: N bot processes on 127.0.0.1 and you (one "
+        "round unless --rounds/--target). With --spec: give --key, --spec, --bind, --peer "
+        "and --log as for `nertz node`. Keys: ? in the lobby and at the table.",
+    )
+    quick = p.add_argument_group("a quick game against bots on this machine")
+    quick.add_argument("--bots", type=positive, help="number of bot players, 1-7")
+    quick.add_argument(
+        "--strategy",
+        default="greedy",
+        help=f"bot strategy, one for all or comma-separated per bot ({', '.join(STRATEGY_NAMES)})",
+    )
+    quick.add_argument(
+        "--speed",
+        default=str(DEFAULT_BOT_SPEED),
+        help="bot speed 1-10 (about 24 moves a minute per level), one for all or per bot "
+        f"(default {DEFAULT_BOT_SPEED}: a person's pace, docs/pace.md)",
+    )
+    quick.add_argument(
+        "--practice",
+        action="store_true",
+        help="the bots wait for you: never more moves in a round than you have made",
+    )
+    quick.add_argument("--seed", type=seed_arg, default=None, help="seed for keys and deals")
+    quick.add_argument(
+        "--name", default=None, help="your name (default: you in a quick game, else your login)"
+    )
+    quick.add_argument(
+        "--dir",
+        type=path_arg,
+        default=None,
+        help="directory for the spec and logs (default ./nertz-logs/play-<game id>)",
+    )
+    given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
+    given.add_argument("--key", type=path_arg, help="your key file (nertz keygen)")
+    given.add_argument("--spec", type=path_arg, help="game spec file")
+    given.add_argument(
+        "--bind", type=bind_endpoint, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555"
+    )
+    given.add_argument(
+        "--peer",
+        action="append",
+        default=[],
+        metavar="WHO=ENDPOINT|HOST:PORT",
+        help="another member (with --spec; WHO: its seat from 0, or its fingerprint); in the "
+        "lobby: a table's lobby address (repeatable)",
+    )
+    given.add_argument("--log", type=path_arg, help="this peer's log file")
+    _add_lobby_and_screen(p)
+    add_liveness_arguments(p)
+    add_watcher_argument(p)
+    add_rules_arguments(p)
+    add_web_arguments(p)
+    p.set_defaults(func=_later("play", "_cmd_play"))
+
+
+def _add_lobby_and_screen(p: argparse.ArgumentParser) -> None:
+    """``play``'s options for the lobby and for the screen."""
+    lobby = p.add_argument_group("the lobby (no --bots, no --spec)")
+    lobby.add_argument(
+        "--discover",
+        type=ipv4,
+        metavar="BROADCAST",
+        help="hear tables on this LAN, and announce yours there (nothing is broadcast without it)",
+    )
+    lobby.add_argument(
+        "--beacon-port",
+        type=beacon_port,
+        default=BEACON_PORT,
+        help=f"UDP port of the discovery beacon (default {BEACON_PORT})",
+    )
+    lobby.add_argument(
+        "--address",
+        type=lan_address,
+        help="your IPv4 address for a table you host and the game "
+        "(default: the route to --discover or the first --peer, else 127.0.0.1)",
+    )
+    lobby.add_argument("--log-dir", type=path_arg, default=None, help="where game logs are written")
+    look = p.add_argument_group("the screen")
+    look.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
+    look.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
+
+
+# -- watch -------------------------------------------------------------------------------------
+
+
+def _add_watch(sub: Any) -> None:
+    """Add ``nertz watch`` to ``sub`` (what ``add_subparsers`` returned)."""
+    p = _command_parser(sub, "watch")
+    p.add_argument(
+        "--spec",
+        type=path_arg,
+        required=True,
+        help="the game: its spec file (game.spec) or a member's log of it; only its members' "
+        "keys may connect",
+    )
+    p.add_argument(
+        "--key",
+        type=path_arg,
+        default=default_key_path(),
+        help="your key file, the spectator's key members connect to (`nertz keygen`; "
+        "default: %(default)s)",
+    )
+    p.add_argument(
+        "--bind",
+        required=True,
+        type=bind_endpoint,
+        help="where members push events, e.g. 127.0.0.1:5600 or tcp://127.0.0.1:5600; "
+        "`nertz watch` prints the ENDPOINT#KEY they give as --watcher",
+    )
+    p.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
+    p.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
+    add_web_arguments(p, "follow it in a browser page served by this process (its URL is printed)")
+    p.set_defaults(func=_later("watch", "_cmd_watch"))
+
+
+# -- audit, replay -----------------------------------------------------------------------------
+
+
+def _add_audit(sub: Any) -> None:
+    """Add ``nertz audit`` to ``sub``."""
+    p = _command_parser(
+        sub,
+        "audit",
+        ". Exit status 0: valid; 1: violations found; 2: unreadable input.",
+    )
+    p.add_argument("logs", nargs="+", type=path_arg, metavar="LOG", help="a peer's log file")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per line: each finding, then the verdict",
+    )
+    p.add_argument("--strict", action="store_true", help="stop at the first error")
+    p.add_argument(
+        "--deep",
+        action="store_true",
+        help="also re-check the rules engine: replay every round with every deck, checking "
+        "that each card is in exactly one place after every move (about twice as slow)",
+    )
+    p.add_argument(
+        "--spec",
+        type=path_arg,
+        default=None,
+        metavar="FILE",
+        help=f"the game spec file, if the logs carry none (default: {SPEC_FILE} beside them)",
+    )
+    p.set_defaults(func=_later("audit_cmd", "_cmd_audit", _check_logs))
+
+
+def _add_replay(sub: Any) -> None:
+    """Add ``nertz replay`` to ``sub``."""
+    p = _command_parser(sub, "replay")
+    p.add_argument("logs", nargs="+", type=path_arg, metavar="LOG", help="a peer's log file")
+    p.add_argument("--text", action="store_true", help="print one line per event and exit")
+    p.add_argument(
+        "--spec", type=path_arg, default=None, metavar="FILE", help="the game spec file, if needed"
+    )
+    add_web_arguments(
+        p, "step through it in a browser page served by this process (its URL is printed)"
+    )
+    p.set_defaults(func=_later("replay_cmd", "_cmd_replay", _check_logs))
+
+
+# -- rules, match ------------------------------------------------------------------------------
+
+
+def _add_rules_and_match(sub: Any) -> None:
+    """Add the ``rules`` and ``match`` subcommands to ``sub`` (the ``nertz`` subparsers)."""
+    rules_help = (
+        "print the rules of the game (how to play, the variants, where each rule comes from)"
+    )
+    p = sub.add_parser("rules", help=rules_help, description=rules_help)
+    p.add_argument(
+        "topic",
+        nargs="*",
+        metavar="TOPIC",
+        help="print only the sections whose heading holds these words (e.g. lake, scoring, "
+        "variants); a wrong one lists the topics",
+    )
+    p.set_defaults(func=_later("match_cmd", "_cmd_rules"))
+    strategies = ", ".join(STRATEGY_NAMES)
+    for name, help_text in (
+        ("match", "play an in-process match of bots (no network) and print the scoreboard"),
+    ):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument(
+            "--players", type=positive, default=4, help="number of players, 1-8 (default 4)"
+        )
+        p.add_argument(
+            "--bots",
+            default="greedy",
+            help=(
+                f"comma-separated strategies, one per seat or one for all (known: {strategies}; "
+                "default greedy)"
+            ),
+        )
+        p.add_argument(
+            "--speed",
+            default="5",
+            help="bot speed level 1-10, one per seat (comma-separated) or one for all",
+        )
+        p.add_argument("--seed", type=seed_arg, default=1, help="the match seed (default 1)")
+        p.add_argument("--json", action="store_true", help="print one JSON object per round")
+        add_rules_arguments(p, deal=False)  # (no peers: no deal to choose)
+        p.set_defaults(func=_later("match_cmd", "_cmd_match"))
+
+
+COMMAND_PARSERS: tuple[tuple[Callable[[Any], None], tuple[str, ...]], ...] = (
+    (_add_demo, ("demo",)),
+    (_add_node, ("node",)),
+    (_add_lobby, ("keygen", "host", "join", "bot", "games", "resume")),
+    (_add_play, ("play",)),
+    (_add_watch, ("watch",)),
+    (_add_audit, ("audit",)),
+    (_add_replay, ("replay",)),
+    (_add_rules_and_match, ("rules", "match")),
+)
+"""What adds each command's parser to ``nertz``'s subparsers, in the order of
+:data:`cli.main.COMMANDS`."""

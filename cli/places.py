@@ -1,0 +1,35 @@
+"""Where ``nertz`` keeps its files by default: the key, the key store, the games' logs.
+
+Light (the standard library alone): the parsers show these places in their defaults and
+their help (cli/parsers.py), before a command imports what reads or writes a key
+(cli/keyfile.py, which re-exports them).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["config_home", "default_key_path", "kept_key_path"]
+
+
+def config_home(kind: str, default: str) -> Path:
+    """The directory of p2p-nertz's files of one kind: ``$NERTZ_HOME`` if set (all kinds in
+    one), else ``$KIND/p2p-nertz`` (``XDG_CONFIG_HOME``, ``XDG_DATA_HOME``), else
+    ``~/DEFAULT/p2p-nertz``."""
+    override = os.environ.get("NERTZ_HOME")
+    if override:
+        return Path(override)
+    base = os.environ.get(kind)
+    return Path(base) / "p2p-nertz" if base else Path.home() / default / "p2p-nertz"
+
+
+def default_key_path() -> Path:
+    """Where ``nertz keygen`` writes the key unless told otherwise (``$NERTZ_HOME/key``, else
+    ``$XDG_CONFIG_HOME/p2p-nertz/key``, else ``~/.config/p2p-nertz/key``)."""
+    return config_home("XDG_CONFIG_HOME", ".config") / "key"
+
+
+def kept_key_path(fingerprint: str) -> Path:
+    """Where the key store keeps the key of this fingerprint."""
+    return config_home("XDG_CONFIG_HOME", ".config") / "keys" / f"{fingerprint}.key"
