@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from p2p_nertz.defaults import BOT_SPEEDS, DROP_AFTER, SUSPECT_AFTER
 from p2p_nertz.errors import NertzError
 
 if TYPE_CHECKING:
@@ -181,18 +182,6 @@ def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
 
 positive = whole_number(1)
 """A whole number, 1 or more."""
-
-
-#: The light copies of what the parsers show (cli/parsers.py imports no bot, no runtime, no
-#: lobby): the bot strategies (p2p_nertz.bots.STRATEGIES, sorted), the bots' speed levels
-#: (p2p_nertz.bots.base.SPEEDS), a node's liveness timers by default (the suspect_after and
-#: drop_after of p2p_nertz.runtime.node.NODE_CONFIG) and the discovery beacon's UDP port
-#: (p2p_nertz.lobby.beacon.BEACON_PORT). tests/test_cli_help.py holds each equal to its home.
-STRATEGY_NAMES = ("greedy", "lookahead")
-BOT_SPEEDS = range(1, 11)
-SUSPECT_AFTER = 5.0
-DROP_AFTER = 30.0
-BEACON_PORT = 47474
 
 
 def bot_speed() -> Callable[[str], int]:

@@ -55,9 +55,19 @@ _POLL = 0.1  # seconds between looks at the children
 _PROGRESS = 3.0  # seconds between two progress lines while the game goes on
 
 
-def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path]:
-    """The directory of a game made on this machine (``given``, or ``nertz-logs/KIND-<id>``),
-    created, with no logs in it yet, and the game's spec written there; and the spec's path.
+def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path, str]:
+    """The directory of a game made on this machine, created, with no logs in it yet, and the
+    game's spec written there; the spec's path; and a line for the person when the directory
+    is not the one they would expect (else ``""``).
+
+    ``given`` (``--dir``) is used as it is: a person who names a directory holding logs is
+    told so. Without it the game gets a directory of its own, ``nertz-logs/KIND-<id>``, or
+    ``KIND-<id>-2``, ``-3``… when that is taken: the game id comes from ``--seed``, so the
+    same seed played again is the same id, and a directory is only ever this run's if this
+    run created it (``mkdir`` that refuses an existing one: two runs of one seed started
+    together never share one, and an earlier game's logs are never added to). The two games
+    share the game id and the keys (the deal comes from them): their logs audited together
+    read as every member signing two feeds, so the line says to audit them apart.
 
     Raises:
         NertzError: it cannot be created, already holds logs (``given``), or the spec cannot

@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from cli.args import (
-    BEACON_PORT,
-    STRATEGY_NAMES,
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
@@ -42,8 +40,9 @@ from cli.args import (
     seed_arg,
     whole_number,
 )
-from cli.main import COMMANDS
+from cli.commands import COMMANDS
 from cli.places import default_key_path, kept_key_path
+from p2p_nertz.defaults import BEACON_PORT, STRATEGY_NAMES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules.config import MAX_SEATS
 
@@ -67,7 +66,7 @@ DEFAULT_BOT_SPEED = 1
 (measured in docs/pace.md); faster levels are for people who know the keys."""
 
 COMMAND_HELP = dict(COMMANDS)
-"""Each command's one line of help, as ``nertz --help`` lists it (:data:`cli.main.COMMANDS`)."""
+"""Each command's one line of help, as ``nertz --help`` lists it (:data:`cli.commands.COMMANDS`)."""
 
 SPEC_FILE = "game.spec"
 """The spec file ``nertz demo`` writes next to the logs (``nertz audit`` looks for it there)."""
@@ -690,4 +689,4 @@ COMMAND_PARSERS: tuple[tuple[Callable[[Any], None], tuple[str, ...]], ...] = (
     (_add_rules_and_match, ("rules", "match")),
 )
 """What adds each command's parser to ``nertz``'s subparsers, in the order of
-:data:`cli.main.COMMANDS`."""
+:data:`cli.commands.COMMANDS`."""

@@ -94,6 +94,7 @@ def test_make_strategy_unknown_name_lists_the_known_ones() -> None:
 
 def test_register_makes_a_strategy_available_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bots_base, "STRATEGIES", {})
+    monkeypatch.setattr(bots_base, "STRATEGY_NAMES", ("waiter",))  # (the names' one home)
 
     @register("waiter")
     class Waiter(Strategy):

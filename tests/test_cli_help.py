@@ -13,8 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cli import args as cli_args
+import pytest
+
 from cli.main import COMMANDS, build_parser
+from p2p_nertz import defaults
 from tests.cli_helpers import nertz as run_nertz
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,20 +155,22 @@ def test_a_command_imports_its_own_module_alone(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())  # (refused: it wrote nothing)
 
 
-def test_the_parsers_light_copies_are_their_homes_values() -> None:
-    # cli/args.py spells these out so that parsing imports no bot, runtime or lobby code.
+def test_the_light_defaults_are_what_the_bots_peer_and_lobby_use() -> None:
+    # p2p_nertz/defaults.py is their one home: parsing imports no bot, runtime or lobby code.
     from p2p_nertz.bots import STRATEGIES
-    from p2p_nertz.bots.base import SPEEDS
+    from p2p_nertz.bots.base import SPEEDS, register
     from p2p_nertz.lobby.beacon import BEACON_PORT
     from p2p_nertz.runtime.node import NODE_CONFIG
 
-    assert cli_args.STRATEGY_NAMES == tuple(sorted(STRATEGIES)) == tuple(STRATEGIES)
-    assert cli_args.BOT_SPEEDS == SPEEDS
-    assert (
-        NODE_CONFIG.suspect_after,
-        NODE_CONFIG.drop_after,
-    ) == (cli_args.SUSPECT_AFTER, cli_args.DROP_AFTER)
-    assert cli_args.BEACON_PORT == BEACON_PORT
+    assert defaults.STRATEGY_NAMES == tuple(sorted(STRATEGIES)) == tuple(STRATEGIES)
+    assert defaults.BOT_SPEEDS is SPEEDS
+    assert (NODE_CONFIG.suspect_after, NODE_CONFIG.drop_after) == (
+        defaults.SUSPECT_AFTER,
+        defaults.DROP_AFTER,
+    )
+    assert defaults.BEACON_PORT is BEACON_PORT
+    with pytest.raises(ValueError, match="STRATEGY_NAMES"):
+        register("unlisted")
 
 
 def test_the_light_command_list_is_the_real_one() -> None:

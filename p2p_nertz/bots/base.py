@@ -20,6 +20,7 @@ import abc
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from p2p_nertz.defaults import BOT_SPEEDS, STRATEGY_NAMES
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Move, MoveKind, Table
 
@@ -75,6 +76,9 @@ STRATEGIES: dict[str, Callable[[Rng], Strategy]] = {}
 def register(name: str) -> Callable[[type[Strategy]], type[Strategy]]:
     """Class decorator: make a strategy available by ``name`` to the CLI and the match."""
 
+    if name not in STRATEGY_NAMES:  # (the commands list the names without importing bots)
+        raise ValueError(f"{name!r} is not in p2p_nertz.defaults.STRATEGY_NAMES")
+
     def deco(cls: type[Strategy]) -> type[Strategy]:
         cls.name = name
         STRATEGIES[name] = cls
@@ -97,9 +101,8 @@ def make_strategy(name: str, rng: Rng) -> Strategy:
     return factory(rng)
 
 
-SPEEDS = range(1, 11)
-"""A bot's speed levels (:class:`Pacing`): 1, a beginner, to 10, a fast expert (the commands'
-``--speed`` takes these)."""
+SPEEDS = BOT_SPEEDS
+"""A bot's speed levels (:class:`Pacing`): :data:`p2p_nertz.defaults.BOT_SPEEDS`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,7 @@ import struct
 from dataclasses import dataclass
 from typing import Final
 
+from p2p_nertz.defaults import BEACON_PORT
 from p2p_nertz.errors import RemoteProtocolError
 from p2p_nertz.protocol.identity import (
     SIGNATURE_SIZE,
@@ -71,8 +72,6 @@ __all__ = ["BEACON_PORT", "BEACON_VERSION", "MAGIC", "MAX_BEACON", "Beacon", "Be
 MAGIC: Final = b"NRTZ"
 BEACON_VERSION: Final = 2
 """The beacon's version: 2 since the lobby left ZeroMQ for its own stream (session 22)."""
-BEACON_PORT: Final = 47474
-"""The UDP port beacons go to unless told otherwise."""
 
 _DOMAIN: Final = b"p2p-nertz/v1/beacon\0"
 _FIXED: Final = struct.Struct(">4sB32s32sHBBB")

@@ -80,6 +80,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from p2p_nertz.defaults import DROP_AFTER, SUSPECT_AFTER
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.author import Author
@@ -179,8 +180,8 @@ class PeerConfig:
 
     ack_delay: float = 0.002
     beat_interval: float = 0.25
-    suspect_after: float = 5.0
-    drop_after: float = 30.0
+    suspect_after: float = SUSPECT_AFTER
+    drop_after: float = DROP_AFTER
     want_interval: float = 0.05
     want_delay: float = 0.0
     max_pending: int = 4096
