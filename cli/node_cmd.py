@@ -39,6 +39,7 @@ from cli.args import (
     connect_endpoint,
     error_text,
     expected_errors,
+    gone_status,
     liveness_from,
     path_arg,
     say_if_every_interface,
@@ -230,13 +231,13 @@ def final_summary(peer: Peer, gone: TableGone | None = None) -> dict[str, Any]:
 
 def say_gone(command: str, gone: TableGone) -> int:
     """The line a node that stopped waiting at an empty table ends with (stderr), and its
-    exit status (:data:`EXIT_GONE`)."""
+    exit status (:func:`~cli.args.gone_status`)."""
     print(
         f"nertz {command}: {gone.why}. Stopped waiting; nothing was signed for it (the log "
         "is whole: resuming on it later takes the game up again).",
         file=sys.stderr,
     )
-    return EXIT_GONE
+    return gone_status(gone)
 
 
 def _peer_items(args: argparse.Namespace, node: PeerNode, spec: GameSpec) -> list[str]:

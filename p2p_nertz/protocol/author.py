@@ -102,6 +102,15 @@ class Author:
         self.doubt = Doubt(seat)
         self.doubt_until: float | None = None
         self.elsewhere: int | None = None
+        # Started with nothing of ours past our join (new, or restored from a log holding our
+        # join alone: a log holding more is our feed as we signed it), no member has told this
+        # process yet what it holds of our feed (WordsOnUs.told): our key may have signed past
+        # it elsewhere, which a machine that hears nobody cannot know. Until one has, we sign
+        # nothing past our join and send no beat but a new peer's first (the same bytes
+        # wherever our key starts; restored, our clock is the log's reservation, and a beat
+        # naming our join as our head timed there could lie about time): wants ask for our
+        # events instead. docs/protocol.md §9.6, *a second machine that hears nobody*.
+        self.unheard = True
         # A cheater's core that signed another version of its own feed itself (the simulator's
         # Equivocation) knows where it came from: it neither doubts nor stops on it.
         self.forger = False
@@ -265,6 +274,8 @@ class Author:
             return least
         if self.doubt_until is not None:  # (as recovering, until the doubt ends)
             return min(least, self.doubt_until)
+        if self.unheard:  # (our wants ask for our own events, as doubting: until a word)
+            return least
         if outbox.ack_due is not None and outbox.ack_due < least:
             least = outbox.ack_due
         if not self.left:  # we vote no more: no wait of membership's is ours (a due one spun)
@@ -386,11 +397,15 @@ class Author:
     def held_back(self) -> bool:
         """Whether we sign nothing now: a doubt on our own feed is open, or our key signed
         past our head elsewhere (:class:`~.recovery.Doubt`)."""
-        return self.doubt_until is not None or self.elsewhere is not None
+        return self.doubt_until is not None or self.elsewhere is not None or self.unheard
 
     def doubts(self, now: float) -> bool:
         """Decide at an input's end whether a doubt on our own feed holds us back (not while
-        recovering: that waits for our feed anyway); whether one does."""
+        recovering: that waits for our feed anyway), or no member's word on it has come since
+        we started (:attr:`unheard`); whether one does."""
+        told = self.unheard and self.delivery.on_us.told
+        if told:
+            self.unheard = False
         if self.recovery is not None or self.elsewhere is not None or self.forger:
             self.doubt_until = None
             return self.elsewhere is not None
@@ -399,15 +414,15 @@ class Author:
         was = self.doubt_until
         self.doubt_until = self.doubt.holds(
             self.finality.claimed,
-            self.delivery.ours_said,
+            self.delivery.on_us.said,
             len(self.feeds[self.seat]),
             members,
             now=now,
             wait=self.config.suspect_after,
         )
-        if self.doubt_until is not None:
+        if self.doubt_until is not None or self.unheard:
             return True
-        if was is not None:
+        if was is not None or told:
             # The votes on proofs of a fork found meanwhile, deferred (Membership.fork_vote).
             deferred = self.membership.deferred_forks
             for seat, fork_seq in list(deferred):
@@ -514,6 +529,7 @@ class Author:
         if done is None:
             return False
         self.recovery = None
+        self.unheard = False  # (every member still in told us what it holds of our feed)
         self.outbox.effects.append(done)
         self.finality.dirty = True
         for seat, fork_seq in self.membership.deferred_forks:

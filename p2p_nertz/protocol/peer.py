@@ -420,6 +420,7 @@ class Peer:
             gone_after=self.config.gone_after,
             names=self.player.names,
             abandon=lambda: self.abandon_answer(now),
+            unheard=self._author.unheard,
         )
 
     def next_deadline(self) -> float | None:
@@ -550,14 +551,17 @@ class Peer:
         for ask in peer._delivery.read_back(list(records), now):
             peer._do(ask, now)
         own = peer._feeds[peer.seat]
+        peer._author.unheard = len(own) <= 1  # (our join alone: Author.unheard)
         if own:
             peer._outbox.effects.append(Send(own[-1].wire))  # (signed before: the same bytes)
         if recover:
             peer._author.recovery = Recovery(peer.seat, peer._n, len(own), now)
             peer._author.recovery_want(now)
+        elif len(own) == 1:  # (no beat timed past our join before a word: Author.unheard)
+            peer._author.doubt_want(now)
         else:
             if not own:
-                peer._emit(Join(peer._frontier()), now)
+                peer._emit(Join(peer._frontier()), now)  # (as Peer.start: the same bytes)
             peer._beat(Kind.BEAT, now)
         return peer, peer._flush(now)
 
