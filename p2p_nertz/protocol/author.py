@@ -25,7 +25,15 @@ from typing import Protocol
 
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain
 from p2p_nertz.protocol import flaps
-from p2p_nertz.protocol.bodies import VOTE_WINDOW, DeckEvent, Drop, DropReason, EventBody, Join
+from p2p_nertz.protocol.bodies import (
+    VOTE_WINDOW,
+    DeckEvent,
+    Drop,
+    DropReason,
+    EventBody,
+    Join,
+    Leave,
+)
 from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
@@ -102,6 +110,7 @@ class Author:
         self.doubt = Doubt(seat)
         self.doubt_until: float | None = None
         self.elsewhere: int | None = None
+        self.leave_due = False  # a leave asked while held back (signed once released)
         # Started with nothing of ours past our join (new, or restored from a log holding our
         # join alone: a log holding more is our feed as we signed it), no member has told this
         # process yet what it holds of our feed (WordsOnUs.told): our key may have signed past
@@ -408,6 +417,7 @@ class Author:
             self.unheard = False
         if self.recovery is not None or self.elsewhere is not None or self.forger:
             self.doubt_until = None
+            self.membership.holding = self.elsewhere is not None
             return self.elsewhere is not None
         dropped = self.final.dropped
         members = [q for q in range(len(self.feeds)) if q not in dropped]
@@ -420,15 +430,35 @@ class Author:
             now=now,
             wait=self.config.suspect_after,
         )
-        if self.doubt_until is not None or self.unheard:
+        held = self.membership.holding = self.doubt_until is not None or self.unheard
+        if held:
             return True
         if was is not None or told:
-            # The votes on proofs of a fork found meanwhile, deferred (Membership.fork_vote).
-            deferred = self.membership.deferred_forks
-            for seat, fork_seq in list(deferred):
-                self.vote_fork(seat, fork_seq, now)
-            deferred.clear()
+            self.released(now)
         return False
+
+    def released(self, now: float) -> None:
+        """Sign what waited while a doubt on our own feed (or no word on it yet) held us back,
+        as a recovery's end does (§9.6): the leave asked meanwhile; the votes on proofs of a
+        fork found meanwhile (:meth:`Membership.fork_vote`); the withdrawals of our votes for
+        silence on members heard meanwhile, if still due (:func:`recovered_withdrawals`: our
+        vote standing would hold their later events back from finality, §9.2)."""
+        if self.leave_due and not self.left and self.seat not in self.final.dropped:
+            self.sign(Leave(()), now)
+        self.leave_due = False
+        deferred = self.membership.deferred_forks
+        for seat, fork_seq in list(deferred):
+            self.vote_fork(seat, fork_seq, now)
+        deferred.clear()
+        for q in recovered_withdrawals(self.membership, self.chains.folds):
+            if not self.left:
+                self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
+
+    def leave_later(self) -> bool:
+        """Whether a leave asked now waits, held back (:attr:`held_back`): it is signed once
+        that ends with our feed ours (:meth:`released`), never if our key signs elsewhere."""
+        self.leave_due = self.held_back
+        return self.leave_due
 
     def doubt_want(self, now: float) -> None:
         """Ask every member for our own events past our head (a want announces no head: it

@@ -475,9 +475,9 @@ class Peer:
         return self._flush(now)
 
     def leave(self, now: float) -> list[Effect]:
-        """Leave the game (the others see a signed ``leave``). Recovering or doubting our own
-        feed it signs nothing (the seq may be one we used): the others drop us for silence."""
-        if self.recovering or self._author.held_back:
+        """Leave the game (the others see a signed ``leave``). Recovering it signs nothing (the
+        seq may be one we used); held back by a doubt on our feed, once that ends (Author)."""
+        if self.recovering or self._author.leave_later():
             return self._flush(now)
         if self.seat not in self._final.dropped and not self._author.left:
             self._emit(Leave(self._frontier()), now)
