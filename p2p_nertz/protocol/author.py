@@ -111,14 +111,11 @@ class Author:
         self.doubt_until: float | None = None
         self.elsewhere: int | None = None
         self.leave_due = False  # a leave asked while held back (signed once released)
-        # Started with nothing of ours past our join (new, or restored from a log holding our
-        # join alone: a log holding more is our feed as we signed it), no member has told this
-        # process yet what it holds of our feed (WordsOnUs.told): our key may have signed past
-        # it elsewhere, which a machine that hears nobody cannot know. Until one has, we sign
-        # nothing past our join and send no beat but a new peer's first (the same bytes
-        # wherever our key starts; restored, our clock is the log's reservation, and a beat
-        # naming our join as our head timed there could lie about time): wants ask for our
-        # events instead. docs/protocol.md §9.6, *a second machine that hears nobody*.
+        # Knowing nothing of ours past our join (new, or restored from our join alone), no
+        # member has told us yet what it holds of our feed (WordsOnUs.told): our key may have
+        # signed past it elsewhere. Until one has, we sign nothing past our join, and send no
+        # beat but a new peer's first (the same bytes wherever our key starts): wants instead
+        # (docs/protocol.md §9.6, *a second machine that hears nobody*).
         self.unheard = True
         # A cheater's core that signed another version of its own feed itself (the simulator's
         # Equivocation) knows where it came from: it neither doubts nor stops on it.
