@@ -22,6 +22,7 @@ from p2p_nertz.errors import NertzError
 
 if TYPE_CHECKING:
     from p2p_nertz.match import Player
+    from p2p_nertz.protocol.gone import TableGone
     from p2p_nertz.protocol.peer import PeerConfig
     from p2p_nertz.protocol.spec import Deal
     from p2p_nertz.rules import Rules
@@ -463,6 +464,19 @@ away, woken after the others went home). It signed nothing for it: run it again 
 EXIT_LEFT = 4
 """Exit status of ``nertz resume`` (and ``nertz node``) on the log of a game its player left:
 a member that signed a ``leave`` cannot rejoin (docs/protocol.md §9.3), so no node starts."""
+
+EXIT_UNHEARD = 5
+"""Exit status of a node that heard nobody at its table for ``--drop-after`` since it started,
+so signed nothing new (docs/protocol.md §9.6, *a second machine that hears nobody*): its key may
+be playing on another machine whose table does not answer this one, or the others never came."""
+
+
+def gone_status(gone: TableGone) -> int:
+    """The exit status of a node that stopped waiting at an empty table: :data:`EXIT_UNHEARD`
+    if it never heard anyone, else :data:`EXIT_GONE`."""
+    from p2p_nertz.protocol.gone import GoneReason
+
+    return EXIT_UNHEARD if gone.reason is GoneReason.UNHEARD else EXIT_GONE
 
 
 class GoneError(NertzError):

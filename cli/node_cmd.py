@@ -10,6 +10,9 @@ with a bot, writes its signed log to ``--log`` and prints the final scores (or J
 A node that wakes to an empty table (voted out while stopped or asleep, the others gone
 home), or hears nobody still in the game for ``3 × --drop-after``, stops waiting: it says why
 and exits with status 3 (:data:`~cli.args.EXIT_GONE`, docs/protocol.md §9.9), signing nothing.
+One that has heard nobody at all since it started, knowing nothing of its feed past its join,
+stops so after ``--drop-after`` with status 5 (:data:`~cli.args.EXIT_UNHEARD`, §9.6): its key
+may be playing on another machine.
 
 Ctrl-C or SIGTERM leaves the game cleanly (a signed ``leave`` the others see, waited for at
 most ``LEAVE_GRACE``, 2 s: a frozen game does not keep the node running); a second one
@@ -35,6 +38,7 @@ from cli.args import (
     connect_endpoint,
     error_text,
     expected_errors,
+    gone_status,
     liveness_from,
     say_if_every_interface,
 )
@@ -137,13 +141,13 @@ def final_summary(peer: Peer, gone: TableGone | None = None) -> dict[str, Any]:
 
 def say_gone(command: str, gone: TableGone) -> int:
     """The line a node that stopped waiting at an empty table ends with (stderr), and its
-    exit status (:data:`EXIT_GONE`)."""
+    exit status (:func:`~cli.args.gone_status`)."""
     print(
         f"nertz {command}: {gone.why}. Stopped waiting; nothing was signed for it (the log "
         "is whole: resuming on it later takes the game up again).",
         file=sys.stderr,
     )
-    return EXIT_GONE
+    return gone_status(gone)
 
 
 def _peer_items(args: argparse.Namespace, node: PeerNode, spec: GameSpec) -> list[str]:

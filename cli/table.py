@@ -22,7 +22,7 @@ from pathlib import Path
 
 import trio
 
-from cli.args import EXIT_FAILED, EXIT_GONE, error_text, expected_errors
+from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status
 from cli.terminal import Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -212,5 +212,5 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
         return 0
     if outcome.gone is not None:
         print(f"nertz play: {outcome.gone.why}; the table stopped waiting", file=sys.stderr)
-        return EXIT_GONE
+        return gone_status(outcome.gone)
     return 0 if final.phase is Phase.OVER else EXIT_FAILED

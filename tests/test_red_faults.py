@@ -4,6 +4,10 @@
   process forked the player's feed, every other member took that as proof of cheating, the
   honest player was dropped and the audit said *equivocation*. It is now refused before it
   signs anything (:mod:`p2p_nertz.runtime.playerlock`), in one line.
+- The same player on a second machine that reaches the others but hears none of them (they
+  send to the first): it had no word to doubt and abandoned the other under a seq the first
+  had used. Knowing nothing of its feed past its join, it now signs nothing more until a member
+  has said what it holds of it, and, hearing nobody, stops in one line (status 5).
 - One node's disk fills mid-game (a small tmpfs for its log alone): it stops in one line naming
   its log; the others drop it (or, at two, abandon it) and end alike; the audit of every log is
   VALID, the short log's gaps notices, not findings against anyone.
@@ -40,7 +44,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import read_session
-from p2p_nertz.runtime.playerlock import PlayerLock
+from p2p_nertz.runtime.playerlock import SCOPE_ENV, PlayerLock
 
 NERTZ = [sys.executable, "-m", "cli"]
 TIMERS = ["--suspect-after", "2", "--drop-after", "8"]
@@ -193,6 +197,48 @@ def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
     assert len(own) == 1 and own[0] in {r.data for r in records}
     assert not [r for r in records if r.kind is RecordKind.NOTE and r.name == PROOF_NOTE]
     assert_audit_valid(logs[:1])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_second_machine_of_one_player_that_hears_nobody_stops_unheard_without_signing(
+    tmp_path: Path,
+) -> None:
+    """Bob's key in a second ``nertz node`` (another lock scope: another machine) given Ann's
+    endpoint, while Bob's first node plays on: Ann's messages go to the first, so the second
+    hears nobody. Before session 29 it had no word to doubt, and after ``--drop-after`` it
+    abandoned Ann under a seq Bob had used: proof of a fork against Bob. Now, knowing nothing of
+    Bob's feed past its join and told nothing by anyone, it signs nothing more and stops in one
+    line (status 5); Ann and Bob end their game, with no proof against Bob, and the audit of
+    every log, the second's among them, is VALID."""
+    spec, procs, logs, endpoints = _under_way(tmp_path, "deaf", MID_TIMERS)
+    ann = next(s for s, m in enumerate(spec.members) if m.name == "Ann")
+    twin_log = tmp_path / "bob-elsewhere.log"
+    env = {**os.environ, SCOPE_ENV: f"{os.environ.get(SCOPE_ENV, '')} another machine"}
+    twin = subprocess.run(
+        [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
+         "--bind", "tcp://127.0.0.1:0", "--peer", f"{ann}={endpoints[ann]}",
+         "--log", str(twin_log), "--json", "--speed", "10",
+         "--suspect-after", "1", "--drop-after", "3"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False, env=env,
+    )  # fmt: skip
+    assert twin.returncode == 5, twin.stdout + twin.stderr
+    assert "Traceback" not in twin.stderr
+    (line,) = twin.stderr.strip().splitlines()
+    assert "heard nobody at this table in " in line and "signed nothing new" in line, line
+    outs = [p.communicate(timeout=240)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    finals = [final_event(out) for out in outs]
+    assert all(f["over"] and not f["dropped"] for f in finals), finals
+    assert finals[0]["digest"] == finals[1]["digest"]
+    # The second signed its join alone: the same bytes as Bob's first event, which Ann holds.
+    with read_log(twin_log) as reader:
+        own = [r.data for r in reader if r.kind is RecordKind.SENT_EVENT]
+    with read_log(logs[0]) as reader:
+        records = list(reader)
+    assert len(own) == 1 and own[0] in {r.data for r in records}
+    assert not [r for r in records if r.kind is RecordKind.NOTE and r.name == PROOF_NOTE]
+    assert_audit_valid([*logs, twin_log])
 
 
 def _can_mount_tmpfs() -> str | None:

@@ -11,18 +11,19 @@ one arriving, signed by our key, stops the process (``Elsewhere``), having signe
 The others then drop the seat for silence, as for any node gone.
 
 And the other side of the rule: a member that claims more of our feed than exists (a liar)
-holds us back once, for ``suspect_after`` at most, and the game goes on.
+holds us back once, for ``suspect_after`` at most, and the game goes on; what fell due
+meanwhile (the withdrawal of a vote for silence on a member heard again) is signed then.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, held_ids
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Drop, DropReason, held_ids, parse_body
 from p2p_nertz.protocol.envelope import Kind, decode_unverified
 from p2p_nertz.protocol.peer import Effect, Peer, Send
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.sim import Faults, SimConfig
+from p2p_nertz.sim import Faults, Partition, SimConfig
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Simulation
 
@@ -144,3 +145,51 @@ def honest_doubt(result: object, victim: int) -> set[int]:
     """The members whose claims of more of ``victim``'s feed than it signed held it back."""
     peer = result.peers[victim]  # type: ignore[attr-defined]
     return set(peer._author.doubt.since) if peer is not None else set()
+
+
+def _lie_from(peer: Peer, victim: int, start: float, lies: list[bytes]) -> None:
+    """:func:`_claim_ours`, from simulated time ``start`` on (``peer`` is honest before it)."""
+    honest = peer._flush
+    _claim_ours(peer, victim, lies)
+    lying = peer._flush
+    peer._flush = lambda now: lying(now) if now >= start else honest(now)  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_sim_a_withdrawal_due_while_doubting_our_feed_is_signed_once_the_doubt_ends(
+    seed: int,
+) -> None:
+    """Four players split two and two for twice ``drop_after``: each side votes the other out
+    for silence, without a majority. As the split heals, a liar beside the victim claims more
+    of its feed than exists: the victim doubts (signs nothing) while the others are heard
+    again. Until session 29 its withdrawals, due then, were taken out of its votes and never
+    signed: its votes stood, held the others' events back from finality, and the others voted
+    the honest victim out (the game stalled or split). They are signed once the doubt ends,
+    as after a recovery (§9.6, §9.2)."""
+    victim, liar, heal = 0, 3, 12.0
+    split = Partition(
+        heal - 2 * QUICK_TIMERS.drop_after, heal, (frozenset({0, 3}), frozenset({1, 2}))
+    )
+    config = SimConfig(
+        players=4, seed=seed, faults=Faults(partitions=(split,)), peer=QUICK_TIMERS,
+        max_time=300.0,
+    )  # fmt: skip
+    sim = Simulation(config)
+    lies: list[bytes] = []
+    peer = sim.peers[liar]
+    assert peer is not None
+    _lie_from(peer, victim, heal - 0.3, lies)
+    result = sim.run()
+    assert lies and liar in honest_doubt(result, victim)  # (the case is built)
+    honest = result.peers[victim]
+    assert honest is not None
+    votes: dict[int, list[DropReason]] = {}
+    for message in honest.events(victim):
+        if message.kind is Kind.DROP:
+            body = parse_body(message.kind, message.body, 4)
+            assert isinstance(body, Drop)
+            votes.setdefault(body.seat, []).append(body.reason)
+    # Its votes for silence on the other side, then their withdrawals, once each.
+    assert votes == {q: [DropReason.SILENT, DropReason.WITHDRAW] for q in (1, 2)}
+    assert result.finished and check(result) == []
+    assert all(p is not None and p.final.dropped == {} for p in result.peers)

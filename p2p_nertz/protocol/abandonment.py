@@ -41,6 +41,7 @@ class Refusal(enum.Enum):
     LEFT = "left"  #: it left the game
     ABANDONED = "abandoned"  #: it abandoned already: the game ends once that is final
     HEARD = "heard"  #: the one other member was heard too lately to count as gone
+    UNHEARD = "unheard"  #: no member has answered since it started (§9.6: it signs nothing)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,15 @@ from typing import Protocol
 
 from p2p_nertz.deck.wire import DeckAnswer, DeckComplain
 from p2p_nertz.protocol import flaps
-from p2p_nertz.protocol.bodies import VOTE_WINDOW, DeckEvent, Drop, DropReason, EventBody, Join
+from p2p_nertz.protocol.bodies import (
+    VOTE_WINDOW,
+    DeckEvent,
+    Drop,
+    DropReason,
+    EventBody,
+    Join,
+    Leave,
+)
 from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
@@ -102,6 +110,13 @@ class Author:
         self.doubt = Doubt(seat)
         self.doubt_until: float | None = None
         self.elsewhere: int | None = None
+        self.leave_due = False  # a leave asked while held back (signed once released)
+        # Knowing nothing of ours past our join (new, or restored from our join alone), no
+        # member has told us yet what it holds of our feed (WordsOnUs.told): our key may have
+        # signed past it elsewhere. Until one has, we sign nothing past our join, and send no
+        # beat but a new peer's first (the same bytes wherever our key starts): wants instead
+        # (docs/protocol.md §9.6, *a second machine that hears nobody*).
+        self.unheard = True
         # A cheater's core that signed another version of its own feed itself (the simulator's
         # Equivocation) knows where it came from: it neither doubts nor stops on it.
         self.forger = False
@@ -265,6 +280,8 @@ class Author:
             return least
         if self.doubt_until is not None:  # (as recovering, until the doubt ends)
             return min(least, self.doubt_until)
+        if self.unheard:  # (our wants ask for our own events, as doubting: until a word)
+            return least
         if outbox.ack_due is not None and outbox.ack_due < least:
             least = outbox.ack_due
         if not self.left:  # we vote no more: no wait of membership's is ours (a due one spun)
@@ -386,34 +403,59 @@ class Author:
     def held_back(self) -> bool:
         """Whether we sign nothing now: a doubt on our own feed is open, or our key signed
         past our head elsewhere (:class:`~.recovery.Doubt`)."""
-        return self.doubt_until is not None or self.elsewhere is not None
+        return self.doubt_until is not None or self.elsewhere is not None or self.unheard
 
     def doubts(self, now: float) -> bool:
         """Decide at an input's end whether a doubt on our own feed holds us back (not while
-        recovering: that waits for our feed anyway); whether one does."""
+        recovering: that waits for our feed anyway), or no member's word on it has come since
+        we started (:attr:`unheard`); whether one does."""
+        told = self.unheard and self.delivery.on_us.told
+        if told:
+            self.unheard = False
         if self.recovery is not None or self.elsewhere is not None or self.forger:
             self.doubt_until = None
+            self.membership.holding = self.elsewhere is not None
             return self.elsewhere is not None
         dropped = self.final.dropped
         members = [q for q in range(len(self.feeds)) if q not in dropped]
         was = self.doubt_until
         self.doubt_until = self.doubt.holds(
             self.finality.claimed,
-            self.delivery.ours_said,
+            self.delivery.on_us.said,
             len(self.feeds[self.seat]),
             members,
             now=now,
             wait=self.config.suspect_after,
         )
-        if self.doubt_until is not None:
+        held = self.membership.holding = self.doubt_until is not None or self.unheard
+        if held:
             return True
-        if was is not None:
-            # The votes on proofs of a fork found meanwhile, deferred (Membership.fork_vote).
-            deferred = self.membership.deferred_forks
-            for seat, fork_seq in list(deferred):
-                self.vote_fork(seat, fork_seq, now)
-            deferred.clear()
+        if was is not None or told:
+            self.released(now)
         return False
+
+    def released(self, now: float) -> None:
+        """Sign what waited while a doubt on our own feed (or no word on it yet) held us back,
+        as a recovery's end does (§9.6): the leave asked meanwhile; the votes on proofs of a
+        fork found meanwhile (:meth:`Membership.fork_vote`); the withdrawals of our votes for
+        silence on members heard meanwhile, if still due (:func:`recovered_withdrawals`: our
+        vote standing would hold their later events back from finality, §9.2)."""
+        if self.leave_due and not self.left and self.seat not in self.final.dropped:
+            self.sign(Leave(()), now)
+        self.leave_due = False
+        deferred = self.membership.deferred_forks
+        for seat, fork_seq in list(deferred):
+            self.vote_fork(seat, fork_seq, now)
+        deferred.clear()
+        for q in recovered_withdrawals(self.membership, self.chains.folds):
+            if not self.left:
+                self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
+
+    def leave_later(self) -> bool:
+        """Whether a leave asked now waits, held back (:attr:`held_back`): it is signed once
+        that ends with our feed ours (:meth:`released`), never if our key signs elsewhere."""
+        self.leave_due = self.held_back
+        return self.leave_due
 
     def doubt_want(self, now: float) -> None:
         """Ask every member for our own events past our head (a want announces no head: it
@@ -537,6 +579,7 @@ class Author:
         if done is None:
             return False
         self.recovery = None
+        self.unheard = False  # (every member still in told us what it holds of our feed)
         self.outbox.effects.append(done)
         self.finality.dirty = True
         for seat, fork_seq in self.membership.deferred_forks:

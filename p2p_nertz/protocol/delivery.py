@@ -52,7 +52,7 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.protocol.recovery import Elsewhere, Recovery, fork_vote_of
+from p2p_nertz.protocol.recovery import Elsewhere, Recovery, WordsOnUs, fork_vote_of
 from p2p_nertz.protocol.relays import Relays
 from p2p_nertz.protocol.share_beats import BAD_SHARE
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
@@ -148,7 +148,7 @@ class Delivery:
         duties: Duties,
     ) -> None:
         self.seat = seat
-        self.ours_said = [0] * len(peer_ids)  # per member: the most of our feed its events named
+        self.on_us = WordsOnUs(seat, len(peer_ids))  # what members said of our feed (Doubt)
         self.peer_ids = peer_ids
         self.max_pending = max_pending
         self.beat_interval = beat_interval
@@ -296,6 +296,7 @@ class Delivery:
             ):
                 yield Answer(message.author, Want(self.seat, beat.held[self.seat] + 1, held))
         elif isinstance(body, Want):
+            self.on_us.want(seat, body)
             if self.answers.may(seat, body.seat, now):
                 yield Answer(message.author, body)
             if recovery is not None:
@@ -351,9 +352,7 @@ class Delivery:
             return
         if seat != self.seat and self._heard_from(seat, now, recovery is not None):
             yield Withdraw(seat, now)
-        said = body.frontier[self.seat] if len(body.frontier) > self.seat else 0
-        if seat != self.seat and said > self.ours_said[seat]:  # (signed: recovery.Doubt)
-            self.ours_said[seat] = said
+        self.on_us.event(seat, body.frontier, live=source is Source.NETWORK)
         store.hold(seat, message, body, source)
         yield from self.drain(now)
 
@@ -491,6 +490,7 @@ class Delivery:
     # -- beats and wants ------------------------------------------------------------------------
     def take_beat(self, seat: int, lamport: int, beat: Beat, now: float) -> None:
         """Take what a sound beat says: cover for finality, forks to prove, gaps to repair."""
+        self.on_us.told = True  # (what it holds of our feed: Finality.claimed, Doubt)
         ahead, forks = self.finality.take_beat(seat, lamport, beat)
         self.ask(seat, beat, ahead, forks, now)
 

@@ -65,6 +65,10 @@ class GoneReason(enum.Enum):
     #: We are still in, and no other member still in has been heard: they left, or we cannot
     #: reach them.
     SILENT = "silent"
+    #: No member has told this process what it holds of our feed since it started, so it
+    #: signed nothing past its join (``Author.unheard``): our key may play elsewhere, or
+    #: nobody else came (docs/protocol.md §9.6, *a second machine that hears nobody*).
+    UNHEARD = "unheard"
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +129,14 @@ def table_gone(
     gone_after: float,
     names: Sequence[str],
     abandon: Callable[[], AbandonAnswer],
+    unheard: bool = False,
 ) -> TableGone | None:
     """Whether the table is gone for ``seat`` at ``now`` (module docstring); ``None``: not.
+
+    ``unheard``: no member has told us what it holds of our feed since we started, and we
+    signed nothing past our join (``Author.unheard``): nothing we may sign (an abandon, a
+    vote) comes first, so ``drop_after`` of silence is the bound, the wait after which we
+    would have abandoned or voted (:attr:`GoneReason.UNHEARD`).
 
     ``tentative`` gives the tentative fold (read only once the silence is long: whether the
     game's end is here, whether we are out); ``heard`` is when each member was last heard
@@ -167,6 +177,9 @@ def table_gone(
     silent = now - last
     if silent < drop_after:
         return None
+    if unheard:
+        why = _why(GoneReason.UNHEARD, False, silent, others, names)
+        return TableGone(GoneReason.UNHEARD, silent, drop_after, others, False, why)
     held = tentative()
     ended = held.phase is Phase.OVER
     bound = drop_after if ended else gone_after
@@ -184,6 +197,12 @@ def _why(
 ) -> str:
     """The answer for a person (names and seats as the table shows them)."""
     quiet = f"nobody still in the game has been heard for {silent:.0f} s"
+    if reason is GoneReason.UNHEARD:
+        return (
+            f"heard nobody at this table in {silent:.0f} s, so this node signed nothing new: "
+            "another nertz may be playing as you (your key on another machine), or the others "
+            "never came"
+        )
     if reason is GoneReason.DROPPED:
         went = "and ended" if ended else "on"
         return f"you were voted out while away; the game went {went} without you ({quiet})"

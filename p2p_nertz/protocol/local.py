@@ -160,6 +160,7 @@ def abandon_answer(
     recovering: bool,
     left: bool,
     abandoned: Collection[int] = (),
+    unheard: bool = False,
 ) -> AbandonAnswer:
     """Whether ``membership.seat`` may abandon now: who may abandon whom is
     :func:`~p2p_nertz.protocol.state.abandon_partner`'s rule, how long the other has counted
@@ -167,7 +168,11 @@ def abandon_answer(
     ``recovering`` and ``left`` the peer's state (nothing is signed before our own feed is
     known, §9.6, nor after we left); ``abandoned``: the members our feed already abandons
     (:func:`abandoned_by`): an abandon is signed once, and waits to be final, never signed
-    again (chaos demo seed 14: one the fold did not show was signed every few ticks)."""
+    again (chaos demo seed 14: one the fold did not show was signed every few ticks);
+    ``unheard``: no member has told us what it holds of our feed since we started (§9.6)."""
+    if unheard and not recovering:
+        why = "no member has been heard since we started: our key may be signing elsewhere"
+        return AbandonAnswer(why, refusal=Refusal.UNHEARD)
     if recovering:
         why = "still recovering our own events from the others"
         return AbandonAnswer(why, refusal=Refusal.RECOVERING)

@@ -115,6 +115,7 @@ class Membership:
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
         #: seats heard while we recovered with a vote of ours for silence on them standing
         self.heard_recovering: set[int] = set()
+        self.holding = False  # a doubt on our own feed holds us back: withdrawals wait too
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
 
     def frontier(
@@ -178,7 +179,7 @@ class Membership:
         (:func:`recovered_withdrawals`)."""
         if seat not in self.voted or seat in self.proven_seats:
             return False
-        if recovering:
+        if recovering or self.holding:
             self.heard_recovering.add(seat)  # (withdrawn once recovered: Author.recovered)
             return False
         if not self._undecided(seat, folds):

@@ -421,6 +421,7 @@ class Peer:
             gone_after=self.config.gone_after,
             names=self.player.names,
             abandon=lambda: self.abandon_answer(now),
+            unheard=self._author.unheard,
         )
 
     def next_deadline(self) -> float | None:
@@ -475,9 +476,9 @@ class Peer:
         return self._flush(now)
 
     def leave(self, now: float) -> list[Effect]:
-        """Leave the game (the others see a signed ``leave``). Recovering or doubting our own
-        feed it signs nothing (the seq may be one we used): the others drop us for silence."""
-        if self.recovering or self._author.held_back:
+        """Leave the game (the others see a signed ``leave``). Recovering it signs nothing (the
+        seq may be one we used); held back by a doubt on our feed, once that ends (Author)."""
+        if self.recovering or self._author.leave_later():
             return self._flush(now)
         if self.seat not in self._final.dropped and not self._author.left:
             self._emit(Leave(self._frontier()), now)
@@ -555,14 +556,17 @@ class Peer:
         for ask in peer._delivery.read_back(list(records), now):
             peer._do(ask, now)
         own = peer._feeds[peer.seat]
+        peer._author.unheard = len(own) <= 1  # (our join alone: Author.unheard)
         if own:
             peer._outbox.effects.append(Send(own[-1].wire))  # (signed before: the same bytes)
         if recover:
             peer._author.recovery = Recovery(peer.seat, peer._n, len(own), now)
             peer._author.recovery_want(now)
+        elif len(own) == 1:  # (no beat timed past our join before a word: Author.unheard)
+            peer._author.doubt_want(now)
         else:
             if not own:
-                peer._emit(Join(peer._frontier()), now)
+                peer._emit(Join(peer._frontier()), now)  # (as Peer.start: the same bytes)
             peer._beat(Kind.BEAT, now)
         return peer, peer._flush(now)
 

@@ -137,7 +137,8 @@ class LocalPlayer:
             author.membership,
             now,
             names=self.names,
-            recovering=author.recovery is not None or author.held_back,
+            recovering=author.recovery is not None or (author.held_back and not author.unheard),
             left=author.left,
             abandoned=abandoned_by(author.feeds[self.seat], len(self.names)),
+            unheard=author.unheard and author.recovery is None,
         )

@@ -41,6 +41,7 @@ __all__ = [
     "Elsewhere",
     "Recovered",
     "Recovery",
+    "WordsOnUs",
     "fork_vote_of",
 ]
 
@@ -122,6 +123,35 @@ class Doubt:
             if now < end and (until is None or end < until):
                 until = end
         return until
+
+
+class WordsOnUs:
+    """What the members have said of our own feed since this process started, beyond their
+    beats (``Finality.claimed``): the most of it each named in an event's frontier or a want
+    (a want asks from past what its member holds), which :class:`Doubt` reads; and whether any
+    member has told us what it holds of it at all (``told``: a beat, an event of its received,
+    a want of ours). A process that started knowing nothing of ours past its join signs nothing
+    more until one has (``Author.unheard``; docs/protocol.md §9.6, *a second machine that hears
+    nobody*)."""
+
+    def __init__(self, seat: int, seats: int) -> None:
+        self.seat = seat
+        self.said = [0] * seats  # per member: the most of our feed its events and wants named
+        self.told = False
+
+    def event(self, seat: int, frontier: Sequence[int], *, live: bool) -> None:
+        """An event of ``seat`` with ``frontier`` is taken (``live``: from the network, not
+        read back from our log)."""
+        if seat != self.seat:
+            self.told = self.told or live
+            if len(frontier) > self.seat:
+                self.said[seat] = max(self.said[seat], frontier[self.seat])
+
+    def want(self, seat: int, want: Want) -> None:
+        """A want of ``seat`` is taken: one for our feed says it holds up to where it asks."""
+        if want.seat == self.seat:
+            self.told = True
+            self.said[seat] = max(self.said[seat], want.first - 1)
 
 
 def fork_vote_of(message: Message, own: PeerId, seats: int) -> tuple[int, int] | None:

@@ -78,6 +78,7 @@ from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import Recovery
 from p2p_nertz.protocol.envelope import looks_like_beat, looks_like_share_beat
+from p2p_nertz.protocol.gone import GoneReason
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.local import MoveAnswer, MoveRefusal, MoveRefused
 from p2p_nertz.protocol.peer import (
@@ -301,6 +302,14 @@ class _Ending:
         self.leaving = True
         if self._left_at is None:
             self._left_at = now
+
+    def notes(self) -> list[LogRecord]:
+        """What the log says last once done: stopped having heard nobody since it started
+        (``GoneReason.UNHEARD``), the node knew nothing of its feed past its join, which its
+        key may have signed on elsewhere: a ``recovering`` note, so that a resume learns the
+        feed from the others first and the audit does not read its end as a gap (§9.6)."""
+        unheard = self.gone is not None and self.gone.reason is GoneReason.UNHEARD
+        return [LogRecord.note(RECOVERING_NOTE)] if unheard else []
 
     def check(self, peer: Peer, now: float) -> None:
         """Set :attr:`done` if the node may stop now."""
@@ -662,6 +671,7 @@ class PeerNode:
                     nursery.start_soon(self._bot_loop)
                 task_status.started(self.endpoint)
                 await self._ending.done.wait()
+                await self._write(self._ending.notes())  # (stopped unheard: a recovering note)
                 await trio.sleep(self._linger)  # keep acking so the others can finish too
                 nursery.cancel_scope.cancel()
             return self.peer

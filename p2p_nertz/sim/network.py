@@ -64,6 +64,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Rules
 from p2p_nertz.sim.cheats import DeckCheat, VoteFlapper, install
+from p2p_nertz.sim.twins import Twin, Twins
 
 if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
@@ -177,6 +178,8 @@ class Faults:
     #: links ``(sender, receiver)`` on which every ``deck_reveal`` the sender signs is lost
     #: (a share beat lost for good on one link; a relay's, signed by another, goes through)
     lost_reveals: frozenset[tuple[int, int]] = frozenset()
+    #: second processes of a seat's key on another machine (:mod:`p2p_nertz.sim.twins`)
+    twins: tuple[Twin, ...] = ()
 
     @property
     def cheaters(self) -> frozenset[int]:
@@ -494,9 +497,10 @@ class Simulation:
         self.notes: list[list[tuple[int, Note]]] = [[] for _ in range(n)]
         self.result.notes = self.notes
         self.gone_noted = [False] * n  # this process of the seat met the table gone already
+        self.twins = Twins(self, config.faults.twins)  # (second processes of a key: twins.py)
 
     # kinds of happenings
-    MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE, FREEZE, WAKE = range(8)
+    MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE, FREEZE, WAKE, TWIN = range(9)
 
     def _push(self, at: float, kind: int, seat: int, data: bytes = b"") -> None:
         self.counter += 1
@@ -564,6 +568,8 @@ class Simulation:
                         if rng.random() < faults.reorder:
                             delay += rng.random() * 5 * faults.delay
                         self._push(now + max(delay, 0.0), self.MESSAGE, other, effect.data)
+                        if faults.twins:
+                            self.twins.copy(seat, other, effect.data, now + max(delay, 0.0), now)
             elif isinstance(effect, Rejected):
                 self.result.rejected += 1
             elif isinstance(effect, Elsewhere):
@@ -633,6 +639,7 @@ class Simulation:
             self._push(cheat.at, self.EQUIVOCATE, cheat.seat, index.to_bytes(4, "big"))
         for index, freeze in enumerate(faults.freezes):
             self._push(freeze.at, self.FREEZE, freeze.seat, index.to_bytes(4, "big"))
+        self.twins.start()
         return {(c.seat, c.at): c for c in faults.crashes}
 
     def _happen(
@@ -695,6 +702,8 @@ class Simulation:
             if peer is not None:
                 cheat = faults.equivocations[int.from_bytes(data, "big")]
                 self._equivocate(peer, cheat, now)
+        elif kind == self.TWIN:
+            self.twins.happen(data, now)
         elif kind == self.RESTART:
             if data[4:]:
                 self._start_again(seat, now)

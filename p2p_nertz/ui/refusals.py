@@ -73,6 +73,7 @@ _ABANDON_WORDS = {
     Refusal.LEFT: "you left the game",
     Refusal.RECOVERING: "still getting your own moves back from the others",
     Refusal.ABANDONED: "you abandoned already: the game ends once that is settled",
+    Refusal.UNHEARD: "nobody at the table has answered you yet",
 }
 """An abandon's refusals that name nothing: the same words whatever the answer."""
 
