@@ -135,8 +135,9 @@ def test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table: Table) -> None
     assert result.violations == []  # (run() checked every invariant)
     files = log_files(result)
     sources = [LogSource.from_bytes(f"p{s + 1}.log", data) for s, data in enumerate(files)]
-    for order in (sources, sources[::-1]):
-        report = audit(order, deep=True)
+    # In seat order, the audit run() made (``audit_logs``: these sources, deep); and reversed.
+    assert result.audit is not None
+    for report in (result.audit, audit(sources[::-1], deep=True)):
         assert report.totals == next(iter(totals))
         # The fork is still proven, and named, against the cheater alone (its fake may also
         # be timed below what it had announced: a lie about time, also the cheater's).

@@ -70,7 +70,8 @@ def test_split_reproduction_both_sides_abandon_and_agree() -> None:
     assert finals[0].game.result is not None
     assert finals[0].game.result.termination is Termination.ABANDONED
     assert all(not f.round.forfeit for f in finals)
-    assert finals[0].digest() == finals[1].digest() == audit_logs(result).digest
+    assert result.audit is not None  # (the audit of every log run() made)
+    assert finals[0].digest() == finals[1].digest() == result.audit.digest
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -136,24 +137,36 @@ def _result_sends(seed: int, rules: Rules) -> list[float]:
     return times
 
 
-@functools.cache
+#: How long the search of :func:`_generals` plays each try: every partition lasts longer.
+_TRIAL = QUICK.drop_after * 3
+
+
 def _generals(seed: int, length: float = 40.0) -> tuple[SimConfig, float]:
-    """A partition of this seed's two-player game that starts while the first round's results
-    are in the air, such that one side holds the round scored and the other does not (the
-    first start found, on a grid of offsets around the result sends of a fault-free run;
-    searched once a process)."""
-    rules = THREE_ROUNDS
-    for sent in _result_sends(seed, rules)[:2]:
+    """A partition of this seed's two-player game, lasting ``length``, that starts while the
+    first round's results are in the air, such that one side holds the round scored and the
+    other does not (:func:`_generals_start`)."""
+    assert length > _TRIAL
+    start = _generals_start(seed)
+    return _generals_config(seed, start, start + length), start + length
+
+
+def _generals_config(seed: int, start: float, heal: float) -> SimConfig:
+    faults = Faults(partitions=(Partition(start, heal, _split({0}, {1})),))
+    return SimConfig(players=2, rules=THREE_ROUNDS, seed=seed, faults=faults, peer=QUICK)
+
+
+@functools.cache
+def _generals_start(seed: int) -> float:
+    """The first start found, on a grid of offsets around the result sends of a fault-free
+    run, for :func:`_generals` (searched once a process, for every length: each try stops
+    before the partition heals)."""
+    for sent in _result_sends(seed, THREE_ROUNDS)[:2]:
         for offset in range(-8, 9):
             start = sent + offset * 0.001
-            heal = start + length
-            faults = Faults(partitions=(Partition(start, heal, _split({0}, {1})),))
-            config = SimConfig(players=2, rules=rules, seed=seed, faults=faults, peer=QUICK)
-            early = Simulation(
-                dataclasses.replace(config, max_time=start + QUICK.drop_after * 3)
-            ).run()
+            config = _generals_config(seed, start, start + 2 * _TRIAL)  # (healed after)
+            early = Simulation(dataclasses.replace(config, max_time=start + _TRIAL)).run()
             if len({len(p.final.game.history) for p in early.peers if p is not None}) == 2:
-                return config, heal
+                return start
     raise AssertionError(f"seed {seed}: no partition splits the first round's results")
 
 
@@ -180,7 +193,8 @@ def test_split_a_result_only_one_side_holds_is_provisional_until_they_meet() -> 
     finals = [p.final for p in result.peers if p is not None]
     assert all(not f.provisional for f in finals)
     assert len({f.digest() for f in finals}) == 1
-    assert finals[0].digest() == audit_logs(result).digest
+    assert result.audit is not None  # (the audit of every log run() made)
+    assert finals[0].digest() == result.audit.digest
     assert len(finals[0].game.history) == 0
 
 
@@ -197,7 +211,8 @@ def test_split_a_partition_that_never_heals_leaves_both_results_marked() -> None
     marked provisional (the invariants hold every settled one to the union)."""
     result = _never_healed()
     assert result.violations == []  # (run() checked every invariant)
-    union = audit_logs(result).digest
+    assert result.audit is not None  # (the audit of every log run() made)
+    union = result.audit.digest
     assert any(p is not None and p.provisional for p in result.peers)
     for p in result.peers:
         assert p is not None and p.final.abandoned is not None

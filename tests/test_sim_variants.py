@@ -19,8 +19,6 @@ from p2p_nertz.sim import (
     Partition,
     SimConfig,
     SimResult,
-    audit_logs,
-    check,
     run,
 )
 from p2p_nertz.sim.invariants import forked_events, forks, settled
@@ -79,7 +77,7 @@ def test_variants_seed_893_the_audit_follows_the_chain_the_votes_quote() -> None
     held = {tuple(sorted(p.tentative.dropped.items())) for p in result.peers if p is not None}
     assert held <= {((1, 9), (3, 24)), ((1, 9),)}
     assert all(p.final.dropped.get(1) == 9 for p in result.peers if p is not None)
-    assert check(result) == []
+    assert result.violations == []  # (run() checked every invariant, the audit with it)
     # The audit of every log folds the same chain: the drops the peers hold, the state and
     # totals they reached, the fork named, no honest result refused and no game left
     # unfinished.
@@ -103,7 +101,7 @@ def test_variants_seed_993_a_cheaters_events_nobody_made_final_are_not_a_loss() 
     sent). (Protocol version 2's game at this seed plays otherwise: the seed stays as a game
     with long faults and a cheater, whose invariants hold, §13 "Seeds move with the rules".)"""
     result = run(_soak(993, SEED_993))
-    assert check(result) == []
+    assert result.violations == []  # (run() checked every invariant, the audit with it)
 
 
 def _stuck_on_a_dead_voter(result: SimResult) -> None:
@@ -129,7 +127,7 @@ def test_variants_seed_98_a_drop_only_a_dead_voter_can_make_final_is_a_game_that
     result = run(_soak(98, SEED_98))
     # (Version 2's game at this seed: 2's vote is an ack of what it held, and the drop it
     # waited on is final; the seed stays as a game with long faults, §13.)
-    assert check(result) == []
+    assert result.violations == []  # (run() checked every invariant, the audit with it)
 
 
 def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final() -> None:
@@ -147,7 +145,7 @@ def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final
     config = SimConfig(players=3, seed=1, faults=faults, peer=QUICK_TIMERS, max_time=60.0)
     result = run(config)
     _stuck_on_a_dead_voter(result)
-    assert check(result) == []
+    assert result.violations == []  # (run() checked every invariant, the audit with it)
     # The table says what the game waits for, not only that an abandon is refused.
     peer = result.peers[1]
     assert peer is not None
@@ -197,7 +195,7 @@ def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_fi
             continue
         alone = audit([LogSource.from_bytes(f"p{seat + 1}.log", data)])
         assert alone.digest == other.final.digest() == peer.final.digest()
-    assert check(result) == []
+    assert result.violations == []  # (run() checked every invariant, the audit with it)
 
 
 def test_soak_seed_2086_a_drop_stands_as_the_votes_decide_it_without_the_members_vote() -> None:
@@ -214,12 +212,13 @@ def test_soak_seed_2086_a_drop_stands_as_the_votes_decide_it_without_the_members
     at 117 in every fold, its vote 118 in none, and seat 0's drop comes with seat 4's vote.
     (``tests/test_sim_drop_cuts.py`` and ``tests/test_roster_cuts.py``: the class.)"""
     result = run(SimConfig.soak(2086))
-    assert check(result) == []
+    assert result.violations == []  # (run() checked every invariant, the audit with it)
     held = {tuple(sorted(p.final.dropped.items())) for p in result.peers if p is not None}
     assert len(held) == 1
     dropped = dict(held.pop())
     assert set(dropped) == {0, 1}
-    assert dict(audit_logs(result).dropped) == dropped
+    assert result.audit is not None  # (the audit of every log run() made)
+    assert dict(result.audit.dropped) == dropped
 
 
 #: 3 players; a partition {2} | {0, 1} from 4.6 s to 8.7 s, seat 0 forks at 5.2 s (a Nerts
@@ -251,7 +250,7 @@ def test_variants_seed_5066_a_dead_members_vote_past_its_cut_decides_nothing() -
     result = run(_soak(5066, SEED_5066))
     assert result.peers[1] is None
     assert forks(result) == {0}
-    assert check(result) == []
+    assert result.violations == []  # (run() checked every invariant, the audit with it)
 
 
 def test_soak_seed_11030_a_fork_past_the_cut_blames_the_cheater_alone() -> None:
@@ -270,7 +269,7 @@ def test_soak_seed_11030_a_fork_past_the_cut_blames_the_cheater_alone() -> None:
     honest = [p for p in result.peers if p is not None and p.seat != 2]
     assert {tuple(p.final.dropped.items()) for p in honest} == {((2, 5),)}
     assert len({p.final.digest() for p in honest}) == 1
-    assert check(result) == []
+    assert result.violations == []  # (run() checked every invariant, the audit with it)
     sources = [LogSource.from_bytes(f"p{s + 1}.log", d) for s, d in enumerate(log_files(result))]
     report = audit(sources)
     assert report.dropped == ((2, 5),)
@@ -307,11 +306,12 @@ def test_variants_seed_5468_a_cut_and_the_caps_of_another_fixed_point() -> None:
     (``tests/test_folds_dropped_past_cut.py``: the class.)"""
     result = run(_soak(5468, SEED_5468))
     assert forks(result) == {0}
-    assert check(result) == []
+    assert result.violations == []  # (run() checked every invariant, the audit with it)
     alive = [p for p in result.peers if p is not None]
     assert len(alive) == 5
     assert {tuple(sorted(p.final.dropped.items())) for p in alive} == {((0, 22), (3, 22))}
     honest = [p for seat, p in enumerate(alive) if seat not in (0, 3)]
     assert all(p.final.phase is Phase.OVER for p in honest)
     assert len({p.final.digest() for p in honest}) == 1
-    assert audit_logs(result).digest == honest[0].final.digest()
+    assert result.audit is not None  # (the audit of every log run() made)
+    assert result.audit.digest == honest[0].final.digest()
