@@ -81,7 +81,7 @@ def test_abandon_readmitted_member_ends_its_game_with_one_abandon(
         assert net.step()
         for s in (a, b):
             peer = net.peers[s]
-            if peer.why_not_abandon(net.now) is None:  # as the node's bot does, every tick
+            if peer.abandon_answer(net.now).why is None:  # as the node's bot does, every tick
                 net._handle(s, peer.abandon(net.now))
         assert all(len(_abandons(net, s)) <= 1 for s in (a, b)), "an abandon signed twice"
     for s, other in ((a, b), (b, a)):
@@ -122,4 +122,4 @@ def test_abandon_answer_refuses_a_second_abandon_of_the_same_member() -> None:
     why = answer((b,))
     assert why is not None and "abandoned the game already" in why
     effects: list[Effect] = peer.abandon(now)
-    assert effects and peer.why_not_abandon(now) is not None
+    assert effects and peer.abandon_answer(now).why is not None

@@ -83,7 +83,7 @@ def test_a_two_player_table_offers_the_abandon_instead() -> None:
     until = net.now + CONFIG.drop_after + 1.0
     net.run(lambda net: net.now > until)
     assert not _notices(net, 0)
-    assert net.peers[0].why_not_abandon(net.now) is None
+    assert net.peers[0].abandon_answer(net.now).why is None
 
 
 def test_the_terminal_and_the_page_show_it_and_its_end() -> None:

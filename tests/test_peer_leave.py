@@ -289,7 +289,7 @@ def test_a_member_that_left_signs_nothing_more(players: int) -> None:
         phases.add(tuple(kinds[:-1]))
         with pytest.raises(LocalProtocolError, match="left the game"):
             leaver.play(Move.turn(), 100.0)
-        assert leaver.why_not_abandon(100.0) == "we left the game"
+        assert leaver.abandon_answer(100.0).why == "we left the game"
     assert len(phases) >= 4  # it left before joining, after it, after its commit, its reveal
 
 

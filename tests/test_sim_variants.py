@@ -149,7 +149,7 @@ def test_sim_a_voter_that_dies_after_its_vote_leaves_a_drop_that_cannot_be_final
     # The table says what the game waits for, not only that an abandon is refused.
     peer = result.peers[1]
     assert peer is not None
-    why = peer.why_not_abandon(result.time)
+    why = peer.abandon_answer(result.time).why
     assert why is not None
     assert "(seat 0) out is final only with" in why and "(seat 2) comes back" in why
     # ... and the table's abandon key says it in a player's words (one answer, not a second

@@ -92,12 +92,12 @@ def test_a_member_woken_past_the_drop_timer_abandons_nobody_before_it_has_listen
     net = PeerNetwork(2, 1, rules=Rules(target=None, rounds=1), config=QUICK_TIMERS)
     net.run(lambda net: all(p.final.phase is Phase.PLAY for p in net.peers))
     waker, other = net.peers[0], 1
-    assert waker.why_not_abandon(net.now) is not None  # (heard just now)
+    assert waker.abandon_answer(net.now).why is not None  # (heard just now)
     wake = net.now + 3 * QUICK_TIMERS.drop_after  # (nothing read meanwhile)
     waker.tick(wake)
-    why = waker.why_not_abandon(wake)
+    why = waker.abandon_answer(wake).why
     assert why is not None and f"(seat {other})" in why, why
     listened = wake + QUICK_TIMERS.suspect_after
     waker.tick(wake + QUICK_TIMERS.suspect_after / 2)  # (listening: an input within the gap)
     waker.tick(listened)
-    assert waker.why_not_abandon(listened) is None  # still unheard: gone, abandoned
+    assert waker.abandon_answer(listened).why is None  # still unheard: gone, abandoned

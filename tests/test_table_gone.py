@@ -210,7 +210,7 @@ def test_table_gone_not_while_an_abandon_is_on_offer() -> None:
     start = net.now
     end = start + 2 * QUICK.gone_after
     net.run(lambda n: n.now >= end, within=60.0)
-    assert peer.why_not_abandon(net.now) is None
+    assert peer.abandon_answer(net.now).why is None
     assert peer.table_gone(net.now) is None
     net.deliver(0, b"")  # (an input, so that the abandon below is timed now)
     peer.abandon(net.now)

@@ -103,8 +103,8 @@ class BotDriver:
 
         A bot does not wait forever for an opponent who has gone: with two members nobody can
         be voted out, so it ends the game (scored by totals) once the core would take it
-        (:meth:`~p2p_nertz.protocol.peer.Peer.why_not_abandon` says nothing against it).
+        (:meth:`~p2p_nertz.protocol.peer.Peer.abandon_answer` says nothing against it).
         """
-        if peer.why_not_abandon(now) is not None:
+        if peer.abandon_answer(now).why is not None:
             return None
         return peer.abandon(now)

@@ -460,33 +460,8 @@ class Author:
     def doubt_want(self, now: float) -> None:
         """Ask every member for our own events past our head (a want announces no head: it
         keeps us heard, as a recovery's do)."""
-        self.outbox.effects.append(Send(self._own_want()))
+        self.outbox.effects.append(Send(own_want(self)))
         self.outbox.spoke(now)
-
-    def keep_heard(self, now: float, reserved: int) -> bytes | None:
-        """A message that keeps us heard while what we signed last cannot be sent yet (its
-        record is not durable: a slow disk's sync, docs/log-format.md §6), or ``None`` if
-        none may go now. It is a want for our own events past our head, signed, as a doubt's
-        and a recovery's are: it names no head, so it announces nothing of our feed, and a
-        want is heard (§9.1). ``reserved`` is the clock the log holds durably reserved: a
-        want timed past it, or past a reservation asked for, would wait for a sync too.
-
-        The beats and acks the caller still holds, signed before it and sent after it, are
-        old by its time where they arrive (§7.2): an ack is due at once, to announce what
-        they did once the caller has sent them."""
-        outbox = self.outbox
-        if self.recovery is not None or self.elsewhere is not None:
-            return None  # (recovering: our wants go out anyway; elsewhere: we stop)
-        if outbox.clock + 1 > min(reserved, outbox.reserved):
-            return None
-        wire = self._own_want()
-        outbox.ack_due = now if outbox.ack_due is None else min(outbox.ack_due, now)
-        return wire
-
-    def _own_want(self) -> bytes:
-        """A want of ours for our own events past our head, signed."""
-        first = len(self.feeds[self.seat]) + 1
-        return self.delivery.want_wire(self.seat, first, first + self.config.max_want - 1)
 
     # -- recovery -------------------------------------------------------------------------------
     def awaiting(self, now: float | None = None) -> tuple[int, ...]:
@@ -597,3 +572,31 @@ def _first(body: EventBody) -> bool:
     """Whether ``body`` is a complaint or an answer of a shuffle game (signed before anything
     else, :meth:`Author.act`)."""
     return isinstance(body, DeckEvent) and isinstance(body.message, DeckComplain | DeckAnswer)
+
+
+def own_want(author: Author) -> bytes:
+    """A want of ``author``'s peer for its own events past its head, signed (a want names no
+    head: it keeps us heard, as a doubt's and a recovery's do)."""
+    first = len(author.feeds[author.seat]) + 1
+    return author.delivery.want_wire(author.seat, first, first + author.config.max_want - 1)
+
+
+def keep_heard(author: Author, now: float, reserved: int) -> bytes | None:
+    """A message that keeps ``author``'s peer heard while what it signed last cannot be sent
+    yet (its record is not durable: a slow disk's sync, docs/log-format.md §6), or ``None`` if
+    none may go now. It is a want for our own events past our head (:func:`own_want`): it
+    names no head, so it announces nothing of our feed, and a want is heard (§9.1).
+    ``reserved`` is the clock the log holds durably reserved: a want timed past it, or past a
+    reservation asked for, would wait for a sync too.
+
+    The beats and acks the caller still holds, signed before it and sent after it, are old by
+    its time where they arrive (§7.2): an ack is due at once, to announce what they did once
+    the caller has sent them."""
+    outbox = author.outbox
+    if author.recovery is not None or author.elsewhere is not None:
+        return None  # (recovering: our wants go out anyway; elsewhere: we stop)
+    if outbox.clock + 1 > min(reserved, outbox.reserved):
+        return None
+    wire = own_want(author)
+    outbox.ack_due = now if outbox.ack_due is None else min(outbox.ack_due, now)
+    return wire

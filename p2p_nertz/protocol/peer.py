@@ -83,7 +83,7 @@ from dataclasses import dataclass, replace
 from p2p_nertz.defaults import DROP_AFTER, SUSPECT_AFTER
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol import state as st
-from p2p_nertz.protocol.author import Author
+from p2p_nertz.protocol.author import Author, keep_heard
 from p2p_nertz.protocol.bodies import (
     Drop,
     DropReason,
@@ -489,11 +489,6 @@ class Peer:
         table, the node and the simulator read (:meth:`LocalPlayer.abandon_answer`)."""
         return self.player.abandon_answer(now)
 
-    def why_not_abandon(self, now: float) -> str | None:
-        """Why :meth:`abandon` would refuse now, in words; ``None``: it would end the game
-        (:meth:`abandon_answer`)."""
-        return self.abandon_answer(now).why
-
     def abandon(self, now: float) -> list[Effect]:
         """End the game when only one other member is left and it has gone (DESIGN.md §6).
 
@@ -502,7 +497,7 @@ class Peer:
         rounds both sides saw scored, maybe :attr:`provisional` (docs/protocol.md §9.3).
 
         Raises:
-            AbandonRefused: :meth:`why_not_abandon` says why not; nothing is sent.
+            AbandonRefused: :meth:`abandon_answer` says why not; nothing is sent.
         """
         answer = self.abandon_answer(now)
         if answer.why is not None:
@@ -516,8 +511,8 @@ class Peer:
         return self._flush(now)
 
     def keep_heard(self, now: float, reserved: int) -> bytes | None:
-        """A want that keeps us heard through a slow disk's sync (:meth:`Author.keep_heard`)."""
-        return self._author.keep_heard(now, reserved)
+        """A want that keeps us heard through a slow disk's sync (:func:`author.keep_heard`)."""
+        return keep_heard(self._author, now, reserved)
 
     # -- restart ----------------------------------------------------------------------------
     @classmethod

@@ -355,7 +355,6 @@ class _Ending:
 
 async def keep_heard(
     peer: Peer | None,
-    config: PeerConfig,
     clock: Clock,
     send: Callable[[Send], None],
     reserved: int,
@@ -367,6 +366,7 @@ async def keep_heard(
     docs/latency.md). ``reserved``: the clock the log holds durably reserved."""
     if peer is None:
         return  # (a write before the peer is made: a recovery's first note)
+    config = peer.config
     for _ in range(max(1, math.floor(config.drop_after / config.beat_interval))):
         await trio.sleep(config.beat_interval)
         wire = peer.keep_heard(clock(), reserved)
@@ -764,8 +764,7 @@ class PeerNode:
             listener(effect)
 
     async def _write(self, records: list[LogRecord]) -> None:
-        heard = partial(keep_heard, self._peer, self._config, self._clock, self._send)
-        await self._log.write(records, heard)
+        await self._log.write(records, partial(keep_heard, self._peer, self._clock, self._send))
 
     def _send(self, effect: Send) -> None:
         self._mesh.send(effect.data, effect.to)
