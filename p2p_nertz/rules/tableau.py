@@ -22,7 +22,7 @@ N: 4C | 1: KS QH JS | 2: - | 3: 5D | 4: 8C | S: 2C 7H 9S 3D | W: -
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.errors import IllegalMoveError, NotationError
@@ -178,11 +178,7 @@ class Tableau:
                 return pile
             return tuple(card if c == face_down else c for c in pile)
 
-        nerts, stock, waste = put(self.nerts), put(self.stock), put(self.waste)
-        work = tuple(put(p) for p in self.work)
-        if (nerts, work, stock, waste) == (self.nerts, self.work, self.stock, self.waste):
-            return self
-        return Tableau(nerts, work, stock, waste)
+        return self._each_pile(put)
 
     def opened_at(self, cards: Mapping[int, Card]) -> Tableau:
         """This tableau with each sealed card whose deck position ``cards`` names replaced by
@@ -199,6 +195,10 @@ class Tableau:
             new = tuple(c if (p := sealed_position(c)) is None else cards.get(p, c) for c in pile)
             return pile if new == pile else new
 
+        return self._each_pile(put)
+
+    def _each_pile(self, put: Callable[[tuple[Card, ...]], tuple[Card, ...]]) -> Tableau:
+        """This tableau with ``put`` applied to each pile (itself if no pile changed)."""
         nerts, stock, waste = put(self.nerts), put(self.stock), put(self.waste)
         work = tuple(put(p) for p in self.work)
         if (nerts, work, stock, waste) == (self.nerts, self.work, self.stock, self.waste):
