@@ -662,6 +662,7 @@ class Peer:
 
     def _flush(self, now: float) -> list[Effect]:
         """Finish one input: finality, phase actions, timers; return the effects."""
+        self._chains.shares.changed()  # (the held view: what this input changed, it answers)
         author = self._author
         if author.elsewhere is not None:  # (our key signed past our head elsewhere)
             return self._outbox.take_to_stop(Elsewhere(author.elsewhere))

@@ -67,7 +67,7 @@ from p2p_nertz.rules import (
     Tableau,
     new_deck,
 )
-from p2p_nertz.rules.cards import HIDDEN, is_unknown, sealed, sealed_position
+from p2p_nertz.rules.cards import HIDDEN, is_unknown, sealed_position
 from p2p_nertz.rules.lake import OUTCOME_TIED, Claim
 from p2p_nertz.rules.moves import MOVE_CALL, MOVE_PASS, MOVE_TURN
 from p2p_nertz.rules.table import STATUS_NERTS
@@ -248,14 +248,16 @@ class RoundState:
         fault."""
         deck = self.deck
         assert deck is not None and self.table is not None
+        by_seat: dict[int, dict[int, Card]] = {}
         for o in opened:
             if o.card is None:
                 continue
             seat = deck.members[o.deck]
-            table = self.table
-            tableau = table.tableaux[seat].opened(sealed(o.position), o.card)
-            self.table = table.with_tableau(seat, tableau)
+            by_seat.setdefault(seat, {}).setdefault(o.position, o.card)
             self.seen[seat] = self.seen.get(seat, frozenset()) | {o.card.physical}
+        for seat, cards in by_seat.items():  # (each tableau rebuilt once, not once a card)
+            table = self.table
+            self.table = table.with_tableau(seat, table.tableaux[seat].opened_at(cards))
 
     def take_deal(
         self,

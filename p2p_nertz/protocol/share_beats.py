@@ -75,6 +75,14 @@ class PeerShares:
         self.carried = 0
         #: (sender, round) of each ``bad_share`` note written (once each: share_notes.py)
         self.noted: set[tuple[int, int]] = set()
+        #: the round :meth:`held_table` last answered for and its answer, kept until the
+        #: peer's input ends (:meth:`changed`): a bot reads the held view to choose, and its
+        #: move reads it again, with no input between
+        self._held: tuple[RoundState, Table | None] | None = None
+
+    def changed(self) -> None:
+        """An input of the peer ended: what :meth:`held_table` answered may not hold."""
+        self._held = None
 
     def _keep_only(self, folds: Folds) -> None:
         """Forget the rounds neither fold holds (a store grows by a round at most)."""
@@ -144,6 +152,14 @@ class PeerShares:
         """The table of ``rs`` as its peer's player sees it: with the store's openings of the
         positions turned up and sealed (:meth:`ShareStore.held_view`), ``rs``'s own where the
         store opens nothing more. A copy, valid until the peer's next input."""
+        kept = self._held
+        if kept is not None and kept[0] is rs:
+            return kept[1]
+        table = self._held_table(rs)
+        self._held = (rs, table)
+        return table
+
+    def _held_table(self, rs: RoundState) -> Table | None:
         deck = rs.deck
         if deck is None or deck.final is None or rs.table is None:
             return rs.table

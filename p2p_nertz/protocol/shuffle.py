@@ -127,6 +127,9 @@ class DeckRound:
     #: the members dropped since the deal: the others open their shares for them (§6.4)
     gone: frozenset[int] = frozenset()
     opened: dict[tuple[int, int], Card | None] = field(default_factory=dict)
+    #: (deck, card) of every card ``opened`` shows, in the order opened: the check that a
+    #: deck shows no card twice (:meth:`_open`) in one look, not a scan of ``opened``
+    shown: dict[tuple[int, Card], None] = field(default_factory=dict, repr=False, compare=False)
     #: member -> its round secret: revealed (``deck_open``), or for a member dropped rebuilt
     #: from the VSS shares the others hold (§6.4, §7.2)
     secrets: dict[int, int] = field(default_factory=dict)
@@ -150,6 +153,7 @@ class DeckRound:
         new.shares = {k: dict(v) for k, v in self.shares.items()}
         new.partials = {k: dict(v) for k, v in self.partials.items()}
         new.opened = dict(self.opened)
+        new.shown = dict(self.shown)
         new.secrets = dict(self.secrets)
         new.held = {k: dict(v) for k, v in self.held.items()}
         new.complaints = dict(self.complaints)
@@ -438,8 +442,11 @@ class DeckRound:
             card: Card | None = open_card(self.final[deck][position], points)
         except DeckError:
             card = None
-        if card is not None and any(c == card for (d, _), c in self.opened.items() if d == deck):
-            card = None  # a card its deck already showed: a substituted ciphertext
+        if card is not None:
+            if (deck, card) in self.shown:
+                card = None  # a card its deck already showed: a substituted ciphertext
+            else:
+                self.shown[(deck, card)] = None
         self.opened[where] = card
         return Opened(deck, position, card)
 

@@ -173,16 +173,19 @@ def _forks_dropped(result: SimResult, peers: _Seats) -> list[str]:
     """Every honest peer that finished dropped every member it could prove forked."""
     cheaters = result.config.faults.cheaters
     problems = []
+    proven: dict[tuple[int, ...], set[int]] = {}  # (most peers end with the same members in)
     for seat, p in peers:
         if p.final.phase is not Phase.OVER:
             continue
         # (What the members still in could prove: the other version of a fork sent only to
         # a member asleep, who was dropped before it woke, never reached one of them, and a
         # fork that reached no one has no effect on the game.)
-        still_in = [
+        still_in = tuple(
             q for q in range(result.spec.seats) if q not in p.final.dropped and q not in cheaters
-        ]
-        for cheat in sorted(forks(result, still_in)):
+        )
+        if still_in not in proven:
+            proven[still_in] = forks(result, still_in)
+        for cheat in sorted(proven[still_in]):
             if cheat not in p.final.dropped:
                 problems.append(f"equivocation: seat {seat} did not drop forking seat {cheat}")
     return problems

@@ -498,6 +498,8 @@ class Simulation:
         self.result.notes = self.notes
         self.gone_noted = [False] * n  # this process of the seat met the table gone already
         self.twins = Twins(self, config.faults.twins)  # (second processes of a key: twins.py)
+        self._cheaters_of: Faults | None = None  # (_cheaters: the faults its answer is of)
+        self._cheaters_are: frozenset[int] = frozenset()
 
     # kinds of happenings
     MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE, FREEZE, WAKE, TWIN = range(9)
@@ -826,7 +828,12 @@ class Simulation:
                 self._push(now + self.config.faults.delay, self.MESSAGE, other, wire)
 
     def _done(self, now: float) -> bool:
+        # (Asked after most happenings: the test that fails all game long comes first.)
         live = [p for p in self.peers if p is not None]
+        cheaters = self._cheaters()
+        active = [p for p in live if p.seat not in p.final.dropped and p.seat not in cheaters]
+        if not active or not all(p.final.phase is Phase.OVER and not p.provisional for p in active):
+            return False
         if any(d is not None and d != float("inf") for d in self.down_until):
             return False  # someone is due back
         if any(f is not None for f in self.frozen_until):
@@ -835,18 +842,19 @@ class Simulation:
             # Someone is taking its own events back (its log must end up holding them), and
             # may yet sign again: its runtime stops only once that is hopeless (§9.6).
             return False
-        cheaters = self.config.faults.cheaters
-        active = [p for p in live if p.seat not in p.final.dropped and p.seat not in cheaters]
-        return (
-            bool(active)
-            and all(p.final.phase is Phase.OVER and not p.provisional for p in active)
-            and all(self._quiet(p) for p in active)
-        )
+        return all(self._quiet(p) for p in active)
+
+    def _cheaters(self) -> frozenset[int]:
+        """The run's cheaters (:attr:`Faults.cheaters`), worked out once per faults."""
+        faults = self.config.faults
+        if self._cheaters_of is not faults:
+            self._cheaters_of, self._cheaters_are = faults, faults.cheaters
+        return self._cheaters_are
 
     def _quiet(self, peer: Peer) -> bool:
         """Whether every live honest peer holds every event this one holds (nothing left in
         flight)."""
-        cheaters = self.config.faults.cheaters
+        cheaters = self._cheaters()
         return all(
             other.held(s) >= peer.held(s)
             for other in self.peers
