@@ -183,18 +183,24 @@ def dealt(
     """``items`` (slow first) in the order that gives each of ``workers`` its share (see
     :func:`pytest_collection_modifyitems`); ``shared(item)`` names the games ``item``
     shares with other tests of its module."""
-    groups = _sharing(items, shared)
     slow = {item for item in items if item.get_closest_marker("slow") is not None}
-    units: list[list[pytest.Item]] = [group for group in groups if len(group) > 1]
-    together = {item for group in units for item in group}
-    units += [[item] for item in items if item in slow and item not in together]
-    weight = [sum(item in slow for item in unit) + len(unit) / (len(items) + 1) for unit in units]
+    groups = [group for group in _sharing(items, shared) if len(group) > 1]
+    groups.sort(key=lambda group: (-sum(item in slow for item in group), -len(group)))
     shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
-    load = [0.0] * workers
-    for w, unit in sorted(zip(weight, units, strict=True), key=lambda wu: -wu[0]):  # (stable)
-        k = load.index(min(load))
-        shares[k] += unit
-        load[k] += w
+    load = [0] * workers  # (the slow tests of the groups dealt)
+    room = len(items) // workers
+    for group in groups:  # (each to the share with the least that has room, largest first)
+        fits = [k for k in range(workers) if len(shares[k]) + len(group) <= room]
+        k = min(fits or range(workers), key=lambda k: load[k])
+        shares[k] += group
+        load[k] += sum(item in slow for item in group)
+    together = {item for group in groups for item in group}
+    lone = [0] * workers
+    for item in items:  # (each to the share with the fewest, of those the least load)
+        if item in slow and item not in together:
+            k = min(range(workers), key=lambda k: (lone[k], load[k]))
+            shares[k].append(item)
+            lone[k] += 1
     placed = {item for share in shares for item in share}
     rest = [item for item in items if item not in placed]
     left = len(items)
