@@ -165,12 +165,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     A module's tests that reach one game (a ``functools.cache`` of the tests, a module-scoped
     fixture: :func:`_games_shared`) go to one worker together, at the front of its share
-    (worksteal takes from the back): every other worker that ran one of them played the game
-    again (tests/test_sim_freeze_beats.py's ``late_answer``, up to five times). The other
-    slow tests go one by one, each to the share with the fewest slow tests so far, the
-    largest groups first: session 28 dealt every module's slow tests to one worker, and
-    tests/test_red_faults.py's real-node games, which share nothing, ran in a row at the end.
-    (Without workers, slow first.)"""
+    (worksteal takes from the back), the largest group first, each to the share with the
+    fewest such tests so far: every other worker that ran one of them played the game again
+    (tests/test_sim_freeze_beats.py's ``late_answer``, up to five times; not every test of
+    tests/test_sim_shuffle_cheats.py's groups is marked slow, so the tests are counted, not
+    the marks). The other slow tests go one by one, each to the share with the fewest of them:
+    session 28 dealt a module's slow tests to one worker, and tests/test_red_faults.py's
+    real-node games, which share nothing, ran in a row at the end. (Without workers, slow
+    first.)"""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers >= 2:
@@ -185,15 +187,15 @@ def dealt(
     shares with other tests of its module."""
     slow = {item for item in items if item.get_closest_marker("slow") is not None}
     groups = [group for group in _sharing(items, shared) if len(group) > 1]
-    groups.sort(key=lambda group: (-sum(item in slow for item in group), -len(group)))
+    groups.sort(key=lambda group: -len(group))  # (stable)
     shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
-    load = [0] * workers  # (the slow tests of the groups dealt)
+    load = [0] * workers  # (the tests of the groups dealt: a slow mark says too little)
     room = len(items) // workers
     for group in groups:  # (each to the share with the least that has room, largest first)
         fits = [k for k in range(workers) if len(shares[k]) + len(group) <= room]
         k = min(fits or range(workers), key=lambda k: load[k])
         shares[k] += group
-        load[k] += sum(item in slow for item in group)
+        load[k] += len(group)
     together = {item for group in groups for item in group}
     lone = [0] * workers
     for item in items:  # (each to the share with the fewest, of those the least load)
