@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import CodeType, ModuleType
 from typing import TYPE_CHECKING
 
 import pytest
@@ -150,34 +153,161 @@ def _no_process_outlives_its_test() -> Iterator[None]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked slow start first, on every worker at once.
+    """The tests marked slow start first, on every worker at once, and the tests of a module
+    that share a game run on one worker.
 
     ``--dist worksteal`` hands each of its ``n`` workers a contiguous share of the collection,
     in order, then lets an idle worker take the back half of the longest queue. Sorted slow
     first, every slow test fell in the first worker's share: one worker ran the real-process
-    games one after another while the others ran the CPU-bound ones, and the last games, taken
-    over late, ran alone at the end. Here each worker's share begins with every ``n``-th slow
-    test, then its part of the others, so that the games, which mostly wait on the clock, run
-    side by side with the tests that use the CPU. (Without workers, slow first.)"""
+    games one after another while the others ran the CPU-bound ones. Here each worker's share
+    begins with its part of the slow tests, then its part of the others, so that the games,
+    which mostly wait on the clock, run side by side with the tests that use the CPU.
+
+    A module's tests that reach one game (a ``functools.cache`` of the tests, a module-scoped
+    fixture: :func:`_games_shared`) go to one worker together, at the front of its share
+    (worksteal takes from the back), the largest group first, each to the share with the
+    fewest such tests so far: every other worker that ran one of them played the game again
+    (tests/test_sim_freeze_beats.py's ``late_answer``, up to five times; not every test of
+    tests/test_sim_shuffle_cheats.py's groups is marked slow, so the tests are counted, not
+    the marks). The other slow tests go one by one, each to the share with the fewest of them:
+    session 28 dealt a module's slow tests to one worker, and tests/test_red_faults.py's
+    real-node games, which share nothing, ran in a row at the end. (Without workers, slow
+    first.)"""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    if workers < 2:
-        return
-    slow = [item for item in items if item.get_closest_marker("slow") is not None]
-    rest = items[len(slow) :]
-    shares: list[list[pytest.Item]] = [slow[k::workers] for k in range(workers)]
+    if workers >= 2:
+        items[:] = dealt(items, workers, _games_shared)
+
+
+def dealt(
+    items: list[pytest.Item], workers: int, shared: Callable[[pytest.Item], set[str]]
+) -> list[pytest.Item]:
+    """``items`` (slow first) in the order that gives each of ``workers`` its share (see
+    :func:`pytest_collection_modifyitems`); ``shared(item)`` names the games ``item``
+    shares with other tests of its module."""
+    slow = {item for item in items if item.get_closest_marker("slow") is not None}
+    groups = [group for group in _sharing(items, shared) if len(group) > 1]
+    groups.sort(key=lambda group: -len(group))  # (stable)
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    load = [0] * workers  # (the tests of the groups dealt: a slow mark says too little)
+    room = len(items) // workers
+    for group in groups:  # (each to the share with the least that has room, largest first)
+        fits = [k for k in range(workers) if len(shares[k]) + len(group) <= room]
+        k = min(fits or range(workers), key=lambda k: load[k])
+        shares[k] += group
+        load[k] += len(group)
+    together = {item for group in groups for item in group}
+    lone = [0] * workers
+    for item in items:  # (each to the share with the fewest, of those the least load)
+        if item in slow and item not in together:
+            k = min(range(workers), key=lambda k: (lone[k], load[k]))
+            shares[k].append(item)
+            lone[k] += 1
+    placed = {item for share in shares for item in share}
+    rest = [item for item in items if item not in placed]
     left = len(items)
-    sizes = []
-    for k in range(workers):  # the sizes worksteal's first hand-out gives (check_schedule)
-        sizes.append(left // (workers - k))
-        left -= sizes[-1]
     at = 0
-    for share, size in zip(shares, sizes, strict=True):
+    for k, share in enumerate(shares):  # the sizes worksteal's first hand-out gives
+        size = left // (workers - k)
         take = max(0, size - len(share))
         share.extend(rest[at : at + take])
         at += take
+        left -= len(share)
     shares[-1].extend(rest[at:])
-    items[:] = [item for share in shares for item in share]
+    return [item for share in shares for item in share]
+
+
+def _sharing(
+    items: list[pytest.Item], shared: Callable[[pytest.Item], set[str]]
+) -> list[list[pytest.Item]]:
+    """``items`` in groups, each in the order collected: two tests of one module that name a
+    game in common are in one group, and so, through them, are the tests sharing a game with
+    either."""
+    parent = list(range(len(items)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        module = item.nodeid.partition("::")[0]
+        for game in shared(item):
+            j = first.setdefault(f"{module} {game}", i)
+            parent[root(i)] = root(j)
+    groups: dict[int, list[pytest.Item]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(root(i), []).append(item)
+    return list(groups.values())
+
+
+_TESTS = Path(__file__).parent
+
+
+def _games_shared(item: pytest.Item) -> set[str]:
+    """The games ``item`` may share with other tests of its module: the ``functools.cache``
+    functions of the tests (tests/*.py) that its function and its fixtures call, directly or
+    through the tests' helpers, and the fixtures it uses that live longer than one test
+    (module or class scope; a session's are the whole run's, wherever its tests go)."""
+    found = set(_caches_called(getattr(item, "obj", None)))
+    info = getattr(item, "_fixtureinfo", None)
+    for name, defs in info.name2fixturedefs.items() if info is not None else ():
+        if defs[-1].scope in ("class", "module", "package"):
+            found.add(f"fixture {name}")
+        found.update(_caches_called(defs[-1].func))
+    return found
+
+
+_CALLED: dict[CodeType, frozenset[str]] = {}
+
+
+def _caches_called(start: object) -> frozenset[str]:
+    """The tests' ``functools.cache`` functions that the function ``start`` calls, directly
+    or through the tests' other functions (memoized: a test's parameters share it)."""
+    code = getattr(start, "__code__", None)
+    if code is None:
+        return frozenset()
+    if code not in _CALLED:
+        found: set[str] = set()
+        functions = [start]
+        seen: set[CodeType] = set()
+        while functions:
+            function = functions.pop()
+            with contextlib.suppress(ValueError):  # (a loop of __wrapped__)
+                function = inspect.unwrap(function) if callable(function) else function
+            called = getattr(function, "__code__", None)
+            if called is None or called in seen or not _of_the_tests(called):
+                continue
+            seen.add(called)
+            names = function.__globals__
+            for name in _names(called):
+                value = names.get(name)
+                if isinstance(value, ModuleType) and _of_the_tests(value):
+                    functions += [getattr(value, n, None) for n in _names(called)]
+                elif hasattr(value, "cache_info") and hasattr(value, "__wrapped__"):
+                    if _of_the_tests(value.__wrapped__.__code__):
+                        found.add(f"cache {value.__module__}.{value.__qualname__}")
+                    functions.append(value.__wrapped__)
+                else:
+                    functions.append(value)
+        _CALLED[code] = frozenset(found)
+    return _CALLED[code]
+
+
+def _names(code: CodeType) -> Iterator[str]:
+    """The global and attribute names ``code`` and the functions defined in it use."""
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _names(const)
+
+
+def _of_the_tests(thing: CodeType | ModuleType) -> bool:
+    """Whether a function's code, or a module, is one of the tests' (tests/*.py)."""
+    path = thing.co_filename if isinstance(thing, CodeType) else getattr(thing, "__file__", None)
+    return path is not None and Path(path).parent == _TESTS
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
