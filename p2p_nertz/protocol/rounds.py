@@ -256,8 +256,7 @@ class RoundState:
             by_seat.setdefault(seat, {}).setdefault(o.position, o.card)
             self.seen[seat] = self.seen.get(seat, frozenset()) | {o.card.physical}
         for seat, cards in by_seat.items():  # (each tableau rebuilt once, not once a card)
-            table = self.table
-            self.table = table.with_tableau(seat, table.tableaux[seat].opened_at(cards))
+            self.table = self.table.with_tableau(seat, self.table.tableaux[seat].opened_at(cards))
 
     def take_deal(
         self,

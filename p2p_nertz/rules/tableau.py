@@ -22,7 +22,7 @@ N: 4C | 1: KS QH JS | 2: - | 3: 5D | 4: 8C | S: 2C 7H 9S 3D | W: -
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.errors import IllegalMoveError, NotationError
@@ -172,19 +172,12 @@ class Tableau:
         >>> t.nerts[-1], t.nerts[-2]
         (Card.parse('5H'), sealed(40))
         """
-
-        def put(pile: tuple[Card, ...]) -> tuple[Card, ...]:
-            if face_down not in pile:
-                return pile
-            return tuple(card if c == face_down else c for c in pile)
-
-        return self._each_pile(put)
+        position = sealed_position(face_down)
+        return self if position is None else self.opened_at({position: card})
 
     def opened_at(self, cards: Mapping[int, Card]) -> Tableau:
-        """This tableau with each sealed card whose deck position ``cards`` names replaced by
-        that card, wherever it lies now: :meth:`opened` for many at once, in one pass over the
-        piles (a peer's held view opens every card its share store holds at each look);
-        unchanged if none is here.
+        """:meth:`opened` for many cards at once, by deck position, in one pass over the piles
+        (a peer's held view opens every card its share store holds at each look).
 
         >>> t = Tableau.sealed(Rules()).opened_at({39: Card.parse("5H"), 0: Card.parse("AS")})
         >>> t.nerts[-1], t.stock[0], t.opened_at({}) is t
@@ -195,10 +188,6 @@ class Tableau:
             new = tuple(c if (p := sealed_position(c)) is None else cards.get(p, c) for c in pile)
             return pile if new == pile else new
 
-        return self._each_pile(put)
-
-    def _each_pile(self, put: Callable[[tuple[Card, ...]], tuple[Card, ...]]) -> Tableau:
-        """This tableau with ``put`` applied to each pile (itself if no pile changed)."""
         nerts, stock, waste = put(self.nerts), put(self.stock), put(self.waste)
         work = tuple(put(p) for p in self.work)
         if (nerts, work, stock, waste) == (self.nerts, self.work, self.stock, self.waste):
