@@ -16,17 +16,17 @@ from p2p_nertz.deck.shares import Share, make_share
 from p2p_nertz.deck.wire import (
     MAX_OPENING,
     DeckOpen,
-    DeckShares,
     decode_opening,
     encode_opening,
 )
 from p2p_nertz.protocol.bodies import Play, encode_body, kind_of, parse_body
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Refuse
-from p2p_nertz.protocol.rounds import RoundState, sealed_needed
+from p2p_nertz.protocol.rounds import sealed_needed
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import GameState, Phase, RefusalCode, Rotated
-from p2p_nertz.rules import Card, Move, is_unknown, sealed_position
+from p2p_nertz.rules import Card, Move, Table, is_unknown, sealed_position
+from p2p_nertz.rules.cards import sealed
 from tests.test_fold_shuffle import ShuffleTable, _choose, _drop, _shown_positions
 
 
@@ -37,6 +37,7 @@ class OpeningTable(ShuffleTable):
     def __init__(self, n: int, seed: int = 0) -> None:
         super().__init__(n, seed=seed)
         self.made: dict[tuple[int, int, int], Share] = {}
+        self.cards: dict[tuple[int, int], Card] = {}
 
     def share(self, i: int, deck: int, position: int) -> Share:
         """Member ``i``'s own share of ``position`` of ``deck``, proven."""
@@ -54,18 +55,27 @@ class OpeningTable(ShuffleTable):
             for i in (range(self.n) if makers is None else makers)
         )
 
-    def held(self) -> RoundState:
-        """The round as a peer holding every share of every position turned up sees it (a
-        copy of the fold's, every missing share taken): what a player chooses its moves on."""
-        rs = self.fold.round.copy()
-        deck = rs.deck
-        assert deck is not None
-        waiting = [w for w in deck.turned if w not in deck.opened]
-        for i in range(self.n):
-            mine = [w for w in waiting if i not in deck.shares.get(w, {})]
-            if mine:
-                rs.take_shares(i, DeckShares(1, i, tuple(self.share(i, *w) for w in mine)))
-        return rs
+    def held(self) -> Table:
+        """The table as a peer holding every share of every position turned up sees it: the
+        fold's, each position turned up and not opened there showing its card (what the
+        members' shares open it to). What a player chooses its moves on; the fold is told
+        nothing of it."""
+        rs = self.fold.round
+        deck, table = rs.deck, rs.table
+        assert deck is not None and table is not None
+        for d, p in deck.turned:
+            if (d, p) not in deck.opened:
+                seat = deck.members[d]
+                opened = table.tableaux[seat].opened(sealed(p), self.card(d, p))
+                table = table.with_tableau(seat, opened)
+        return table
+
+    def card(self, deck: int, position: int) -> Card:
+        """The card at a position (``card_at``, each decrypted once)."""
+        key = (deck, position)
+        if key not in self.cards:
+            self.cards[key] = self.card_at(deck, position)
+        return self.cards[key]
 
     def carry(self, seat: int, move: Move, card: Card | None, where: list[tuple[int, int]]):
         """``seat`` plays ``move`` carrying every member's share of ``where``."""
@@ -91,7 +101,7 @@ def test_fold_opening_a_whole_round_opens_every_card_a_move_needs_and_no_other(n
         if t.fold.phase is not Phase.PLAY:
             break
         for seat in range(n):
-            held = t.held().table
+            held = t.held()
             table = t.fold.table
             assert held is not None and table is not None
             move = _choose(list(held.legal_moves(seat)), turns[seat])
@@ -147,7 +157,7 @@ def test_fold_opening_a_move_without_its_opening_or_with_its_author_s_share_only
     assert deck is not None
     assert deck.shares[top] == {1: t.share(1, *top).point} and top not in deck.opened
     # Every share: the card opens, and the move is judged on it (the rules say if it fits).
-    legal = Move.parse("W>1") in (t.held().table.legal_moves(1))  # type: ignore[union-attr]
+    legal = Move.parse("W>1") in t.held().legal_moves(1)
     t.play(1, Play((), 1, Move.parse("W>1"), opens=t.opening([top])))
     deck = t.fold.round.deck
     assert deck is not None and deck.opened[top] == t.card_at(*top)

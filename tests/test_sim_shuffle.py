@@ -5,6 +5,7 @@ log."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter
 
 import pytest
@@ -21,21 +22,60 @@ from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS
-from p2p_nertz.sim.network import Faults, SimConfig, Simulation, run
+from p2p_nertz.sim.network import Faults, SimConfig, SimResult, run
+
+#: A share's place in a round: (its maker's seat, the seat it stands for, deck, position).
+_Where = tuple[int, int, int, int]
+
+
+@functools.cache
+def _played(config: SimConfig) -> tuple[SimResult, dict[int, Counter[_Where]]]:
+    """The game of ``config`` (its invariants checked), and the share checks each peer's round
+    made, by the round's memo (one per peer; the tentative and final folds share it): a check
+    answered from the memo is not counted. The counter calls the check through: the game is
+    the one it would be without it, and the tests that read it share it."""
+    from p2p_nertz.protocol import shuffle
+
+    checked: dict[int, Counter[_Where]] = {}  # memo -> share -> checks
+    verify = shuffle.DeckRound._verify  # private: where a check is made or answered
+
+    def counting(deck: DeckRound, share: Share, key: bytes, cipher: tuple[bytes, bytes]) -> None:
+        if (share, key, cipher) not in deck.memo:  # checked now, not answered from the memo
+            where = (share.seat, share.of_seat, share.deck, share.position)
+            checked.setdefault(id(deck.memo), Counter())[where] += 1
+        verify(deck, share, key, cipher)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(shuffle.DeckRound, "_verify", counting)
+        result = run(config)
+    return result, checked
+
+
+def _fault_free(players: int, rounds: int) -> SimConfig:
+    return SimConfig(
+        players=players,
+        seed=players * 10 + rounds,
+        deal=Deal.SHUFFLE,
+        rules=Rules(target=None, rounds=rounds),
+    )
+
+
+#: A game of three on links of exactly 0.01 s one way, its effects recorded: when each share
+#: beat leaves is read from them.
+_TIMED = SimConfig(
+    players=3,
+    seed=5,
+    faults=Faults(delay=0.01, jitter=0.0),
+    deal=Deal.SHUFFLE,
+    record_effects=True,
+)
 
 
 @pytest.mark.parametrize(("players", "rounds"), [(2, 1), (3, 1), (4, 1), (2, 3)])
 def test_sim_shuffle_a_fault_free_game_ends_with_every_card_opened_by_the_table(
     players: int, rounds: int
 ) -> None:
-    result = run(
-        SimConfig(
-            players=players,
-            seed=players * 10 + rounds,
-            deal=Deal.SHUFFLE,
-            rules=Rules(target=None, rounds=rounds),
-        )
-    )
+    result, _ = _played(_fault_free(players, rounds))
     assert result.finished and result.violations == []
     finals = [p._final for p in result.peers if p is not None]
     assert len({f.digest() for f in finals}) == 1
@@ -52,34 +92,19 @@ def test_sim_shuffle_a_fault_free_game_ends_with_every_card_opened_by_the_table(
         assert len(deck.secrets) == players
 
 
+#: The one-round games the share checks are counted in (those of the tests above and below).
+_COUNTED = {2: _fault_free(2, 1), 3: _TIMED}
+
+
 @pytest.mark.parametrize("players", [2, 3])
 def test_sim_shuffle_each_share_is_checked_by_every_other_peer_once_and_not_by_its_maker(
-    players: int, monkeypatch: pytest.MonkeyPatch
+    players: int,
 ) -> None:
     """A turn-up costs each peer N - 1 checks: its own share, made from its secret, is not
     checked again when its deck_shares comes back to its folds (DeckRound.made), and its
     folds, final and tentative, check each other share once between them (the round's
     memo, one per peer)."""
-    from p2p_nertz.protocol import shuffle
-
-    checked: dict[int, Counter[tuple[int, int, int, int]]] = {}  # memo -> share -> checks
-    verify = shuffle.DeckRound._verify  # private: where a check is made or answered
-
-    def counting(deck: DeckRound, share: Share, key: bytes, cipher: tuple[bytes, bytes]) -> None:
-        if (share, key, cipher) not in deck.memo:  # checked now, not answered from the memo
-            where = (share.seat, share.of_seat, share.deck, share.position)
-            checked.setdefault(id(deck.memo), Counter())[where] += 1
-        verify(deck, share, key, cipher)
-
-    monkeypatch.setattr(shuffle.DeckRound, "_verify", counting)
-    result = run(
-        SimConfig(
-            players=players,
-            seed=40 + players,
-            deal=Deal.SHUFFLE,
-            rules=Rules(target=None, rounds=1),
-        )
-    )
+    result, checked = _played(_COUNTED[players])
     assert result.finished and result.violations == []
     for seat, peer in enumerate(result.peers):
         assert peer is not None
@@ -95,20 +120,12 @@ def test_sim_shuffle_shares_go_in_the_flush_of_the_event_that_turns_cards_up() -
     move (the tentative fold's duty, docs/shuffle.md §10.3-10.4), each in a ``deck_reveal``
     beat (§10.14: a move's turn-up shares are never logged): a turn-up is one round trip, not
     a finality."""
-    result = Simulation(
-        SimConfig(
-            players=3,
-            seed=5,
-            faults=Faults(delay=0.01, jitter=0.0),
-            deal=Deal.SHUFFLE,
-            record_effects=True,
-        )
-    ).run()
+    result, _ = _played(_TIMED)
     spec = result.spec
     sent: list[tuple[float, int, Kind]] = []
     for now, seat, effect in result.effects:
         if isinstance(effect, Send) and effect.to is None:
-            sent.append((now, seat, decode_message(effect.data).kind))
+            sent.append((now, seat, decode_message(effect.data, cache=result.envelopes).kind))
     turns = [(now, seat) for now, seat, kind in sent if kind is Kind.MOVE]
     shares = {(now, seat) for now, seat, kind in sent if kind is Kind.DECK_REVEAL}
     assert turns and shares

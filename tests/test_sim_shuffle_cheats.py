@@ -21,7 +21,7 @@ from p2p_nertz.protocol.state import GameState, Phase, RefusalCode
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
-from p2p_nertz.sim.network import Crash, Freeze
+from p2p_nertz.sim.network import Crash, Freeze, Simulation
 
 K = FindingKind
 C = DeckCheatKind
@@ -295,8 +295,9 @@ _LATE_GAMES = [
 def _open_starts(players: int) -> float:
     """When seed 2's first honest peer signs its ``deck_open`` (its final fold is in
     ``open``), read from the game without the cheat: until then the cheat changes nothing,
-    and the time follows the deal's pace and the bots' play, not a constant."""
-    result = run(
+    and the time follows the deal's pace and the bots' play, not a constant. The game stops
+    there: nothing after it is read."""
+    simulation = Simulation(
         SimConfig(
             players=players,
             seed=2,
@@ -307,11 +308,22 @@ def _open_starts(players: int) -> float:
             max_time=200.0,
         )
     )
-    return min(
-        now
-        for now, _, effect in result.effects
-        if isinstance(effect, Send) and decode_message(effect.data).kind is Kind.DECK_OPEN
-    )
+    effects = simulation.result.effects
+    opened: list[float] = []
+    read = 0  # (the effects read so far: each once, in the order they were made)
+
+    def open_sent(_: Simulation) -> bool:
+        nonlocal read
+        for now, _seat, effect in effects[read:]:
+            if isinstance(effect, Send):
+                kind = decode_message(effect.data, cache=simulation.envelopes).kind
+                if kind is Kind.DECK_OPEN:
+                    opened.append(now)
+        read = len(effects)
+        return bool(opened)
+
+    simulation.run(until=open_sent)
+    return min(opened)
 
 
 def _late_phase_event(kind: DeckCheatKind, players: int, *, voter_restarts: bool) -> SimResult:

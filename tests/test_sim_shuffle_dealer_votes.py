@@ -185,17 +185,23 @@ def test_sim_shuffle_dealer_votes_with_a_member_forked_only_the_forker_is_named(
         _out_withheld_owing(result, report, players)
 
 
-#: the honest sample: seeds per table size, on links of 0.3 s one way
-_HONEST_SEEDS = (1, 2, 3, 4, 5)
+#: The honest sample, on links of 0.3 s one way: of seeds 1 to 5 a table size, those that take
+#: between them every branch of p2p_nertz the five take (branch coverage of each game, session
+#: 29: seed 2 takes none the others do not, at three players and at four); a table size's short
+#: seed (``SHORT_SEEDS``: 3, 5) is test_sim_shuffle_unanswered.py's honest game on slow links,
+#: the same game, which asserts this and more: played there, not twice.
+_HONEST_SEEDS = {3: (1, 4, 5), 4: (1, 3, 4)}
 
 
-@pytest.mark.parametrize("seed", _HONEST_SEEDS)
-@pytest.mark.parametrize("players", [3, 4])
+@pytest.mark.parametrize(
+    ("players", "seed"), [(p, s) for p, seeds in _HONEST_SEEDS.items() for s in seeds]
+)
 def test_sim_shuffle_dealer_votes_an_honest_dealer_on_slow_links_is_never_named(
     players: int, seed: int
 ) -> None:
     """The dealer answers the complaint in the act that made it final, before any move or
-    vote it signs: named by nothing, whatever the seed (5 seeds × 2 table sizes)."""
+    vote it signs: named by nothing, whatever the seed (both table sizes, with
+    test_sim_shuffle_unanswered.py's)."""
     result, report = _game(players, None, seed=seed, delay=0.3)
     assert result.finished and result.violations == []
     assert not [f for f in report.violations if f.kind is FindingKind.WITHHELD_ANSWER]

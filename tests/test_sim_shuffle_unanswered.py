@@ -84,7 +84,8 @@ def test_sim_shuffle_unanswered_an_honest_dealer_answers_and_is_not_named(
     """On slow links (0.3 s one way) the complaint takes long to be final at the dealer while
     cards are turned up and it plays. Its shares wait for its answer (without the wait it
     signed shares holding the complaint unanswered, and was named, both table sizes); its
-    moves are never signed past the act that made the complaint final, which answers it."""
+    moves are never signed past the act that made the complaint final, which answers it. (On
+    slow links, the game of test_sim_shuffle_dealer_votes.py's honest sample at this seed.)"""
     result, report = _game(players, None, delay=delay)
     assert result.finished and result.violations == []
     for peer in result.peers:
@@ -95,6 +96,7 @@ def test_sim_shuffle_unanswered_an_honest_dealer_answers_and_is_not_named(
         deck = rs.deck
         assert deck is not None and list(deck.complaints) == [(DEALER, players - 1)]
         assert deck.unanswered() == []
+    assert not [f for f in report.violations if f.kind is FindingKind.WITHHELD_ANSWER]
     assert not report.errors and not report.dropped
 
 
