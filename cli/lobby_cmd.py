@@ -241,7 +241,7 @@ def _node(
         speed=args.speed,
         on_notice=on_notice if args.bot is not None else None,  # no lines over the table
         watchers=args.watcher,
-        config=config,
+        config=dataclasses.replace(config, fresh=True),  # (made by the lobby we sat at)
     )
     port.release()
     node.bind()

@@ -201,7 +201,9 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     human = identities[0]
     keep_key(human)  # in the key store, not beside the logs (cli/keyfile.py)
     # Every node binds a free port itself before anyone needs it (none is picked first).
-    node = make_node(human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config)
+    node = make_node(
+        human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config, fresh=True
+    )
     children: list[NodeChild] = []
     try:
         for n, identity in enumerate(identities[1:], 1):
@@ -385,7 +387,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
                 raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
             log = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
             bind = session.endpoints[identity.peer_id]
-            node = make_node(identity, spec, log, bind, args.watcher, config=config)
+            node = make_node(identity, spec, log, bind, args.watcher, config=config, fresh=True)
             if isinstance(terminal, PageTerminal):
                 outcome = await table_in_page(node, session.endpoints, terminal)
             else:

@@ -14,6 +14,7 @@ one stops at once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import sys
 from collections.abc import Mapping
@@ -136,8 +137,10 @@ def make_node(
     watchers: list[WatcherAddress],
     *,
     config: PeerConfig,
+    fresh: bool = False,
 ) -> PeerNode:
     """The person's node (no bot), bound; its next round waits while the board is read.
+    ``fresh``: a game this command made, or the lobby it sat at (``PeerConfig.fresh``).
 
     Raises:
         NertzError: its address cannot be bound (the message names it).
@@ -149,7 +152,7 @@ def make_node(
         bind=bind,
         strategy=None,
         watchers=watchers,
-        config=config,
+        config=dataclasses.replace(config, fresh=fresh),
         hold_ready=True,  # the next round waits while the player reads the board (run_table)
     )
     try:

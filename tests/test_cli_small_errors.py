@@ -14,6 +14,7 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from cli_helpers import make_key, one_error_line, ports_held_for_the_test
 
+from cli.args import EXIT_UNHEARD
 from cli.keyfile import write_key
 from p2p_nertz.logfile.format import LogHeader
 from p2p_nertz.logfile.format import Record as LogRecord
@@ -118,16 +119,16 @@ def test_bind_refuses_a_port_or_address_zeromq_would_misread(
 def test_bind_on_every_interface_says_so(tmp_path: Path, address: str) -> None:
     game = _Game(tmp_path)
     bind = f"tcp://{address}:{game.ports[0]}"
-    # Bob never comes: Ann abandons after her --drop-after, and the game is over.
+    # Bob never comes: Ann stops after her --drop-after, having heard nobody (status 5).
     done = _run(
         game.node(
             tmp_path / "ann.log", bind, "--json", "--suspect-after", "0.2", "--drop-after", "0.5"
         )
     )
-    assert done.returncode == 0, done.stderr
-    assert done.stderr.splitlines() == [
-        f"nertz node: note: --bind {bind} listens on every interface of this machine"
-    ]
+    assert done.returncode == EXIT_UNHEARD, done.stderr
+    note, unheard = done.stderr.splitlines()
+    assert note == f"nertz node: note: --bind {bind} listens on every interface of this machine"
+    assert unheard.startswith("nertz node: heard nobody at this table"), unheard
 
 
 # -- a damaged tail ------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ PURE = [
     "slots.py",
     "curve.py",
     "fifo.py",
+    "defaults.py",
 ]
 #: The rest of the library: the I/O layers (trio, zmq, files, the browser's server, network
 #: namespaces for tests) and the package's own ``__init__``. Every layer is in one list or the

@@ -66,6 +66,8 @@ class Timers(Protocol):
     def drop_after(self) -> float: ...
     @property
     def suspect_after(self) -> float: ...
+    @property
+    def fresh(self) -> bool: ...
 
 
 class Author:
@@ -115,8 +117,9 @@ class Author:
         # member has told us yet what it holds of our feed (WordsOnUs.told): our key may have
         # signed past it elsewhere. Until one has, we sign nothing past our join, and send no
         # beat but a new peer's first (the same bytes wherever our key starts): wants instead
-        # (docs/protocol.md §9.6, *a second machine that hears nobody*).
-        self.unheard = True
+        # (docs/protocol.md §9.6, *a second machine that hears nobody*). Not alone at the table,
+        # nor a process that sat at the lobby that made the game (``PeerConfig.fresh``).
+        self.unheard = len(peer_ids) > 1 and not config.fresh
         # A cheater's core that signed another version of its own feed itself (the simulator's
         # Equivocation) knows where it came from: it neither doubts nor stops on it.
         self.forger = False

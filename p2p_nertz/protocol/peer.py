@@ -176,6 +176,9 @@ class PeerConfig:
         want_after: how long after its held fold turned a position up a peer that still
             lacks a member's share of it asks everyone for it (a ``deck_want``, then again
             after twice the wait before, a few times at most: docs/shuffle.md §10.14).
+        fresh: this process took part in making the game (a lobby it sat at): no process of
+            its key can have signed in it before, so it need not hear a member's word on its
+            own feed before it signs past its join (``Author.unheard``, docs/protocol.md §9.6).
     """
 
     ack_delay: float = 0.002
@@ -190,6 +193,7 @@ class PeerConfig:
     phase_timeout: float = 60.0
     rejoin: bool = True
     want_after: float = 0.5
+    fresh: bool = False
 
     @property
     def gone_after(self) -> float:
@@ -551,7 +555,7 @@ class Peer:
         for ask in peer._delivery.read_back(list(records), now):
             peer._do(ask, now)
         own = peer._feeds[peer.seat]
-        peer._author.unheard = len(own) <= 1  # (our join alone: Author.unheard)
+        peer._author.unheard = len(own) <= 1 < peer._n  # (our join alone, others: Author.unheard)
         if own:
             peer._outbox.effects.append(Send(own[-1].wire))  # (signed before: the same bytes)
         if recover:
