@@ -160,8 +160,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     in order, then lets an idle worker take the back half of the longest queue. Sorted slow
     first, every slow test fell in the first worker's share: one worker ran the real-process
     games one after another while the others ran the CPU-bound ones. Here each worker's share
-    begins with its part of the slow tests, then its part of the others, so that the games,
-    which mostly wait on the clock, run side by side with the tests that use the CPU.
+    holds its part of the slow tests, spread over its first part between its other tests
+    (:func:`_spread`), so that the games, which mostly wait on the clock, run side by side
+    with the tests that use the CPU.
 
     A module's tests that reach one game (a ``functools.cache`` of the tests, a module-scoped
     fixture: :func:`_games_shared`) go to one worker together, at the front of its share
@@ -214,7 +215,33 @@ def dealt(
         at += take
         left -= len(share)
     shares[-1].extend(rest[at:])
-    return [item for share in shares for item in share]
+    return [item for share in shares for item in _spread(share, slow - together)]
+
+
+def _spread(share: list[pytest.Item], waiting: set[pytest.Item]) -> list[pytest.Item]:
+    """``share`` with its ``waiting`` tests (slow, sharing no game: real processes, mostly
+    waiting on the clock) spread evenly over its first :data:`SPREAD_OVER`, between the others
+    in their order. Dealt at the front of every share, the six workers all began with such
+    games at once and the 2 cores idled for minutes (session 29: load 1 for the first five
+    minutes of the suite); spread, a worker that waits runs beside one that computes, and none
+    is left with a long game at the end, where worksteal cannot help."""
+    others = [item for item in share if item not in waiting]
+    mine = [item for item in share if item in waiting]
+    if not mine:
+        return others
+    span = int(len(others) * SPREAD_OVER)
+    spread: list[pytest.Item] = []
+    at = 0
+    for n, item in enumerate(mine):
+        upto = n * span // len(mine)
+        spread += others[at:upto]
+        at = max(at, upto)
+        spread.append(item)
+    return spread + others[at:]
+
+
+SPREAD_OVER = 0.7
+"""The part of a worker's share, from its front, over which its waiting tests are spread."""
 
 
 def _sharing(

@@ -1,9 +1,11 @@
 """The order the suite hands its tests to xdist's workers (tests/conftest.py,
 ``pytest_collection_modifyitems``): the tests of a module that share a game go to one worker
-together, at the front of its share; the other slow tests go round the workers one by one."""
+together, at the front of its share; the other slow tests go round the workers one by one, spread
+over the first part of each share."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -12,7 +14,7 @@ from pathlib import Path
 from typing import cast
 
 import pytest
-from conftest import _games_shared, _sharing, dealt, pytest_collection_modifyitems
+from conftest import SPREAD_OVER, _games_shared, _sharing, dealt, pytest_collection_modifyitems
 
 WORKERS = 6
 
@@ -110,10 +112,13 @@ def test_the_slow_tests_that_share_nothing_go_round_the_workers() -> None:
         if i.nodeid.startswith("tests/test_red.py::test_") and i.slow
     )
     assert len(red) == WORKERS
-    # Every share begins with its slow tests and its groups, then the others.
+    # In every share they are spread between the others over its first part (all six workers
+    # beginning with them idled the cores), each next one further on, none in the last part.
     for share in shares:
-        first = [i.slow or i in grouped for i in share]
-        assert first == sorted(first, reverse=True)
+        at = [n for n, i in enumerate(share) if i.slow and i not in grouped]
+        assert at[-1] < len(share) * SPREAD_OVER, at
+        gaps = [b - a for a, b in itertools.pairwise(at)]
+        assert min(gaps) > 1 and max(gaps) <= 2 * min(gaps) + 1, gaps
 
 
 def test_without_workers_the_slow_tests_come_first(monkeypatch: pytest.MonkeyPatch) -> None:
