@@ -125,13 +125,19 @@ def test_web_page_draws_the_table_and_a_dragged_ace_lands_in_the_lake(page: Any)
     works = driver.find_elements("css selector", "#mine .pile.work")
     assert [len(w.find_elements("css selector", ".card")) for w in works] == [1] * len(works)
     # (The others' cards show once their deal is public, their `ready`: maybe a moment later.)
-    other = wait_for(
+    # Both widths read in the page at once: the others' piles are drawn again as the bots
+    # play, so an element found a moment before may be gone (selenium: a stale element).
+    other, mine = wait_for(
         driver,
-        lambda d: next(iter(d.find_elements("css selector", "#others .player .card")), None),
+        lambda d: d.execute_script(
+            "const o = document.querySelector('#others .player .card');"
+            "const m = document.querySelector('#mine .nerts .card');"
+            "return o && m ? [o.getBoundingClientRect().width,"
+            " m.getBoundingClientRect().width] : null;"
+        ),
         "the others' cards drawn",
     )
-    mine = driver.find_element("css selector", "#mine .nerts .card")
-    assert other.size["width"] < mine.size["width"]
+    assert other < mine
 
     pile, ace = turn_until_ace(driver)
     drag(driver, card_in(driver, pile, str(ace)), driver.find_element("css selector", "#lake"))
