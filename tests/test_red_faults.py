@@ -171,7 +171,8 @@ def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
     Bob, for his silence, with no proof against him. Its log says last that it was begun again
     short of Bob's feed (a ``recovering`` note, session 30): the audit of both logs is VALID,
     Bob's events it lacks a notice checked in Ann's copy (until then an error, "lacks events its
-    own peer signed"), and a resume of it learns Bob's feed from the others before it signs."""
+        own peer signed"), and a resume of it learns Bob's feed from the others before it signs
+    (Ann gone home by then: it refuses in one line, having signed nothing)."""
     spec, procs, logs, endpoints = _under_way(tmp_path, "lost-log", MID_TIMERS)
     ann, bob = (next(s for s, m in enumerate(spec.members) if m.name == n) for n in ("Ann", "Bob"))
     procs[1].kill()
@@ -212,6 +213,19 @@ def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
     head = max(m.seq for m in events if m.author == spec.peer_ids[bob])
     assert [(f.kind, f.seq, f.last_seq) for f in bobs] == [(FindingKind.LOG_ENDS_EARLY, 2, head)]
     assert report.valid and "begun again" in bobs[0].detail
+    # `nertz resume` of it learns Bob's feed from the others before it signs: Ann has gone
+    # home, so nobody answers, and it refuses in one line (status 3), having signed nothing.
+    resume = subprocess.run(
+        [*NERTZ, "resume", "--key", str(tmp_path / "1.key"), "--bot", "greedy",
+         "--suspect-after", "1", "--drop-after", "3", str(logs[1])],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert resume.returncode == 3, resume.stdout + resume.stderr
+    assert "a recovery begun earlier did not finish" in resume.stdout
+    (line,) = resume.stderr.strip().splitlines()
+    assert "cannot recover our own events" in line and "Nothing was signed" in line, line
+    with read_log(logs[1]) as reader:
+        assert [r.data for r in reader if r.kind is RecordKind.SENT_EVENT] == own
 
 
 @pytest.mark.slow
