@@ -91,9 +91,9 @@ def test_sim_a_resume_of_the_log_of_a_node_that_stopped_so_learns_its_feed_first
 ) -> None:
     """The log the stopped process left, resumed a second later (``nertz resume``): its
     ``recovering`` note makes the resume learn the seat's feed from the others before it
-    signs (without it, the log held no sign of a loss: a resume signed at once, under seqs the
-    first process had used, a fork). It takes the first process's events back and plays on
-    without a fork; the audit of every log is clean."""
+    signs (without it, the log held no sign of a loss: the resume doubted and stopped the same
+    way again, the seat lost for the game). It takes the first process's events back and plays
+    on without a fork; the audit of every log is clean."""
     sim = _lost_log(players, seed, at, effects=True)
     resumed: list[float] = []
 
