@@ -472,3 +472,34 @@ def test_audit_tamper_own_events_lost_with_the_log_end_are_a_gap_unless_recovery
     else:
         assert gaps == [("p2.log", 1, lost.seq, last)] and ends == []
         assert report.exit_status == 1
+
+
+@pytest.mark.parametrize("cheat", ["hole", "fork"])
+def test_audit_tamper_a_recovering_note_excuses_the_lost_end_alone(game: Game, cheat: str) -> None:
+    # Since session 30 a node that stops because its key signed past its head elsewhere (its
+    # log lost or cut, a second process) ends its log with a `recovering` note: its own events
+    # past the end are a notice then. The note hides nothing else: a hole inside what the log
+    # holds of its own feed is still a gap, and a fork of an event it lacks, held elsewhere,
+    # is still an equivocation.
+    logs = game.copy()
+    own = [i for i, r in enumerate(logs[1]) if r.kind is RecordKind.SENT_EVENT]
+    cut = own[-3]
+    lost = decode_message(logs[1][cut].data)
+    kept = logs[1][:cut]
+    if cheat == "hole":
+        hole = decode_message(kept[own[2]].data).seq
+        del kept[own[2]]
+    else:
+        fork = sign_like(game.identities[1], lost, lamport=lost.lamport + 1)
+        logs[2].append(Record.received_event(fork))
+    logs[1] = [*kept, Record.note(RECOVERING_NOTE, b"")]
+    report = game.audit(logs)
+    assert report.exit_status == 1
+    ends = [(v.log, v.seat, v.seq) for v in _only(report.violations, K.LOG_ENDS_EARLY)]
+    assert ("p2.log", 1, lost.seq) in ends  # (the lost end itself: a notice)
+    if cheat == "hole":
+        gaps = [(v.log, v.seat, v.seq, v.last_seq) for v in _only(report.errors, K.GAP)]
+        assert gaps == [("p2.log", 1, hole, hole)]
+    else:
+        forks = [(v.seat, v.seq) for v in _only(report.errors, K.EQUIVOCATION)]
+        assert forks == [(1, lost.seq)]

@@ -37,13 +37,15 @@ from cli_helpers import json_lines_until, node_game
 from cli_results import assert_audit_valid, final_event
 from script_helpers import load_script
 
+from p2p_nertz.audit import FindingKind, LogSource, audit
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
+from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.nodelog import read_session
+from p2p_nertz.runtime.nodelog import read_session, recovery_unfinished
 from p2p_nertz.runtime.playerlock import SCOPE_ENV, PlayerLock
 
 NERTZ = [sys.executable, "-m", "cli"]
@@ -53,6 +55,7 @@ SLOW_TIMERS = ["--suspect-after", "10", "--drop-after", "60"]
 #: Timers within which a node started again learns, on a loaded machine, that its feed goes on
 #: elsewhere (a want's round trip within ``suspect_after``), and the game ends soon without it.
 MID_TIMERS = ["--suspect-after", "5", "--drop-after", "15"]
+_EVENTS = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
 
 
 def _endpoints(log: Path) -> dict[int, str]:
@@ -165,7 +168,11 @@ def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
     Bob had used: proof of a fork against Bob. Now Ann's word that she holds more of Bob's feed
     than it signed holds it back until Bob's own events, asked for, show that his feed goes on
     elsewhere: it stops in one line, having signed nothing new, and Ann ends the game without
-    Bob, for his silence, with no proof against him."""
+    Bob, for his silence, with no proof against him. Its log says last that it was begun again
+    short of Bob's feed (a ``recovering`` note, session 30): the audit of both logs is VALID,
+    Bob's events it lacks a notice checked in Ann's copy (until then an error, "lacks events its
+        own peer signed"), and a resume of it learns Bob's feed from the others before it signs
+    (Ann gone home by then: it refuses in one line, having signed nothing)."""
     spec, procs, logs, endpoints = _under_way(tmp_path, "lost-log", MID_TIMERS)
     ann, bob = (next(s for s, m in enumerate(spec.members) if m.name == n) for n in ("Ann", "Bob"))
     procs[1].kill()
@@ -196,7 +203,29 @@ def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
         records = list(reader)
     assert len(own) == 1 and own[0] in {r.data for r in records}
     assert not [r for r in records if r.kind is RecordKind.NOTE and r.name == PROOF_NOTE]
-    assert_audit_valid(logs[:1])
+    with read_log(logs[1]) as reader:
+        kept = list(reader)
+    assert recovery_unfinished(kept)  # (a resume learns Bob's feed first: resume_point)
+    assert_audit_valid(logs)  # (every log: ``nertz audit`` exits 0)
+    report = audit([LogSource.from_path(p) for p in logs])
+    bobs = [f for f in report.violations if f.log == str(logs[1]) and f.seat == bob]
+    events = [decode_message(r.data) for r in records if r.kind in _EVENTS]
+    head = max(m.seq for m in events if m.author == spec.peer_ids[bob])
+    assert [(f.kind, f.seq, f.last_seq) for f in bobs] == [(FindingKind.LOG_ENDS_EARLY, 2, head)]
+    assert report.valid and "begun again" in bobs[0].detail
+    # `nertz resume` of it learns Bob's feed from the others before it signs: Ann has gone
+    # home, so nobody answers, and it refuses in one line (status 3), having signed nothing.
+    resume = subprocess.run(
+        [*NERTZ, "resume", "--key", str(tmp_path / "1.key"), "--bot", "greedy",
+         "--suspect-after", "1", "--drop-after", "3", str(logs[1])],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    assert resume.returncode == 3, resume.stdout + resume.stderr
+    assert "a recovery begun earlier did not finish" in resume.stdout
+    (line,) = resume.stderr.strip().splitlines()
+    assert "cannot recover our own events" in line and "Nothing was signed" in line, line
+    with read_log(logs[1]) as reader:
+        assert [r.data for r in reader if r.kind is RecordKind.SENT_EVENT] == own
 
 
 @pytest.mark.slow

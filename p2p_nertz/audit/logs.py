@@ -313,8 +313,11 @@ class Logs:
                 held = log.next[seat] - 1
                 if held < head:
                     # Its own peer's events past its log's end are a gap (it logs each before
-                    # sending it), unless the log says it lost its end and its recovery never
-                    # took them back (a `recovering` note last: the others had gone, say).
+                    # sending it), unless the log says it was begun again short of its feed
+                    # and never took them back (a `recovering` note last: its recovery given
+                    # up, the others gone; or it stopped, its key having signed them in
+                    # another process, §9.6). A notice then: the events are checked where the
+                    # other logs hold them, and what this log holds is checked as ever.
                     own = seat == log.owner and not log.recovering
                     found.add(
                         Finding(
@@ -323,8 +326,9 @@ class Logs:
                                 "the log lacks events its own peer signed (a peer logs each "
                                 "event before sending it)"
                                 if own
-                                else "the log lost its end and its peer's recovery of its own "
-                                "events did not finish"
+                                else "the log was begun again without these events of its "
+                                "own peer, which the other logs hold (its log lost, cut or "
+                                "restored from a backup, or a second process of the player)"
                                 if seat == log.owner
                                 else "the log stops before events of this feed that other logs hold"
                             ),

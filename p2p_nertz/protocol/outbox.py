@@ -25,7 +25,7 @@ from p2p_nertz.protocol.bodies import (
     held_ids,
     kind_of,
 )
-from p2p_nertz.protocol.effects import Effect, Record, Reserve, Send
+from p2p_nertz.protocol.effects import Effect, Note, Record, Reserve, Send
 from p2p_nertz.protocol.envelope import (
     PROTOCOL_VERSION,
     EnvelopeCache,
@@ -35,6 +35,7 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.recovery import RECOVERING_NOTE, Elsewhere
 from p2p_nertz.protocol.shuffle import local_deck_key
 
 __all__ = ["BEAT_LEAD", "Outbox"]
@@ -248,8 +249,11 @@ class Outbox:
         the input goes out or into the log (:meth:`take_to_stop`)."""
         self.stop_mark = len(self.effects)
 
-    def take_to_stop(self, stop: Effect) -> list[Effect]:
-        """What the input queued before :meth:`stop_here`, then ``stop``; after that input,
-        nothing, ever."""
+    def take_to_stop(self, stop: Elsewhere) -> list[Effect]:
+        """What the input queued before :meth:`stop_here`, then a ``recovering`` note and
+        ``stop``; after that input, nothing, ever. (Our log ends short of our feed: the note
+        says so, as of a recovery begun and not finished, so that a resume learns our feed
+        from the others before it signs, and the audit reads the log's end as lost, not as
+        events we sent unlogged: docs/protocol.md §9.6.)"""
         out, mark, self.stop_mark = self.take(), self.stop_mark, None
-        return [] if mark is None else [*out[:mark], stop]
+        return [] if mark is None else [*out[:mark], Note(RECOVERING_NOTE, b""), stop]

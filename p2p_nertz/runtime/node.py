@@ -243,8 +243,8 @@ class SignedElsewhereError(NertzError):
         super().__init__(
             f"your key has signed this game's events elsewhere (seq {seq}): another nertz "
             "plays as you, or this node's log was lost; this one stopped without signing "
-            "anything new. Let the other play on; if this game's log of yours still exists, "
-            "`nertz resume` it once the other has stopped"
+            "anything new. Let the other play on; once it has stopped, `nertz resume` its log, "
+            "or this one (it learns your events from the others before it signs)"
         )
         self.seq = seq
 

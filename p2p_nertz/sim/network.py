@@ -59,6 +59,7 @@ from p2p_nertz.protocol.peer import (
     Send,
     TableGone,
 )
+from p2p_nertz.protocol.recovery import RECOVERING_NOTE
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
@@ -537,6 +538,8 @@ class Simulation:
                 synced = faults.sync
             elif isinstance(effect, Note):
                 self.notes[seat].append((len(self.logs[seat]), effect))
+                if effect.name == RECOVERING_NOTE:  # (a restart from this log recovers)
+                    self.recovering[seat] = True
             elif isinstance(effect, Reserve):
                 self.reserved[seat] = max(self.reserved[seat], effect.clock)
             elif isinstance(effect, Recovered):
