@@ -842,6 +842,45 @@ def test_a_node_log_is_created_by_its_first_write_whole_with_two_syncs(
     again.close()
 
 
+def test_a_node_log_s_first_sync_after_an_idle_gap_goes_to_a_thread_and_the_next_do_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first slow sync blocked trio's thread (only the next went to a worker thread), and
+    a disk asleep after an idle gap makes the first sync slow: the first after ``idle_after``
+    without one goes to a worker thread, ``meanwhile`` beside it, and only that one (session
+    30: a quick one leaves the next on trio's thread, the fast path)."""
+    ann, bob = (Identity.generate(derive_seed(b"test-nodelog-idle", n)) for n in range(2))
+    spec = GameSpec.create([(ann.peer_id, "Ann"), (bob.peer_id, "Bob")], Rules(), b"nodelog")
+    log = NodeLog(tmp_path / "ann.log", slow_after=1.0, idle_after=5.0)
+    log.open(spec, ann.peer_id)
+    trio.run(log.write, [encode_clock_note(1000), Record.sent_event(b"join")])
+    main, beside, synced = threading.get_ident(), threading.Event(), []
+
+    def sync(fd: int) -> None:  # (a disk waking: the sync ends once the task beside it ran)
+        synced.append(threading.get_ident())
+        if synced[-1] != main:
+            assert beside.wait(60), "the task beside the sync never ran"
+
+    monkeypatch.setattr(os, "fsync", sync)
+    monkeypatch.setattr(os, "fdatasync", sync, raising=False)
+    seen: list[int] = []
+
+    async def meanwhile(reserved: int) -> None:
+        seen.append(reserved)
+        beside.set()
+        await trio.sleep_forever()  # (cancelled once the sync is done)
+
+    trio.run(log.write, [Record.sent_event(b"move")], meanwhile)
+    assert synced == [main] and seen == []  # (no gap: on trio's thread, nothing beside)
+    log.pace.synced_at -= 10.0  # (the last sync, 10 s ago: the disk idle since)
+    trio.run(log.write, [Record.sent_event(b"after a gap")], meanwhile)
+    assert len(synced) == 2 and synced[1] != main and seen == [1000]
+    assert not log.pace.threaded  # (a quick sync: the next stay on trio's thread)
+    trio.run(log.write, [Record.sent_event(b"next")], meanwhile)
+    assert synced[2:] == [main] and seen == [1000]
+    log.close()
+
+
 def test_a_node_log_on_a_slow_disk_syncs_in_a_thread_with_the_node_going_on_beside_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
