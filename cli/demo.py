@@ -79,8 +79,9 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path,
         workdir = _fresh_game_dir(first)
         if workdir != first:
             note = (
-                f"{str(first)!r} holds an earlier game of this seed: this one goes in "
-                f"{str(workdir)!r} (the same game id: audit each one's logs apart)"
+                f"{str(first)!r} holds another game of this seed (an earlier one, or one still "
+                f"running): this one goes in {str(workdir)!r} (the same game id: audit each "
+                "one's logs apart)"
             )
     else:
         workdir = given

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import threading
 import webbrowser
@@ -117,33 +116,34 @@ def _remember(log: Path, url: str) -> None:
         print(f"the page's address is not kept ({exc.strerror})", file=sys.stderr)
 
 
-def _kept(log: Path, host: str) -> tuple[int, str] | None:
-    """The port and token a game's first run served its page at (``None``: none kept, or the
-    port is taken now)."""
+def _kept(log: Path) -> tuple[int, str] | None:
+    """The port and token a game's first run served its page at (``None``: none kept). The
+    port is not looked at here: the page's server tries it and falls back on a free one
+    (:func:`_taken`), in one step another process cannot come between."""
     try:
         data = json.loads(page_of(log).read_text())
-        port, token = int(data["port"]), str(data["token"])
+        return int(data["port"]), str(data["token"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    with socket.socket() as probe:  # (free now? else a new port: its pages will not find it)
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError:
-            print(f"the page's port {port} is taken now: it is served on another", file=sys.stderr)
-            return None
-    return port, token
+
+
+def _taken(port: int) -> None:
+    print(f"the page's port {port} is taken now: it is served on another", file=sys.stderr)
 
 
 async def resume_in_page(
     node: PeerNode, endpoints: Mapping[PeerId, str], *, bind: tuple[str, int], open_page: bool
 ) -> Outcome:
     """``nertz resume LOG --web``: the table in the page, at the URL the game's first run
-    served it on (when kept and ``--web-bind`` gives no port), so its open pages reconnect."""
-    kept = _kept(node.log_path, bind[0]) if bind[1] == 0 else None
+    served it on (when kept and ``--web-bind`` gives no port), so its open pages reconnect;
+    where that port is taken now, on another (its old pages will not find it)."""
+    kept = _kept(node.log_path) if bind[1] == 0 else None
     port, token = kept if kept is not None else (bind[1], None)
     on_url = _keeping(node.log_path, browser_opener(bind, open_page=open_page))
-    done = await run_web_table(node, endpoints, host=bind[0], port=port, on_url=on_url, token=token)
+    taken = _taken if kept is not None else None  # (a port asked for: taken is an error)
+    done = await run_web_table(
+        node, endpoints, host=bind[0], port=port, on_url=on_url, token=token, taken=taken
+    )
     return Outcome(done.peer, done.left, done.signal, gone=node.gone, log=node.log_path)
 
 

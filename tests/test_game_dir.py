@@ -46,11 +46,14 @@ def test_the_same_seed_again_gets_a_directory_of_its_own(
     assert second_spec == second / "game.spec" and second_spec.read_bytes() == spec.to_wire()
     assert repr(str(first)) in note and repr(str(second)) in note and "\n" not in note
     assert "audit each one's logs apart" in note
+    assert "another game of this seed" in note
     assert _files(first) == before  # the first game's files: not one byte added or changed
     # A directory is a run's only if that run made it: one made but not yet written to (a run
     # of the same seed starting at the same moment) is not shared either.
-    third, _, _ = game_dir(None, "demo", spec)
+    # Its note says "another" game, not "an earlier" one: the first may still be running.
+    third, _, note = game_dir(None, "demo", spec)
     assert third == first.with_name(first.name + "-3")
+    assert "another game of this seed" in note and "earlier game" not in note
     assert first_spec.read_bytes() == spec.to_wire()
 
 

@@ -10,7 +10,7 @@ import stat
 import sys
 import threading
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -842,6 +842,55 @@ def test_a_node_log_is_created_by_its_first_write_whole_with_two_syncs(
     again.close()
 
 
+def _syncs_beside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[list[int], list[int], Callable[[int], Awaitable[None]]]:
+    """A disk whose syncs in a worker thread end only once the task beside them ran (a slow
+    disk's, a waking one's), and such a task: the threads the syncs ran on, the reservations
+    the task was given, the task."""
+    main, beside, synced, seen = threading.get_ident(), threading.Event(), [], []
+
+    def sync(fd: int) -> None:
+        synced.append(threading.get_ident())
+        if synced[-1] != main:  # (on trio's thread no task runs beside it: no wait)
+            assert beside.wait(60), "the task beside the sync never ran"
+
+    monkeypatch.setattr(os, "fsync", sync)
+    monkeypatch.setattr(os, "fdatasync", sync, raising=False)
+
+    async def meanwhile(reserved: int) -> None:
+        seen.append(reserved)
+        beside.set()
+        await trio.sleep_forever()  # (cancelled once the sync is done)
+
+    return synced, seen, meanwhile
+
+
+def test_a_node_log_s_first_sync_after_an_idle_gap_goes_to_a_thread_and_the_next_do_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first slow sync blocked trio's thread (only the next went to a worker thread), and
+    a disk asleep after an idle gap makes the first sync slow: the first after ``idle_after``
+    without one goes to a worker thread, ``meanwhile`` beside it, and only that one (session
+    30: a quick one leaves the next on trio's thread, the fast path)."""
+    ann, bob = (Identity.generate(derive_seed(b"test-nodelog-idle", n)) for n in range(2))
+    spec = GameSpec.create([(ann.peer_id, "Ann"), (bob.peer_id, "Bob")], Rules(), b"nodelog")
+    log = NodeLog(tmp_path / "ann.log", slow_after=1.0, idle_after=5.0)
+    log.open(spec, ann.peer_id)
+    trio.run(log.write, [encode_clock_note(1000), Record.sent_event(b"join")])
+    main = threading.get_ident()
+    synced, seen, meanwhile = _syncs_beside(monkeypatch)
+    trio.run(log.write, [Record.sent_event(b"move")], meanwhile)
+    assert synced == [main] and seen == []  # (no gap: on trio's thread, nothing beside)
+    log.pace.synced_at -= 10.0  # (the last sync, 10 s ago: the disk idle since)
+    trio.run(log.write, [Record.sent_event(b"after a gap")], meanwhile)
+    assert len(synced) == 2 and synced[1] != main and seen == [1000]
+    assert not log.pace.threaded  # (a quick sync: the next stay on trio's thread)
+    trio.run(log.write, [Record.sent_event(b"next")], meanwhile)
+    assert synced[2:] == [main] and seen == [1000]
+    log.close()
+
+
 def test_a_node_log_on_a_slow_disk_syncs_in_a_thread_with_the_node_going_on_beside_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -856,21 +905,8 @@ def test_a_node_log_on_a_slow_disk_syncs_in_a_thread_with_the_node_going_on_besi
     trio.run(log.write, [encode_clock_note(1000), Record.sent_event(b"join")])
     assert log.pace.threaded and log.reserved == 1000  # (the creation was on trio's thread)
     # The sync waits for the task beside it: it is durable only after that task ran.
-    beside, synced = threading.Event(), []
     main = threading.get_ident()
-
-    def sync(fd: int) -> None:
-        assert beside.wait(60), "the task beside the sync never ran"
-        synced.append(threading.get_ident())
-
-    monkeypatch.setattr(os, "fsync", sync)
-    monkeypatch.setattr(os, "fdatasync", sync, raising=False)
-    seen: list[int] = []
-
-    async def meanwhile(reserved: int) -> None:
-        seen.append(reserved)
-        beside.set()
-        await trio.sleep_forever()  # (cancelled once the sync is done)
+    synced, seen, meanwhile = _syncs_beside(monkeypatch)
 
     ours = [encode_clock_note(2000), Record.sent_event(b"move")]
     trio.run(log.write, ours, meanwhile)

@@ -82,3 +82,14 @@ def test_syncs_move_to_a_thread_after_a_slow_one_and_back_after_a_run_of_quick_o
     assert [pace.took(0.001) for _ in range(QUICK_SYNCS - 1)] == [False] * (QUICK_SYNCS - 1)
     assert pace.took(0.001) is True and not pace.threaded  # the run complete: back
     assert SyncPace(math.inf).took(3600.0) is False  # (the default: never)
+
+
+def test_the_first_sync_after_an_idle_gap_goes_to_a_thread_alone() -> None:
+    pace = SyncPace(0.1, idle_after=5.0)
+    pace.synced_at = 100.0
+    assert not pace.beside(104.0) and not pace.beside(105.0)  # (not idle: not over it)
+    assert pace.beside(105.5)  # idle: a disk that may be asleep
+    pace.synced_at = 105.6  # (that sync, quick: the next go on trio's thread again)
+    assert pace.took(0.001) is False and not pace.beside(105.7)
+    assert pace.took(0.2) is True and pace.beside(105.7)  # (slow: threaded, idle or not)
+    assert not SyncPace(0.1).beside(1e9)  # (the default: never)

@@ -15,6 +15,16 @@ shares wait, as an honest dealer's do, and only plays (session 19): an honest de
 every complaint its final fold holds in the act that made it final, before anything else it
 signs (``Author.act``), so a move whose causal past proves the dealer's final fold held the
 complaint proves the answer withheld. An honest dealer answers, and is named by nothing.
+
+In these games both cheats are named on a move (a claim at four players): the shares of a
+turn-up travel in ``deck_reveal`` beats, which no finding reads, and with nobody dropped the
+dealer owes no share in its feed once play has begun. So no test here guards the wait of the
+dealer's shares (session 30: with ``_answer_held`` answering no, every test of this file
+passes, at three and four players, at both delays); the games where a dealer owes feed shares
+after a complaint, the partials of a member dropped, do
+(``test_sim_shuffle_dealer_votes.py``'s silent dealers after a drop, then named on
+``deck_shares`` instead of a move, a mute dealer's refused shares;
+``test_sim_freeze_beats.py``'s honest dealer held back by a noted debt).
 """
 
 from __future__ import annotations
@@ -82,10 +92,11 @@ def test_sim_shuffle_unanswered_an_honest_dealer_answers_and_is_not_named(
     players: int, delay: float
 ) -> None:
     """On slow links (0.3 s one way) the complaint takes long to be final at the dealer while
-    cards are turned up and it plays. Its shares wait for its answer (without the wait it
-    signed shares holding the complaint unanswered, and was named, both table sizes); its
-    moves are never signed past the act that made the complaint final, which answers it. (On
-    slow links, the game of test_sim_shuffle_dealer_votes.py's honest sample at this seed.)"""
+    cards are turned up and it plays: its moves are never signed past the act that made the
+    complaint final, which answers it. (Without the wait of its shares for the answer it was
+    named here, at three and four players, while its turn-up shares were in its feed; since
+    they travel in beats it is not: see the module's docstring. On slow links, the game of
+    test_sim_shuffle_dealer_votes.py's honest sample at this seed.)"""
     result, report = _game(players, None, delay=delay)
     assert result.finished and result.violations == []
     for peer in result.peers:

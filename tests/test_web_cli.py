@@ -3,11 +3,14 @@ running."""
 
 from __future__ import annotations
 
+import functools
 import socket
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+import trio
 
 from tests.cli_helpers import held_port, nertz, one_error_line
 from tests.web_helpers import ROOT
@@ -40,26 +43,51 @@ def test_a_page_port_in_use_is_one_line_and_the_bots_stop(tmp_path: Path) -> Non
     assert str(tmp_path / "game") not in ps
 
 
-def test_the_page_s_address_is_kept_beside_the_log_for_a_resume(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_page_s_address_is_kept_beside_the_log_for_a_resume(tmp_path: Path) -> None:
     from cli.web_cmd import _kept, _remember, page_of
 
     log = tmp_path / "you.log"
-    with held_port() as port:  # (held, never listening: free for the page, taken by no other)
-        _remember(log, f"http://127.0.0.1:{port}/tok_en-1/")
-        assert page_of(log) == tmp_path / "you.log.page"
-        assert page_of(log).stat().st_mode & 0o777 == 0o600  # (as secret as the URL)
-        assert _kept(log, "127.0.0.1") == (port, "tok_en-1")
-    # Its port taken now: served on another, and said so (its old pages will not find it).
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        _remember(log, f"http://127.0.0.1:{port}/tok_en-1/")
-        assert _kept(log, "127.0.0.1") is None
-    assert f"the page's port {port} is taken now" in capsys.readouterr().err
+    _remember(log, "http://127.0.0.1:4321/tok_en-1/")
+    assert page_of(log) == tmp_path / "you.log.page"
+    assert page_of(log).stat().st_mode & 0o777 == 0o600  # (as secret as the URL)
+    assert _kept(log) == (4321, "tok_en-1")  # (the port not looked at: the server tries it)
     # Nothing kept, or not readable: a new address, silently.
     page_of(log).write_text("{")
-    assert _kept(log, "127.0.0.1") is None
-    assert _kept(tmp_path / "other.log", "127.0.0.1") is None
+    assert _kept(log) is None
+    assert _kept(tmp_path / "other.log") is None
+
+
+def test_a_kept_port_taken_before_the_page_binds_it_is_served_on_another(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The port a game's first run kept, free when the resume reads it and taken by another
+    process before its page binds it: the page's server tries it once and falls back on a free
+    port, in one step, and says so in one line (it was a look, then a bind: the port taken
+    between them stopped the resume with "cannot serve the page")."""
+    from cli.web_cmd import _kept, _remember, _taken
+    from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
+
+    log = tmp_path / "you.log"
+    with held_port() as port:
+        _remember(log, f"http://127.0.0.1:{port}/tok_en-1/")
+        kept = _kept(log)
+        assert kept == (port, "tok_en-1")
+        with socket.socket() as other:  # (another process's server, on the port now)
+            other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            other.bind(("127.0.0.1", port))
+            other.listen()
+            app = WebApp(Page(token=kept[1]), ViewFeed(), lambda action: None)
+
+            async def serve() -> str:
+                async with trio.open_nursery() as nursery:
+                    url: str = await nursery.start(
+                        functools.partial(serve_page, taken=_taken), app, "127.0.0.1", port
+                    )
+                    nursery.cancel_scope.cancel()
+                return url
+
+            url = trio.run(serve)
+    served = urlsplit(url)
+    assert served.port not in (None, 0, port) and served.path == "/tok_en-1/"
+    err = capsys.readouterr().err
+    assert err == f"the page's port {port} is taken now: it is served on another\n"

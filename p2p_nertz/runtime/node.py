@@ -150,6 +150,7 @@ __all__ = [
     "RECOVERING_NOTE",
     "ROUTER_HWM",
     "SEND_QUEUE",
+    "IDLE_SYNC",
     "SLOW_SYNC",
     "SPEC_NOTE",
     "WATCH_MAX_FRAME",
@@ -219,6 +220,11 @@ SLOW_SYNC: Final = 0.25
 ones to a worker thread, the node kept heard meanwhile (:func:`keep_heard`): on a
 normal disk (~1 ms a sync) they stay on trio's thread, the claim's fast path
 (docs/latency.md, session 29)."""
+IDLE_SYNC: Final = 5.0
+"""The first sync of the log after this many seconds without one goes to a worker thread, the
+node kept heard meanwhile, alone (:meth:`~p2p_nertz.runtime.nodelog.SyncPace.beside`): a disk
+idle that long may have gone to sleep, and the sync that wakes it may take longer than the
+drop timer. A hand-off each idle gap, never on a run of claims (docs/latency.md, session 30)."""
 
 BEAT_CHUNK: Final = 4
 """Beats fed to the peer at a time before the ROUTER is looked at again for events."""
@@ -375,6 +381,11 @@ async def keep_heard(
         send(Send(wire))  # (through the node's hook, as every send of its)
 
 
+def _node_log(path: Path, config: PeerConfig) -> NodeLog:
+    """The node's log, its syncs paced by ``config`` (:data:`SLOW_SYNC`, :data:`IDLE_SYNC`)."""
+    return NodeLog(path, slow_after=config.beat_interval * SLOW_SYNC, idle_after=IDLE_SYNC)
+
+
 class PeerNode:
     """One peer on real sockets; see the module docstring.
 
@@ -472,7 +483,7 @@ class PeerNode:
             watchers=watchers,
             outlet=self._outlet,
         )
-        self._log = NodeLog(self.log_path, slow_after=self._config.beat_interval * SLOW_SYNC)
+        self._log = _node_log(self.log_path, self._config)
         self._player_lock = PlayerLock.of_seat(spec, identity)
         self._peer: Peer | None = None
         self._lock = trio.Lock()

@@ -219,7 +219,8 @@ def _ahead(record: LogRecord) -> LogRecord:
 
 class SyncPace:
     """Whether a log's syncs go to a worker thread: from the first that took longer than
-    ``slow_after`` seconds, until :data:`QUICK_SYNCS` in a row took under a quarter of it.
+    ``slow_after`` seconds, until :data:`QUICK_SYNCS` in a row took under a quarter of it; and
+    the first after ``idle_after`` seconds without one (:meth:`beside`).
 
     >>> pace = SyncPace(0.1)
     >>> pace.took(0.001), pace.threaded
@@ -228,11 +229,21 @@ class SyncPace:
     (True, True)
     """
 
-    def __init__(self, slow_after: float) -> None:
+    def __init__(self, slow_after: float, idle_after: float = math.inf) -> None:
         self.slow_after = slow_after
+        self.idle_after = idle_after
         self.threaded = False
         """Whether the next sync goes to a worker thread."""
+        self.synced_at = 0.0
+        """When the last sync ended (``perf_counter``; the log's opening before the first)."""
         self._quick = 0  # quick syncs in a row, while threaded
+
+    def beside(self, now: float) -> bool:
+        """Whether a sync starting at ``now`` goes to a worker thread: while :attr:`threaded`,
+        and the first after ``idle_after`` seconds without a sync, alone (a disk idle that
+        long may have gone to sleep, and the sync that wakes it takes seconds, which nothing
+        tells from a quick sync before it ends; session 30, docs/latency.md)."""
+        return self.threaded or now - self.synced_at > self.idle_after
 
     def took(self, seconds: float) -> bool:
         """A sync took ``seconds``; whether that moved the next ones (either way)."""
@@ -257,11 +268,19 @@ class NodeLog:
             holds events.
         slow_after: a sync that took longer (seconds) moves the next ones to a worker thread
             (:class:`SyncPace`; by default never).
+        idle_after: the first sync after this long without one (seconds) goes to a worker
+            thread (:meth:`SyncPace.beside`; by default never).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, slow_after: float = math.inf) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        slow_after: float = math.inf,
+        idle_after: float = math.inf,
+    ) -> None:
         self.path = Path(path)
-        self.pace = SyncPace(slow_after)
+        self.pace = SyncPace(slow_after, idle_after)
         """Where the syncs go, and when they move."""
         self.reserved = 0
         """The highest clock a durable note of the log reserves."""
@@ -283,6 +302,7 @@ class NodeLog:
         header = LogHeader(
             game_id=spec.game_id, peer_id=bytes(own), created_at_ms=int(wall_time() * 1000)
         )
+        self.pace.synced_at = perf_counter()  # (not idle before the first: see SyncPace)
         try:
             self.writer, self.recovery = open_for_append(
                 self.path,
@@ -327,7 +347,8 @@ class NodeLog:
             # sync of the file and one of its directory, the fewest that make it durable.
             start = perf_counter()
             self.writer, self._header = create_log(self.path, self._header, records), None
-            self._took(perf_counter() - start)
+            self.pace.synced_at = perf_counter()
+            self._took(self.pace.synced_at - start)
             self._reserved_by(records)
             return
         writer = self.writer
@@ -340,7 +361,8 @@ class NodeLog:
             # gap repair fetches them again (docs/protocol.md, restart from the log).
             writer.append_many(records, sync=False)
             return
-        if self.pace.threaded:
+        start = perf_counter()  # (timed, two clock reads, ~0.1 µs: to tell a slow or idle disk)
+        if self.pace.beside(start):
             await self._write_beside(writer, records, meanwhile)
             return
         # Our own events and clock notes: durable before anything after them is sent. Synced
@@ -351,14 +373,13 @@ class NodeLog:
         # point after it either: the caller's next step is to send what it just made durable,
         # and a trip through the scheduler first is a task step and a look at the sockets
         # (~0.1 ms of CPU on a woken process) for every event we sign.
-        # Timed (two clock reads, ~0.1 µs) to tell a slow disk; the rest only once it is.
-        start = perf_counter()
+        # The rest of SyncPace's bookkeeping only once a sync is slow.
         if not writer.named():
             self._name_again(writer)  # (a stat and an fstat: some µs, beside a ~1 ms sync)
         writer.append_many(records)
-        took = perf_counter() - start
-        if took > self.pace.slow_after:
-            self._took(took)
+        self.pace.synced_at = end = perf_counter()
+        if end - start > self.pace.slow_after:
+            self._took(end - start)
         self._reserved_by(records)
 
     async def _write_beside(
@@ -377,6 +398,7 @@ class NodeLog:
             # (Captured: an OSError of the disk leaves this nursery as itself, not in a group.)
             done = await trio.to_thread.run_sync(outcome.capture, self._append, writer, records)
             nursery.cancel_scope.cancel()
+        self.pace.synced_at = perf_counter()
         self._took(done.unwrap())
         self._reserved_by(records)
 

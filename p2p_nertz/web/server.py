@@ -51,6 +51,7 @@ import importlib.resources
 import json
 import logging
 import secrets
+import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -376,26 +377,26 @@ async def serve_page(
     port: int,
     *,
     stalled_after: float = STALLED_AFTER,
+    taken: Callable[[int], None] | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on ``host:port`` (``0``: a free port) until cancelled; started (with
     ``nursery.start``) once it listens, with the page's URL. A client that takes nothing
     of what it is sent for ``stalled_after`` seconds is dropped (see :data:`STALLED_AFTER`).
+    With ``taken``, a ``port`` that cannot be had is not an error: ``taken`` is told it and a
+    free port is served (a resumed game's kept port: one attempt, no look first that another
+    process could answer wrong by taking the port between the look and the bind).
 
     Raises:
         NertzError: the address cannot be bound (the message names it).
     """
-    import socket  # (the server binds it here, to say why it cannot in one line)
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if hasattr(socket, "TCP_USER_TIMEOUT"):  # (Linux; inherited by every connection)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(stalled_after * 1000))
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise NertzError(f"cannot serve the page on {host}:{port}: {exc.strerror}") from None
+        sock = _listening(host, port, stalled_after)
+    except NertzError:
+        if taken is None or port == 0:
+            raise
+        taken(port)
+        sock = _listening(host, 0, stalled_after)
     bound: int = sock.getsockname()[1]
     app.page.hosts = allowed_hosts(host, bound)
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
@@ -409,6 +410,27 @@ async def serve_page(
     async with trio.open_nursery() as nursery:
         await nursery.start(_serve, app, config)
         task_status.started(f"http://{shown}:{bound}/{app.page.token}/")
+
+
+def _listening(host: str, port: int, stalled_after: float) -> socket.socket:
+    """A TCP socket bound to ``host:port`` and listening: both in one attempt (a socket of
+    another's bound with SO_REUSEADDR and not listening lets the bind pass and takes the port
+    at its own listen; whichever listens first has it).
+
+    Raises:
+        NertzError: the port cannot be had (the message names the address).
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "TCP_USER_TIMEOUT"):  # (Linux; inherited by every connection)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(stalled_after * 1000))
+        sock.bind((host, port))
+        sock.listen()  # (hypercorn listens again, with its backlog)
+    except OSError as exc:
+        sock.close()
+        raise NertzError(f"cannot serve the page on {host}:{port}: {exc.strerror}") from None
+    return sock
 
 
 async def _serve(

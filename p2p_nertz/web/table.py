@@ -13,6 +13,7 @@ Each view also carries what the page says if its peer stops answering without a 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shlex
 import signal
@@ -124,6 +125,7 @@ async def run_web_table(
     hint: str | None = None,
     app: WebApp | None = None,
     token: str | None = None,
+    taken: Callable[[int], None] | None = None,
 ) -> WebOutcome:
     """Play ``node`` from a browser page until the game is over and read, or the player leaves.
 
@@ -142,6 +144,7 @@ async def run_web_table(
             table takes it over, on the same URL (``on_url`` is not called).
         token: the page's secret path segment (``None``: a new one). A resumed game serves
             its page at the URL of its first run, so that its open pages reconnect.
+        taken: told ``port`` when it is taken, a free one served instead (``serve_page``).
 
     Raises:
         NertzError: the page cannot be served on ``host:port``.
@@ -169,7 +172,7 @@ async def run_web_table(
         if app is None:
             page = Page() if token is None else Page(token=token)
             app = WebApp(page, feed, runner.on_action, takes=TABLE_ACTIONS)
-            on_url(await server.start(serve_page, app, host, port))
+            on_url(await server.start(functools.partial(serve_page, taken=taken), app, host, port))
         else:
             app.on_action, app.takes = runner.on_action, TABLE_ACTIONS
         async with trio.open_nursery() as nursery:
