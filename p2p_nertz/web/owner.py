@@ -32,6 +32,10 @@ TCP_TABLE: Final = Path("/proc/net/tcp")
 """Linux's table of the IPv4 TCP sockets of this network namespace."""
 
 
+_TIME_WAIT: Final = "06"
+"""The state of a socket closed and waiting out its last packets (owned by nobody: uid 0)."""
+
+
 def parse_address(text: str) -> tuple[str, int]:
     """An address of ``/proc/net/tcp`` (``0100007F:1F90``: the IPv4 address as the kernel's
     32-bit word in hex, in this machine's byte order, then the port in hex) as ``(host, port)``.
@@ -57,7 +61,7 @@ def client_owner(
         return None
     for line in lines:
         fields = line.split()
-        if len(fields) < 8:
+        if len(fields) < 8 or fields[3] == _TIME_WAIT:  # (a closed socket's: the kernel's)
             continue
         try:
             local, remote, uid = parse_address(fields[1]), parse_address(fields[2]), int(fields[7])
