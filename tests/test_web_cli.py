@@ -59,6 +59,19 @@ def test_the_page_s_address_is_kept_beside_the_log_for_a_resume(
         _remember(log, f"http://127.0.0.1:{port}/tok_en-1/")
         assert _kept(log, "127.0.0.1") is None
     assert f"the page's port {port} is taken now" in capsys.readouterr().err
+    # (Session 30) One left readable by others is made the owner's alone before the token is
+    # written; a link planted in its place is not followed, and the token is not kept.
+    page_of(log).chmod(0o644)
+    _remember(log, "http://127.0.0.1:1/tok_en-2/")
+    assert page_of(log).stat().st_mode & 0o777 == 0o600
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("mine")
+    page_of(log).unlink()
+    page_of(log).symlink_to(elsewhere)
+    _remember(log, "http://127.0.0.1:1/tok_en-3/")
+    assert elsewhere.read_text() == "mine"
+    assert "the page's address is not kept" in capsys.readouterr().err
+    page_of(log).unlink()
     # Nothing kept, or not readable: a new address, silently.
     page_of(log).write_text("{")
     assert _kept(log, "127.0.0.1") is None
