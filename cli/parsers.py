@@ -272,7 +272,7 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
         "--name",
         type=player_name,
         default=default_name(),
-        help="your name at the table (1-32 printable chars, no space at either end)",
+        help="your name at the table (1-32 visible chars, no space at either end)",
     )
     p.add_argument(
         "--log-dir",

@@ -109,8 +109,12 @@ def _remember(log: Path, url: str) -> None:
     parts = urlsplit(url)
     data = {"port": parts.port, "token": parts.path.strip("/")}
     try:
-        fd = os.open(page_of(log), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # Not through a link planted there, and 0600 even if it was left readable by others
+        # (the mode of ``open`` applies only to a file it creates).
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(page_of(log), flags, 0o600)
         with os.fdopen(fd, "w") as out:
+            os.fchmod(out.fileno(), 0o600)
             json.dump(data, out)
     except OSError as exc:
         print(f"the page's address is not kept ({exc.strerror})", file=sys.stderr)

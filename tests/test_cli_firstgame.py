@@ -118,6 +118,25 @@ def test_same_names_at_one_table_are_told_apart() -> None:
     assert all(len(n) <= 10 for n in distinct_names(["Bartholomew"] * 3)[1:])
 
 
+@pytest.mark.parametrize(
+    "names",
+    [
+        ("Ann", "you", "Bob"),  # announced as the local player: "Nerts! called by you"
+        ("Ann", "YOU", "Bob"),
+        ("Ann", "Bob (2)", "Bob", "Bob"),  # a name that is another's suffixed form
+        ("bob", "Ann", "Bob"),
+    ],
+)
+def test_no_players_chosen_name_reads_as_another_seat_or_as_you(names: tuple[str, ...]) -> None:
+    # (Session 30's red team: a guest who sat down as "you" was announced as each of the
+    # others themselves, "5♠ lost to you", and "Bob (2)" made the second Bob read as it.)
+    for local in (None, *range(len(names))):
+        tracker = Tracker(names, local, True)
+        said = [tracker.name(seat).casefold() for seat in range(len(names))]
+        assert len(set(said)) == len(names), (local, said)
+        assert tracker.names[local or 0] == names[local or 0]  # (the local seat keeps its own)
+
+
 def test_demo_shows_progress_and_its_audit_advice_works_as_printed(tmp_path: Path) -> None:
     where = tmp_path / "a demo"  # a space in the path: the advice must quote it
     args = ["demo", "--bots", "2", "--speed", "6", "--seed", "4", "--dir", str(where)]

@@ -32,6 +32,11 @@ GOOD = [
     "🙂",
     "n" * MAX_NAME,
     "x",
+    "Nguye\u0302\u0303n",  # Vietnamese in decomposed form: two marks on one letter
+    "\u0e2a\u0e38\u0e19\u0e35\u0e22\u0e4c",  # Thai, with vowel and tone marks
+    "\u0930\u093e\u092e",  # Hindi, a spacing vowel sign
+    "\u05e9\u05c1\u05bc\u05b8\u05dc\u05d5\u05b9\u05dd",  # Hebrew: three on the shin
+    "\u2764\ufe0f",  # an emoji with its presentation selector
 ]
 BAD = {
     "": "empty",
@@ -49,6 +54,15 @@ BAD = {
     "\tAnn": "a character that is not printable",
     "\u00a0Ann": "a character that is not printable",  # a no-break space is not ' '
     "Ann\u3000": "a character that is not printable",  # nor an ideographic one
+    # (Session 30: printable, yet blank, so "Ann\u3164" read as a second Ann.)
+    "Ann\u3164": "a character that shows nothing",  # a Hangul filler
+    "\u3164": "a character that shows nothing",
+    "\u2800": "a character that shows nothing",  # the blank Braille pattern
+    "A\u034fnn": "a character that shows nothing",  # the combining grapheme joiner
+    "\u0301": "a combining mark with no character under it",
+    "\u0336Ann": "a combining mark with no character under it",
+    "Z" + "\u0300\u0301\u0302\u0303" + "o": "more than 3 combining marks on one character",
+    "a" + "\u0301" * (MAX_NAME - 1): "more than 3 combining marks on one character",
 }
 
 

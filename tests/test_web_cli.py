@@ -43,7 +43,9 @@ def test_a_page_port_in_use_is_one_line_and_the_bots_stop(tmp_path: Path) -> Non
     assert str(tmp_path / "game") not in ps
 
 
-def test_the_page_s_address_is_kept_beside_the_log_for_a_resume(tmp_path: Path) -> None:
+def test_the_page_s_address_is_kept_beside_the_log_for_a_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from cli.web_cmd import _kept, _remember, page_of
 
     log = tmp_path / "you.log"
@@ -51,6 +53,19 @@ def test_the_page_s_address_is_kept_beside_the_log_for_a_resume(tmp_path: Path) 
     assert page_of(log) == tmp_path / "you.log.page"
     assert page_of(log).stat().st_mode & 0o777 == 0o600  # (as secret as the URL)
     assert _kept(log) == (4321, "tok_en-1")  # (the port not looked at: the server tries it)
+    # (Session 30) One left readable by others is made the owner's alone before the token is
+    # written; a link planted in its place is not followed, and the token is not kept.
+    page_of(log).chmod(0o644)
+    _remember(log, "http://127.0.0.1:1/tok_en-2/")
+    assert page_of(log).stat().st_mode & 0o777 == 0o600
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("mine")
+    page_of(log).unlink()
+    page_of(log).symlink_to(elsewhere)
+    _remember(log, "http://127.0.0.1:1/tok_en-3/")
+    assert elsewhere.read_text() == "mine"
+    assert "the page's address is not kept" in capsys.readouterr().err
+    page_of(log).unlink()
     # Nothing kept, or not readable: a new address, silently.
     page_of(log).write_text("{")
     assert _kept(log) is None

@@ -4,7 +4,13 @@ A name is 1 to :data:`MAX_NAME` characters, every one printable in Python's sens
 (:meth:`str.isprintable`: no control characters, no format characters such as the
 bidirectional overrides U+202A–U+202E and U+2066–U+2069 or zero-width ones, no separators but
 the ASCII space), and it neither starts nor ends with a space, so a name is never blank nor
-padded with spaces nobody sees (docs/protocol.md §3.2).
+padded with spaces nobody sees (docs/protocol.md §3.2). Printable is not yet visible: a few
+letters and symbols are blank by design (the Hangul fillers, the blank Braille pattern, the
+combining grapheme joiner: :data:`BLANKS`), and a combining mark draws on the character before
+it, so a name may hold none of the blanks, may not start with a mark (it would sit on whatever
+is printed before the name, or show nothing), and may not pile more than :data:`MAX_MARKS`
+marks on one character (a "zalgo" name spills over the lines above and below it). Without
+this, ``"Ann\u3164"`` read as a second Ann and ``"\u3164"`` as no name at all (session 30).
 
 >>> name_fault("Ann") is None and name_fault("Ann Lee") is None
 True
@@ -16,15 +22,27 @@ True
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Final
 
-__all__ = ["MAX_NAME", "NAME_RULE", "name_fault"]
+__all__ = ["BLANKS", "MAX_MARKS", "MAX_NAME", "NAME_RULE", "name_fault"]
 
 MAX_NAME: Final = 32
 """The most characters a name has (a UTF-8 name is then at most 128 bytes)."""
 
-NAME_RULE: Final = f"a name is 1 to {MAX_NAME} printable characters, with no space at either end"
+NAME_RULE: Final = (
+    f"a name is 1 to {MAX_NAME} printable, visible characters, with no space at either end"
+)
 """The rule in a person's words, for the error every front door gives a bad name."""
+
+
+MAX_MARKS: Final = 3
+"""The most combining marks in a row (on one character): a letter with a vowel and a tone
+(Vietnamese, Thai) or with a dot, a vowel and a dagesh (Hebrew) is written so."""
+
+BLANKS: Final = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
+"""Printable characters that show nothing: the combining grapheme joiner, the Hangul
+fillers, the Khmer inherent vowels and the blank Braille pattern."""
 
 
 def name_fault(value: object) -> str | None:
@@ -33,6 +51,10 @@ def name_fault(value: object) -> str | None:
     >>> [name_fault(n) for n in ("", " ", "n" * 33, "a\\tb", 7)]  # doctest: +NORMALIZE_WHITESPACE
     ['empty', 'a space at either end', 'longer than 32 characters',
      'a character that is not printable', 'not text']
+    >>> [name_fault(n) for n in ("Ann\\u3164", "\\u0301Ann", "Zo" + "\\u0308" * 4)]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['a character that shows nothing', 'a combining mark with no character under it',
+     'more than 3 combining marks on one character']
     """
     if not isinstance(value, str):
         return "not text"
@@ -44,4 +66,18 @@ def name_fault(value: object) -> str | None:
         return "a character that is not printable"
     if value[0] == " " or value[-1] == " ":
         return "a space at either end"
+    if not BLANKS.isdisjoint(value):
+        return "a character that shows nothing"
+    if _is_mark(value[0]):
+        return "a combining mark with no character under it"
+    marks = 0
+    for char in value:
+        marks = marks + 1 if _is_mark(char) else 0
+        if marks > MAX_MARKS:
+            return f"more than {MAX_MARKS} combining marks on one character"
     return None
+
+
+def _is_mark(char: str) -> bool:
+    """Whether ``char`` is a combining mark (Unicode's categories Mn, Mc, Me)."""
+    return unicodedata.category(char).startswith("M")

@@ -173,7 +173,7 @@ class Tracker:
     told: bool = False
 
     def __post_init__(self) -> None:
-        self.names = distinct_names(self.names)
+        self.names = distinct_names(self.names, self.seat)
 
     def name(self, seat: int | None) -> str:
         """A seat's name for announcements (``"you"`` for the local seat)."""

@@ -503,28 +503,48 @@ def decided_by(termination: Termination, rules: Rules) -> str:
 _NAME_ROOM = 10
 
 
-def distinct_names(names: Sequence[str]) -> tuple[str, ...]:
+def distinct_names(names: Sequence[str], local: int | None = None) -> tuple[str, ...]:
     """The names with repeats told apart: the second ``root`` becomes ``root (2)``.
 
-    The first of a name keeps it; a name cut to fit the suffix into a player's cell keeps the
+    A name is a player's own choice, so no seat may be made to read as another, nor as the
+    local player, whom every announcement calls "you" (``Tracker.name``): the local seat keeps
+    its name first, then the others in seat order; a name already taken, "you" when there is
+    a local seat, or one that reads the same in another case (``You``), gets the first
+    suffix not taken either (a player who calls themselves ``Ann (2)`` pushes the second
+    ``Ann`` to ``Ann (3)``). A name cut to fit the suffix into a player's cell keeps the
     suffix whole, so two seats never look the same on the table.
 
     >>> distinct_names(["root", "bot1", "root", "root"])
     ('root', 'bot1', 'root (2)', 'root (3)')
     >>> distinct_names(["Bartholomew", "Bartholomew"])
     ('Bartholomew', 'Bartho (2)')
+    >>> distinct_names(["Ann", "you", "Ann (2)", "Ann"], local=0)
+    ('Ann', 'you (2)', 'Ann (2)', 'Ann (3)')
     """
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        count = seen.get(name, 0) + 1
-        seen[name] = count
-        if count == 1:
-            out.append(name)
-            continue
-        suffix = f" ({count})"
-        out.append(name[: max(1, _NAME_ROOM - len(suffix))] + suffix)
+    taken: set[str] = set()
+    out = list(names)
+    first = [local] if local is not None and 0 <= local < len(names) else []
+    for seat in first + [s for s in range(len(names)) if s not in first]:
+        name, count = names[seat], 1
+        while (shown := _with_count(name, count)).casefold() in taken:
+            count += 1
+        out[seat] = shown
+        taken.add(shown.casefold())
+        if seat in first:
+            taken.add(_LOCAL_WORD)
     return tuple(out)
+
+
+_LOCAL_WORD = "you"
+"""What announcements call the local player (``Tracker.name``): no other seat reads so."""
+
+
+def _with_count(name: str, count: int) -> str:
+    """``name`` as the ``count``-th of its name (the first: as it is)."""
+    if count == 1:
+        return name
+    suffix = f" ({count})"
+    return name[: max(1, _NAME_ROOM - len(suffix))] + suffix
 
 
 STUCK_WAITING = "stuck: waiting for the others (a move of yours takes your pass back)"

@@ -17,8 +17,12 @@ What it serves, all under an unguessable token (``/TOKEN/``; any other path is a
 Who may use it: whoever has the URL, from a page the server itself served. The ``Host`` header
 must name the address it is bound to (so a DNS-rebinding page, whose host is its own name, is
 refused) and the WebSocket's ``Origin`` must be that same address (so another web page open in
-the browser cannot drive the peer). Bound to 127.0.0.1 (the default) nobody else on the LAN
-can reach it; ``--web-bind`` on another address lets anyone who learns the URL play for you.
+the browser cannot drive the peer). And the live connection must come from the player's own
+user when it comes from this machine (``web/owner.py``): the URL is on the browser's command
+line, which every user of the machine can read, and a program sends any Host and Origin it
+likes; another user's connection is refused whatever it knows (a 403). Bound to 127.0.0.1
+(the default) nobody else on the LAN can reach it; ``--web-bind`` on another address lets
+anyone on another machine who learns the URL play for you.
 
 What a client may cost it, token or not: a request without the token is a 404, one naming
 another host a 421, a WebSocket from another origin a 403; a header block over 16 KiB is
@@ -50,6 +54,7 @@ from __future__ import annotations
 import importlib.resources
 import json
 import logging
+import os
 import secrets
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -64,6 +69,7 @@ from hypercorn.trio import serve
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules.book import rule_book
 from p2p_nertz.web.model import ALL_ACTIONS, BadAction, PageAction, not_taken, parse_action
+from p2p_nertz.web.owner import TCP_TABLE, client_owner
 
 __all__ = [
     "MAX_CONNECTIONS",
@@ -196,6 +202,8 @@ class WebApp:
         self.takes = takes
         self.connections = 0
         self.refusals = 0
+        #: Where the owners of this machine's TCP sockets are read (``web/owner.py``).
+        self.tcp_table = TCP_TABLE
         self._left = trio.Event()
 
     async def close_pages(self, words: str, patience: float = FAREWELL) -> None:
@@ -257,6 +265,10 @@ class WebApp:
             self._refused(f"path, host or origin: {headers}")
             await send({"type": "websocket.close", "code": 4403})
             return
+        if not self._players_own(scope):
+            self._refused(f"from {scope.get('client')}, a socket of another user of this machine")
+            await send({"type": "websocket.close", "code": 4403})
+            return
         if self.connections >= MAX_CONNECTIONS:
             self._refused(f"{self.connections} already open")
             await send({"type": "websocket.close", "code": 4429})
@@ -275,6 +287,14 @@ class WebApp:
             self.connections -= 1
             self._left.set()
             self._left = trio.Event()
+
+    def _players_own(self, scope: Scope) -> bool:
+        """Whether a connection is not another user's of this machine (``web/owner.py``)."""
+        client, server = scope.get("client"), scope.get("server")
+        if client is None or server is None:
+            return False
+        owner = client_owner((client[0], client[1]), (server[0], server[1]), self.tcp_table)
+        return owner is None or owner == os.getuid()
 
     def _refused(self, why: str) -> None:
         """Say on the terminal that a live connection was refused: the 1st, 2nd, 4th, 8th...
