@@ -1,0 +1,61 @@
+"""What a newcomer following the README reads from the command line (session 30's first hour).
+
+Unit tests of the one function that says each thing: no game is played.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.audit_cmd import format_report
+from cli.demo import _self_command
+
+
+def _program(where: Path) -> Path:
+    where.mkdir(parents=True)
+    program = where / "nertz"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    return program
+
+
+def test_demo_names_the_nertz_that_was_run_in_its_advice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's first command is `.venv/bin/nertz demo`, with the venv's bin not on the
+    # PATH: the advice said `/…/python3 -m cli audit …`, a command the README never names.
+    program = _program(tmp_path / "a venv" / "bin")
+    monkeypatch.setenv("PATH", str(tmp_path / "elsewhere"))
+    monkeypatch.setattr(sys, "argv", [str(program), "demo"])
+    assert _self_command() == shlex.quote(str(program))
+    monkeypatch.chdir(tmp_path)  # (typed relative: the advice still works from anywhere)
+    monkeypatch.setattr(sys, "argv", ["a venv/bin/nertz", "demo"])
+    assert _self_command() == shlex.quote(str(program))
+    # The nertz the PATH finds: its name alone.
+    monkeypatch.setenv("PATH", str(program.parent))
+    monkeypatch.setattr(sys, "argv", [str(program), "demo"])
+    assert _self_command() == "nertz"
+    # Another nertz first on the PATH: the path of the one that was run, not that one.
+    _program(tmp_path / "other")
+    monkeypatch.setenv("PATH", str(tmp_path / "other"))
+    assert _self_command() == shlex.quote(str(program))
+    # `python -m cli demo`: the same again.
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "cli" / "__main__.py"), "demo"])
+    assert _self_command() == f"{shlex.quote(sys.executable)} -m cli"
+
+
+def test_audit_says_the_rules_in_words() -> None:
+    # The readable report said `rules: target=None, rounds=1`: a Python value a person cannot
+    # read. Now the rules in the lobby's words (rules_text, their one home).
+    from tests.audit_helpers import played
+
+    text = format_report(played(players=2, rounds=1).audit()).splitlines()
+    at = next(i for i, line in enumerate(text) if line.startswith("rules: "))
+    said = text[at] + text[at + 1]
+    assert "None" not in said and "=" not in said, said
+    assert "exactly 1 round" in text[at] and "Nerts card −2" in text[at + 1], said
+    assert text[at + 1].startswith(" " * len("rules: ")), said
