@@ -59,3 +59,21 @@ def test_audit_says_the_rules_in_words() -> None:
     assert "None" not in said and "=" not in said, said
     assert "exactly 1 round" in text[at] and "Nerts card −2" in text[at + 1], said
     assert text[at + 1].startswith(" " * len("rules: ")), said
+
+
+def test_the_first_run_welcome_fits_an_80_column_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The welcome was 81 characters: its full stop wrapped onto a line of its own.
+    from cli.play import _first_run
+
+    def answer(prompt: str) -> str:
+        print(prompt)  # (as a terminal shows it)
+        return "Dee"
+
+    monkeypatch.setattr("builtins.input", answer)
+    _identity, name = _first_run(tmp_path / "key", "root")
+    assert name == "Dee" and (tmp_path / "key").is_file()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Welcome to p2p-nertz!") and "identity" in lines[0], lines
+    assert all(len(line) <= 80 for line in lines[:2]), lines  # (then the key's whole path)
