@@ -77,3 +77,32 @@ def test_the_first_run_welcome_fits_an_80_column_terminal(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("Welcome to p2p-nertz!") and "identity" in lines[0], lines
     assert all(len(line) <= 80 for line in lines[:2]), lines  # (then the key's whole path)
+
+
+def test_the_spectator_shows_its_address_whole_on_an_80_column_screen() -> None:
+    # `nertz watch` showed `--watcher tcp://127.0.0.1:PORT#KEY` (97 characters) cut at the
+    # 80th, inside the key: copied from the screen, it came in two pieces and was refused.
+    from cli.args import watcher_address
+    from cli.watch import _waiting, waiting_text
+    from p2p_nertz.protocol.identity import Identity
+    from p2p_nertz.runtime.watchport import WatcherAddress
+
+    address = WatcherAddress("tcp://127.0.0.1:65535", Identity.generate().peer_id)
+    screen = _waiting(80, 24, waiting_text(bytes(range(32)), address))
+    rows = screen.text().splitlines()
+    whole = [row.strip() for row in rows if address.key.hex() in row]
+    assert len(whole) == 1, rows
+    assert watcher_address(whole[0]) == address  # (as a member gives it to --watcher)
+    assert any(row.rstrip().endswith("--watcher") for row in rows), rows
+
+
+def test_match_says_in_words_how_its_game_was_decided(capsys: pytest.CaptureFixture[str]) -> None:
+    # `nertz match --rounds 1` said "1 rounds" and "winner: P2 with 20 (rounds)", the words
+    # the table no longer says since a newcomer could not read them (ui.view.decided_by).
+    from cli.main import build_parser
+    from cli.match_cmd import _cmd_match
+
+    _cmd_match(build_parser("match").parse_args(["match", "--rounds", "1", "--players", "2"]))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(", 1 round"), lines[0]
+    assert lines[-1].startswith("winner: P") and lines[-1].endswith(" (after 1 round)"), lines
