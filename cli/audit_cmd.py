@@ -20,6 +20,7 @@ from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, Severi
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSIONS
 from p2p_nertz.protocol.spec import Deal, GameSpec
+from p2p_nertz.ui.lobby import rules_text
 
 __all__ = [
     "SPEC_FILE",
@@ -127,8 +128,9 @@ def format_report(report: AuditReport) -> str:
         for seat, member in enumerate(spec.members):
             # (Seats from 0, as the findings and the notation count them.)
             lines.append(f"  {seat}. {member.name:<16} {member.fingerprint}")
-        rules = spec.rules.to_dict()
-        lines.append("rules: " + (", ".join(f"{k}={v}" for k, v in rules.items()) or "standard"))
+        # (In words, as the lobby shows them: not the spec's `target=None, rounds=1`.)
+        first, second = rules_text(spec.rules)
+        lines += [f"rules: {first}", f"       {second}"]
         if spec.deal is not Deal.COMMIT:  # (the default unsaid, as in the spec's wire form)
             lines.append(f"deal: {spec.deal} (docs/shuffle.md)")
     else:

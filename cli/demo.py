@@ -354,8 +354,13 @@ def _report(
 
 def _self_command() -> str:
     """How to run ``nertz`` again as this process was run: ``nertz`` when that is what was
-    typed (and is on the PATH), else this Python with ``-m cli``."""
-    typed = Path(sys.argv[0]).name
-    if typed == "nertz" and shutil.which("nertz") is not None:
-        return "nertz"
+    typed (the one on the PATH), its whole path when another was run (the README's
+    ``.venv/bin/nertz demo``: the command a person knows, wherever they run it from), else
+    this Python with ``-m cli``."""
+    typed = Path(sys.argv[0])
+    if typed.name == "nertz" and typed.is_file():
+        found = shutil.which("nertz")  # (the shell gives the path it found as argv[0])
+        if found is not None and Path(found).resolve() == typed.resolve():
+            return "nertz"
+        return shlex.quote(str(typed.absolute()))
     return f"{shlex.quote(sys.executable)} -m cli"

@@ -10,6 +10,7 @@ import sys
 from cli.args import EXIT_OK, players_from, rules_from
 from p2p_nertz import __version__
 from p2p_nertz.rules.book import RULE_BOOK, rule_book
+from p2p_nertz.ui.view import decided_by
 
 __all__ = ["RULES_FILE", "rules_text"]
 
@@ -39,7 +40,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
     players = players_from(args)
     names = [f"{p.name}:{p.strategy}" for p in players]
     if not args.json:
-        goal = f"{rules.rounds} rounds" if rules.racing_demon else f"target {rules.target}"
+        rounds = f"{rules.rounds} round{'s' if rules.rounds != 1 else ''}"
+        goal = rounds if rules.racing_demon else f"target {rules.target}"
         print(
             f"p2p-nertz {__version__} - in-process match (no network): {len(players)} bots, "
             f"seed {args.seed}, {goal}"
@@ -96,5 +98,6 @@ def _cmd_match(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(f"winner: {winners} with {max(final.totals)} ({final.termination.value})")
+        decided = decided_by(final.termination, rules)  # (words, as at the table)
+        print(f"winner: {winners} with {max(final.totals)} ({decided})")
     return EXIT_OK

@@ -298,7 +298,7 @@ def _first_run(key: Path, default: str) -> tuple[Identity, str]:
     Raises:
         NertzError: no name was given (end of input), or the key cannot be written.
     """
-    print("Welcome to p2p-nertz! This is your first game here: you need an identity (a key).")
+    print("Welcome to p2p-nertz! Your first game here needs an identity (a key).")
     while True:
         try:
             text = input(f"your name at the table [{default}]: ").strip() or default

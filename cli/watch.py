@@ -39,7 +39,7 @@ from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.runtime.node import WATCH_SPEC_TAG
-from p2p_nertz.runtime.watchport import WatchPort
+from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
@@ -228,8 +228,7 @@ class _Watcher:
 
     def waiting(self) -> str:
         """What the screen says before the first event: where members push."""
-        game = self.spectator.spec.game_id.hex()[:16]
-        return f"waiting for game {game}; members push here with\n--watcher {self.port.address}"
+        return waiting_text(self.spectator.spec.game_id, self.port.address)
 
     async def screen(self) -> None:
         assert self.terminal is not None
@@ -255,6 +254,14 @@ class _Watcher:
                     continue
                 self.quit()
                 return
+
+
+def waiting_text(game_id: bytes, address: WatcherAddress) -> str:
+    """Where members push, the address on a line of its own without ``tcp://`` (``--watcher``
+    takes it so): 80 characters on 127.0.0.1, so an 80-column screen shows it whole, to be
+    copied in one piece (with ``--watcher`` before it, it wrapped inside the key)."""
+    where = str(address).removeprefix("tcp://")
+    return f"waiting for game {game_id.hex()[:16]}; members push here with --watcher\n{where}"
 
 
 def _waiting(width: int, height: int, text: str) -> Screen:

@@ -51,6 +51,27 @@ def _dealt(driver: Any, url: str) -> None:
     wait_for(driver, lambda d: d.find_elements("css selector", "#mine .nerts .card"), "the deal")
 
 
+def _contrast(driver: Any, text: str, ground: str) -> float:
+    """The contrast ratio (WCAG 2) of element ``text``'s colour on element ``ground``'s
+    background, as the page computes them."""
+    colours = driver.execute_script(
+        "return [getComputedStyle(document.getElementById(arguments[0])).color,"
+        " getComputedStyle(document.getElementById(arguments[1])).backgroundColor]",
+        text,
+        ground,
+    )
+
+    def luminance(css: str) -> float:
+        red, green, blue = (int(c) / 255 for c in css[css.index("(") + 1 : -1].split(",")[:3])
+        lin = [
+            c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (red, green, blue)
+        ]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    bright, dark = sorted((luminance(c) for c in colours), reverse=True)
+    return (bright + 0.05) / (dark + 0.05)
+
+
 def _help(driver: Any) -> Any:
     return driver.find_element("id", "help")
 
@@ -157,6 +178,9 @@ def test_web_a_first_look_says_each_thing_once_in_words_and_a_pass_names_the_ope
         # The whole rule book: a link to the rules the program serves, not a command.
         assert "nertz rules" not in rules and "rule book link below" in rules, rules
         book = driver.find_element("id", "rule-book").get_attribute("href")
+        # Session 30: the link was the browser's blue on the dark felt (1.1 to 1), unreadable.
+        ratio = _contrast(driver, "rule-book", "help")
+        assert ratio >= 4.5, ratio  # (WCAG's AA for text)
         driver.find_element("id", "help-close").click()
         # The header says in words what its link and contrast button are.
         link = driver.find_element("id", "link").text

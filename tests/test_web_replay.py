@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 
 import pytest
 
@@ -126,12 +127,37 @@ def test_web_replay_ctrl_c_stops_it_with_one_line() -> None:
     assert err.splitlines() == ["nertz replay: interrupted"], err
 
 
-def _web_replay() -> subprocess.Popen[str]:
+def test_web_replay_in_the_background_stops_on_sigterm_with_one_line() -> None:
+    """A SIGTERM (``kill``) to a replay started in the background, SIGINT ignored as a shell
+    without job control leaves it: ``nertz``'s handler raised KeyboardInterrupt in the middle
+    of trio, and a page of trio's and hypercorn's tracebacks followed "interrupted" (session
+    30). Now the replay takes the signal itself: one line, as for a Ctrl-C."""
+    proc = _web_replay(background=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("http://127.0.0.1:")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["nertz replay: interrupted"], err
+
+
+def _web_replay(*, background: bool = False) -> subprocess.Popen[str]:
     """``nertz replay --web --no-open`` on the golden logs, started as a terminal starts it
-    (SIGINT at its default, whatever the test runner has: cli_helpers.foreground)."""
+    (SIGINT at its default, whatever the test runner has: cli_helpers.foreground), or
+    ``background``: as a shell starts ``nertz … &``, SIGINT ignored."""
     logs = [str(p) for p in sorted(GOLDEN.glob("p*.log"))]
+    ignored = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
+    )
+    argv = ["replay", "--web", "--no-open", *logs]
     return subprocess.Popen(
-        foreground("replay", "--web", "--no-open", *logs),
+        [sys.executable, "-c", ignored, *argv] if background else foreground(*argv),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

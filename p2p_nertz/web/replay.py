@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -106,6 +107,10 @@ async def run_web_replay(
 
     Raises:
         NertzError: the page cannot be served on ``host:port``.
+        KeyboardInterrupt: a SIGTERM, once the pages are told (``nertz`` says "interrupted",
+            as for a Ctrl-C: cli/main.py). Taken here, at a checkpoint: ``nertz``'s own
+            SIGTERM handler raised it anywhere inside trio when SIGINT was ignored (a
+            command started in the background), and trio's tasks spilled tracebacks.
     """
     stepper = ReplayStepper(replay, symbols=symbols)
     feed = ViewFeed()
@@ -121,11 +126,23 @@ async def run_web_replay(
         app = WebApp(Page(), feed, on_action, takes=KEYS_ONLY)
         url = await nursery.start(serve_page, app, host, port)
         on_url(url)
-        async for action in receive:
-            assert isinstance(action, KeyPress)
-            stepper.key(action.key)
-            if stepper.done:
-                break
-            feed.publish(json.dumps(stepper.view(), ensure_ascii=False))
+        with trio.CancelScope() as steps:
+            nursery.start_soon(_cancel_on_sigterm, steps)
+            async for action in receive:
+                assert isinstance(action, KeyPress)
+                stepper.key(action.key)
+                if stepper.done:
+                    break
+                feed.publish(json.dumps(stepper.view(), ensure_ascii=False))
         await app.close_pages("the replay is closed: its terminal is free again")
         nursery.cancel_scope.cancel()
+    if steps.cancelled_caught:
+        raise KeyboardInterrupt
+
+
+async def _cancel_on_sigterm(scope: trio.CancelScope) -> None:
+    """Cancel ``scope`` at the first SIGTERM."""
+    with trio.open_signal_receiver(signal.SIGTERM) as received:
+        async for _signum in received:
+            scope.cancel()
+            return
