@@ -14,6 +14,7 @@ from p2p_nertz.ui import Abandon, Leave, PlayMove, TableController, TableView
 from p2p_nertz.ui.controller import BETWEEN_ROUNDS, CTRL_C, Quit, ReleaseReady
 from p2p_nertz.ui.keys import Context, KeyState, press
 from p2p_nertz.ui.render import render
+from p2p_nertz.ui.tracker import GAME_OVER, status_line
 from p2p_nertz.web.model import view_json
 
 
@@ -123,13 +124,14 @@ def test_the_board_holds_the_next_ready_until_closed_or_its_countdown_ends() -> 
 
 
 def test_a_key_pressed_before_the_deal_says_so_until_the_deal_only() -> None:
-    peer, front = _peer(), Shown()
+    peer, front = _at_deal(1), Shown()
     table = _table(front, peer)
     for key, said in (("n", "not dealt yet"), ("s", "illegal: the round is not dealt yet")):
         table.keys, _ = press(KeyState(), key, Context(None, 0))  # (a key before the deal)
         assert table.keys.status == said
-        table.draw(peer, 0.0)  # the round is dealt now
-        assert front.views[-1].status == "" and table.keys.status == ""
+        table.draw(peer, 0.0)  # the round is dealt now: the deal's words, or none
+        assert front.views[-1].status in ("", table.tracker.dealt(1))
+        assert table.keys.status in ("", table.tracker.dealt(1))
     table.keys, _ = press(KeyState(), "l", Context(peer.view, 0))
     table.draw(peer, 0.0)
     assert front.views[-1].status.startswith("pick a card first")  # (other words stay)
@@ -198,3 +200,34 @@ def test_a_key_on_a_new_rounds_table_before_it_is_drawn_keeps_its_words() -> Non
     asked = table.keys.status
     table.draw(second, 2.0)
     assert front.views[-1].status == asked and asked.startswith("leave the game?")
+
+
+def test_the_status_line_says_the_game_is_over_not_the_deal_s_go() -> None:
+    # A newcomer's `nertz play --bots 7 --speed 10` ended with "round 1 is dealt — go!" under
+    # the board's "game over". The table is drawn at every step of a game, as a front end is.
+    config = SimConfig(players=2, seed=6, rules=Rules(target=None, rounds=1))
+    front, tables = Shown(), []
+
+    def draw(sim: Simulation) -> bool:
+        peer = sim.peers[0]
+        assert peer is not None
+        if not tables:
+            tables.append(_table(front, peer))
+        tables[0].draw(peer, 0.0)
+        return False
+
+    peer = Simulation(config).run(until=draw).peers[0]
+    assert peer is not None and peer.tentative.phase is st.Phase.OVER
+    dealt = tables[0].tracker.dealt(1)
+    assert any(v.status == dealt for v in front.views)  # (said while the round was on)
+    for stopped in (False, True):  # the fold says it is over; then the node stopped too
+        if stopped:
+            tables[0].node_stopped()
+        tables[0].draw(peer, 1.0)
+        view = front.views[-1]
+        assert view.status == GAME_OVER and view.final is stopped
+        screen = render(view)
+        assert screen.line(screen.height - 2) == GAME_OVER  # (the status row, above the keys)
+        assert view_json(view)["status"] == GAME_OVER  # (the page's status line too)
+    # A question asked then is not hidden (the node still running: q asks first).
+    assert status_line(None, 0, "leave the game? y leaves", over=True) == "leave the game? y leaves"

@@ -65,6 +65,7 @@ from p2p_nertz.ui.view import (
 )
 
 __all__ = [
+    "GAME_OVER",
     "LAST_PLAYER",
     "MAX_MESSAGES",
     "NOBODY_ANSWERS",
@@ -92,6 +93,9 @@ likely ours than each of theirs (:meth:`Tracker._silent`)."""
 
 LAST_PLAYER = "nobody else is left at the table: q leaves the game"
 """Said once the last other member has left or been dropped (:meth:`Tracker.alone`)."""
+
+GAME_OVER = "the game is over"
+"""The status line once the game is over (:func:`status_line`)."""
 
 NOTHING_TO_PLAY = "no card can move and the stock is empty: p passes (you are stuck)"
 """The status line that offers the pass (``Table.has_card_move``)."""
@@ -535,7 +539,13 @@ class Tracker:
             messages=tuple(self.messages),
             board=board,
             status=status_line(
-                table, self.seat, keys.status, rotated=self.rotated, symbols=self.symbols
+                table,
+                self.seat,
+                keys.status,
+                rotated=self.rotated,
+                symbols=self.symbols,
+                over=tentative.phase is st.Phase.OVER
+                or (board is not None and board.result is not None),
             ),
             selected=keys.selected,
             command=keys.command,
@@ -564,17 +574,22 @@ def status_line(
     *,
     rotated: bool = False,
     symbols: bool = True,
+    over: bool = False,
 ) -> str:
     """The status line kept true for ``seat`` at ``table``: "stuck: waiting" only while the
     pass stands; with nothing else to say and nothing left to play, it offers the pass; with
     every other player stuck, it says the round waits for us (unless it is answering a key:
-    a refusal, a question, a pick).
+    a refusal, a question, a pick). ``over``: the game is over, and the line says so, as the
+    board and the header do, unless it asks a question (a newcomer read the deal's "round 1
+    is dealt — go!" under the board's "game over — winner: …").
 
     >>> from p2p_nertz.rules import Rules, Table, Tableau
     >>> t = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -")
     >>> status_line(Table.from_tableaux(Rules(), [t, t]), 0, "") == NOTHING_TO_PLAY
     True
     """
+    if over and not any(words in status for words in _ASKING):
+        return GAME_OVER
     if seat is None or table is None or table.over or not table.active[seat]:
         return status
     if not cards_up(table, seat):  # (nothing can move yet: the deal says why)
