@@ -42,7 +42,13 @@ from cli.args import (
 )
 from cli.commands import COMMANDS
 from cli.places import default_key_path, kept_key_path
-from p2p_nertz.defaults import BEACON_PORT, STRATEGY_NAMES
+from p2p_nertz.defaults import (
+    BEACON_PORT,
+    BOTS_ONLY_SPEED,
+    PLAY_BOT_SPEED,
+    STRATEGY_NAMES,
+    TABLE_BOT_SPEED,
+)
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules.config import MAX_SEATS
 
@@ -61,9 +67,8 @@ DEFAULT_TIMEOUT = 300.0
 TARGET_TIMEOUT = 1800.0
 """``nertz demo``'s ``--timeout`` for a game to a target score: it runs many rounds."""
 
-DEFAULT_BOT_SPEED = 1
-"""The bots' speed in a quick game: level 1 is 24 moves a minute, a person's pace at the keys
-(measured in docs/pace.md); faster levels are for people who know the keys."""
+DEFAULT_BOT_SPEED = PLAY_BOT_SPEED
+"""The bots' speed in a quick game (why: :data:`p2p_nertz.defaults.PLAY_BOT_SPEED`)."""
 
 COMMAND_HELP = dict(COMMANDS)
 """Each command's one line of help, as ``nertz --help`` lists it (:data:`cli.commands.COMMANDS`)."""
@@ -155,7 +160,9 @@ def _add_demo(sub: Any) -> None:
         "default greedy)",
     )
     p.add_argument(
-        "--speed", default="10", help="bot speed 1-10, one per seat or one for all (default 10)"
+        "--speed",
+        default=str(BOTS_ONLY_SPEED),
+        help=f"bot speed 1-10, one per seat or one for all (default {BOTS_ONLY_SPEED})",
     )
     p.add_argument(
         "--seed",
@@ -237,7 +244,9 @@ def _add_node(sub: Any) -> None:
         choices=STRATEGY_NAMES,
         help="the bot strategy (default greedy)",
     )
-    p.add_argument("--speed", type=bot_speed(), default=10, metavar="1-10", help="bot pace")
+    p.add_argument(
+        "--speed", type=bot_speed(), default=BOTS_ONLY_SPEED, metavar="1-10", help="bot pace"
+    )
     p.add_argument(
         "--practice",
         action="store_true",
@@ -293,7 +302,9 @@ def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
         p.add_argument(
             "--strategy", dest="bot", choices=choices, default="greedy", help="bot strategy"
         )
-    p.add_argument("--speed", type=bot_speed(), default=10, metavar="1-10", help="bot pace")
+    p.add_argument(
+        "--speed", type=bot_speed(), default=BOTS_ONLY_SPEED, metavar="1-10", help="bot pace"
+    )
 
 
 def _discovery(p: argparse.ArgumentParser) -> None:
@@ -381,9 +392,10 @@ def _add_host(sub: Any) -> None:
         help="strategy of the --bots (default greedy)",
     )  # fmt: skip
     p.add_argument(
-        "--bot-speed", type=bot_speed(), default=10, metavar="1-10",
-        help="speed of the --bots: about 24 moves a minute per level (default 10; a person "
-        "plays at about 1, docs/pace.md)",
+        "--bot-speed", type=bot_speed(), default=TABLE_BOT_SPEED, metavar="1-10",
+        help="speed of the --bots: about 24 moves a minute per level (default "
+        f"{TABLE_BOT_SPEED}, as the lobby's b: a quick player; a person plays at about 1, "
+        "docs/pace.md)",
     )  # fmt: skip
     add_rules_arguments(p)
     p.set_defaults(func=_later("lobby_cmd", "_cmd_host"))

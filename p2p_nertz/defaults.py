@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["BEACON_PORT", "BOT_SPEEDS", "DROP_AFTER", "STRATEGY_NAMES", "SUSPECT_AFTER"]
+__all__ = [
+    "BEACON_PORT",
+    "BOTS_ONLY_SPEED",
+    "BOT_SPEEDS",
+    "DROP_AFTER",
+    "PLAY_BOT_SPEED",
+    "STRATEGY_NAMES",
+    "SUSPECT_AFTER",
+    "TABLE_BOT_SPEED",
+]
 
 STRATEGY_NAMES: Final = ("greedy", "lookahead")
 """The bots' strategies by name, sorted (each registered under its name by
@@ -17,6 +26,27 @@ STRATEGY_NAMES: Final = ("greedy", "lookahead")
 BOT_SPEEDS: Final = range(1, 11)
 """A bot's speed levels (:class:`p2p_nertz.bots.base.Pacing`): 1, a beginner, to 10, a fast
 expert (the commands' ``--speed`` takes these)."""
+
+# The bots' default speed differs by the door they come in by, each for a reason (docs/pace.md
+# has the levels measured against a person's pace; every door takes ``--speed`` or the like):
+
+PLAY_BOT_SPEED: Final = 1
+"""``nertz play --bots N``: a person's first game, alone against bots. Level 1 (24 moves a
+minute) is a person's pace at the keys, so that a newcomer can win a round (docs/pace.md)."""
+
+TABLE_BOT_SPEED: Final = 5
+"""A bot added to a table of people: ``nertz host --bots N`` and the lobby's ``b`` (text and
+page). Level 5 is a quick player's pace: people who gathered at a table know the game, and a
+bot at full speed takes the lake before anyone has read it (before session 30 ``host --bots``
+gave 10, and a newcomer following README's ``nertz host --players 3 --bots 1`` met full-speed
+bots; the lobby's ``b`` gave 5)."""
+
+BOTS_ONLY_SPEED: Final = 10
+"""Where no person plays at the keys: ``nertz demo`` (bots watched, or a test's game), ``nertz
+node`` (a peer of a game fixed elsewhere) and ``nertz join/host --bot`` (a bot playing your seat
+for you, against whoever is there: it plays as well and as fast as it can). ``nertz match``
+gives 5: it plays in simulated time, where the level changes each bot's delays, not how long
+the command takes."""
 
 SUSPECT_AFTER: Final = 5.0
 """Seconds of silence before a member is suspected, by default

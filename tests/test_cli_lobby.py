@@ -18,8 +18,12 @@ import pytest
 from cli_helpers import foreground, held_port, json_lines_until, lobby_where, make_key, nertz
 
 from cli.bots import spawn_lobby_bot
+from cli.main import build_parser
+from p2p_nertz.defaults import BOT_SPEEDS, PLAY_BOT_SPEED, TABLE_BOT_SPEED
 from p2p_nertz.logfile.format import LogHeader, encode_header
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.ui.lobby import LobbyKeys
+from p2p_nertz.web.model import LobbyPick
 
 
 def keygen(home: Path) -> Identity:
@@ -365,3 +369,13 @@ def test_a_bot_started_for_a_table_waits_for_a_host_that_is_slow_to_answer(
                 proc.wait()
         if host.stdout is not None:
             host.stdout.close()
+
+
+def test_a_bot_added_to_a_table_of_people_has_one_speed_by_every_door() -> None:
+    # A newcomer following README's `nertz host --players 3 --bots 1` met bots at full speed
+    # (10) where the lobby's b gave 5: now the same level, and not full speed.
+    host = build_parser().parse_args(["host", "--players", "3", "--bots", "1"])
+    assert host.bot_speed == LobbyKeys().speed == LobbyPick("bot").speed == TABLE_BOT_SPEED
+    assert host.bot_speed < max(BOT_SPEEDS)  # (not full speed)
+    play = build_parser().parse_args(["play", "--bots", "1"])  # alone with bots: a person's pace
+    assert int(play.speed) == PLAY_BOT_SPEED < TABLE_BOT_SPEED

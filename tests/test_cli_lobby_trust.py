@@ -134,7 +134,8 @@ def test_an_invite_only_host_refuses_a_stranger_and_plays_with_the_invited(
     logs = str(tmp_path / "logs")
     host = popen(
         "host", "--name", "Ann", "--bot", "greedy", "--players", "3",
-        "--bots", "1", "--invite", bob_fp, "--rounds", "1", "--log-dir", logs, "--json",
+        "--bots", "1", "--bot-speed", "10", "--invite", bob_fp, "--rounds", "1",
+        "--log-dir", logs, "--json",
         home=ann,
     )  # fmt: skip
     try:

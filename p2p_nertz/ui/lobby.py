@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from p2p_nertz.defaults import TABLE_BOT_SPEED
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui.keys import ENTER, ESC
@@ -176,7 +177,7 @@ class LobbyKeys:
     picking: bool = False
     removing: bool = False
     strategy: int = 0
-    speed: int = 5
+    speed: int = TABLE_BOT_SPEED  # (why: p2p_nertz/defaults.py)
     help: bool = False
     status: str = ""
 

@@ -28,6 +28,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from p2p_nertz.defaults import TABLE_BOT_SPEED
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules import Card, Lake, Pile, Table, Tableau, is_unknown
 from p2p_nertz.ui.view import (
@@ -116,7 +117,7 @@ class LobbyPick:
     where: str = ""
     ready: bool = True
     strategy: str = ""
-    speed: int = 5
+    speed: int = TABLE_BOT_SPEED
     seat: int = 0
 
 
@@ -197,7 +198,11 @@ def _lobby_pick(data: dict[str, Any]) -> LobbyPick:
     if do not in LOBBY_PICKS:
         raise BadAction(f"no lobby choice {do!r}")
     where, ready = data.get("where", ""), data.get("ready", True)
-    strategy, speed, seat = data.get("strategy", ""), data.get("speed", 5), data.get("seat", 0)
+    strategy, speed, seat = (
+        data.get("strategy", ""),
+        data.get("speed", TABLE_BOT_SPEED),
+        data.get("seat", 0),
+    )
     if not isinstance(where, str) or not isinstance(strategy, str) or len(where + strategy) > 80:
         raise BadAction("a table's address and a strategy are short texts")
     if not isinstance(ready, bool):
