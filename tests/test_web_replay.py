@@ -4,9 +4,12 @@ a played game, then the real command on the golden logs in headless chromium."""
 
 from __future__ import annotations
 
+import itertools
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
@@ -91,6 +94,7 @@ def test_web_replay_steps_the_golden_game_forward_and_back_in_the_browser() -> N
             button["]"].click()  # the first round's deal…
             button["N"].click()
             wait_for(driver, lambda d: d.find_elements("css selector", "#others .card"), "cards")
+            _assert_laid_out(driver, button.values())
             step = int(at(driver).split()[1])
             tables = driver.find_element("css selector", "#others").get_attribute("innerHTML")
             button["n"].click()
@@ -144,6 +148,33 @@ def test_web_replay_in_the_background_stops_on_sigterm_with_one_line() -> None:
             proc.communicate()
     assert proc.returncode == 130, err
     assert err.splitlines() == ["nertz replay: interrupted"], err
+
+
+def _assert_laid_out(driver: Any, buttons: Iterable[Any]) -> None:
+    """The replay page's parts side by side, none under another, every event line whole
+    (the list was cut under the lake panel), and buttons a person can read: each says what
+    it does in words to a screen reader, and draws no glyph of the technical block
+    (U+2300–U+23FF: ⏮ ⏭ drew as empty boxes, the fonts lacked them)."""
+    rect = (
+        "const r = arguments[0].getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom];"
+    )
+    parts = {
+        name: driver.execute_script(rect, driver.find_element("css selector", name))
+        for name in ("#replay", "#others", "#lake", "#messages", "#status")
+    }
+    for (a, ra), (b, rb) in itertools.combinations(parts.items(), 2):
+        apart = ra[2] <= rb[0] or rb[2] <= ra[0] or ra[3] <= rb[1] or rb[3] <= ra[1]
+        assert apart, (a, ra, b, rb)
+    lines = driver.find_elements("css selector", "#messages li")
+    assert lines
+    box = parts["#messages"]
+    for line in lines:
+        left, top, right, bottom = driver.execute_script(rect, line)
+        assert box[0] <= left and box[1] <= top and right <= box[2] and bottom <= box[3], line.text
+    for b in buttons:
+        label, text = b.get_attribute("aria-label") or "", b.text
+        assert label.replace("'", "").replace(" ", "").isalpha(), (label, text)
+        assert text and not any(0x2300 <= ord(c) <= 0x23FF for c in text), (label, text)
 
 
 def _web_replay(*, background: bool = False) -> subprocess.Popen[str]:
