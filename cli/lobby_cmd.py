@@ -54,7 +54,6 @@ from cli.keyfile import (
 from cli.node_cmd import final_summary, reach_line, run_node, say_gone, watch_recovery
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
-from cli.web_cmd import resume_in_page
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.messages import TableView
@@ -329,6 +328,8 @@ async def _play(
         peer, signum = await run_node(node, endpoints)
         return Outcome(peer, signal=signum, gone=node.gone)
     if getattr(args, "web", False):  # (resume --web)
+        from cli.web_cmd import resume_in_page  # (the web server: imported for --web only)
+
         return await resume_in_page(node, endpoints, bind=args.web_bind, open_page=not args.no_open)
     return await _play_human(node, endpoints)
 

@@ -29,6 +29,7 @@ import secrets
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -62,7 +63,6 @@ from cli.node_cmd import load_identity, load_spec, parse_peers
 from cli.parsers import DEFAULT_BOT_SPEED
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
-from cli.web_cmd import lobby_left, run_in_browser, serve_lobby_page, table_in_page
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -72,7 +72,9 @@ from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.lobby import route_address
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.ui.view import bots_hint
-from p2p_nertz.web.terminal import PageTerminal
+
+if TYPE_CHECKING:  # (the browser's modules: imported by --web alone, see _page_of)
+    from p2p_nertz.web.terminal import PageTerminal
 
 __all__ = ["DEFAULT_BOT_SPEED", "bots_game"]
 
@@ -112,6 +114,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     node = make_node(identity, spec, args.log, args.bind, args.watcher, config=config)
     say_if_every_interface("play", args.bind)
     if args.web:
+        from cli.web_cmd import run_in_browser
+
         outcome = run_in_browser(node, endpoints, bind=args.web_bind, open_page=not args.no_open)
     else:
         outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
@@ -230,6 +234,8 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     hint = bots_hint(practice=args.practice, speed=args.speed, page=args.web)
     try:
         if args.web:
+            from cli.web_cmd import run_in_browser
+
             outcome = run_in_browser(
                 node, endpoints, bind=args.web_bind, open_page=not args.no_open, hint=hint
             )
@@ -369,13 +375,10 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
         )  # fmt: skip
         apps.append(app)
         async with trio.open_nursery() as outer:
-            if isinstance(terminal, PageTerminal):  # the lobby's page, then the table's
-                await serve_lobby_page(
-                    outer, terminal, bind=args.web_bind, open_page=not args.no_open
-                )
+            page = await _served_page(outer, terminal, args)  # the lobby's, then the table's
             started = await app.run(outer)
             if started is None:
-                await lobby_left(terminal)  # (its page is told, and stops trying)
+                await _lobby_left(page)  # (its page is told, and stops trying)
                 outer.cancel_scope.cancel()
                 result.append((Outcome(), None))
                 return
@@ -388,8 +391,10 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
             log = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
             bind = session.endpoints[identity.peer_id]
             node = make_node(identity, spec, log, bind, args.watcher, config=config, fresh=True)
-            if isinstance(terminal, PageTerminal):
-                outcome = await table_in_page(node, session.endpoints, terminal)
+            if page is not None:
+                from cli.web_cmd import table_in_page
+
+                outcome = await table_in_page(node, session.endpoints, page)
             else:
                 outcome = await run_table(
                     node, session.endpoints, terminal=terminal, symbols=symbols
@@ -398,7 +403,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
             result.append((outcome, node))
 
     try:
-        page = contextlib.nullcontext(PageTerminal()) if args.web else None
+        page = contextlib.nullcontext(_page_terminal()) if args.web else None
         with page or open_curses(colour=colour) as terminal:
             try:
                 trio.run(main, terminal)
@@ -418,3 +423,35 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
         print("nertz play: left the lobby", file=sys.stderr)
         return 0
     return summary(outcome, node, log_dir)
+
+
+def _page_terminal() -> PageTerminal:
+    """The browser's page as the lobby's terminal (``--web``: the web server is imported for
+    it alone, not by every ``nertz play`` at a terminal or with bots)."""
+    from p2p_nertz.web.terminal import PageTerminal
+
+    return PageTerminal()
+
+
+async def _served_page(
+    outer: trio.Nursery, terminal: Terminal, args: argparse.Namespace
+) -> PageTerminal | None:
+    """``terminal`` if it is the browser's page (``--web`` alone makes one), served in
+    ``outer``."""
+    if not args.web:
+        return None
+    from cli.web_cmd import serve_lobby_page
+    from p2p_nertz.web import terminal as web_page
+
+    if not isinstance(terminal, web_page.PageTerminal):
+        return None
+    await serve_lobby_page(outer, terminal, bind=args.web_bind, open_page=not args.no_open)
+    return terminal
+
+
+async def _lobby_left(page: PageTerminal | None) -> None:
+    """The person left the lobby without a game: its page, if there is one, is told so."""
+    if page is not None:
+        from cli.web_cmd import lobby_left
+
+        await lobby_left(page)

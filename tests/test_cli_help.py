@@ -155,6 +155,21 @@ def test_a_command_imports_its_own_module_alone(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())  # (refused: it wrote nothing)
 
 
+def test_the_lobby_commands_and_play_import_no_web_server(tmp_path: Path) -> None:
+    # ``nertz host``, ``join``, ``bot``, ``games``, ``resume`` and ``keygen`` share one module
+    # (cli/lobby_cmd.py), ``nertz play`` its own: the browser's server (hypercorn, a quarter of
+    # a process's start) is imported by ``--web`` alone, not by every bot of a lobby game or
+    # every ``play`` at a terminal.
+    given = ["--key", "missing.key", "--spec", "s", "--bind", "127.0.0.1:0", "--log", "l.log"]
+    lines = [["keygen", "--show", "--key", "missing.key"], ["play", *given]]
+    for argv, ran in zip(lines, _imports_of(tmp_path, *lines), strict=True):
+        assert ran["status"] != 0 and f"nertz {argv[0]}: error: " in str(ran["stderr"]), ran
+        loaded = list(map(str, ran["loaded"]))  # type: ignore[call-overload]
+        assert "trio" in loaded and ("cli.lobby_cmd" in loaded or "cli.play" in loaded), loaded
+        for web in ("cli.web_cmd", "hypercorn", "p2p_nertz.web.server"):
+            assert web not in loaded, (argv, loaded)
+
+
 def test_the_light_defaults_are_what_the_bots_peer_and_lobby_use() -> None:
     # p2p_nertz/defaults.py is their one home: parsing imports no bot, runtime or lobby code.
     from p2p_nertz.bots import STRATEGIES
