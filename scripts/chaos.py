@@ -410,6 +410,8 @@ class Game:
         self.links: list[tuple[float, tuple[int, ...]]] = [(self.start, (0,) * plan.players)]
         #: The links cut (``cut-link``, ``cut-oneway``): [from, until, one end, the other].
         self.broken: list[list[float]] = []
+        #: The stops: [from, until (``inf`` while it lasts), seat] (:meth:`within_reach`).
+        self.stops: list[list[float]] = []
         #: The nodes resumed after they found the table gone (:meth:`revive_stalled`).
         self.revived: list[str] = []
 
@@ -572,8 +574,15 @@ class Game:
         if fault.kind in STOPS:
             node.faulted = True
             run.proc.send_signal(signal.SIGSTOP)
-            # The run stopped, not the node's last: a kill during the stop resumes a new one.
-            return lambda: run.proc.send_signal(signal.SIGCONT)
+            stop = [time.monotonic(), float("inf"), fault.victim]
+            self.stops.append(stop)
+
+            def cont() -> None:
+                # The run stopped, not the node's last: a kill during the stop resumes a new one.
+                run.proc.send_signal(signal.SIGCONT)
+                stop[1] = time.monotonic()
+
+            return cont
         if fault.kind in (*KILLS, "kill-cut", "kill-frame"):
             node.faulted = True
             run.killed = True
@@ -704,11 +713,13 @@ class Game:
 
     def within_reach(self, seat: int, since: float, until: float) -> list[int]:
         """The other seats that had a process running within ``seat``'s reach all the time
-        from ``since`` to ``until`` (never down, never cut off from it)."""
+        from ``since`` to ``until`` (never down, stopped or cut off from it)."""
+        stopped = {int(s) for start, end, s in self.stops if start <= until and end >= since}
         return [
             other
             for other in range(self.plan.players)
             if other != seat
+            and other not in stopped
             and not self.was_down(other, since, until)
             and not self.was_apart(seat, other, since, until)
         ]
