@@ -447,6 +447,21 @@ def test_chaos_resumes_the_unheard_once_all_stopped_and_holds_each_to_who_was_in
     assert resumed == ["P1", "P2"]
 
 
+def test_scan_node_faults_fsync12_at_two_lets_the_other_stop_unheard(tmp_path: Path) -> None:
+    # Session 30 (``scan_node_faults.py --faults fsync12 --players 2``): the victim's log
+    # created by two syncs of 12 s before its join went out, the other heard nobody for the
+    # drop and stopped unheard (exit 5, as docs/protocol.md §9.6 says), then the victim
+    # abandoned it; the scan called that a failure. Under the drop it stays one.
+    scan = load_script("scan_node_faults")
+    t0 = time.monotonic() - 100.0
+    game = _game(tmp_path, 2)
+    game.nodes[0].runs = [_stopped(tmp_path, "p1", EXIT_UNHEARD, t0, t0 + 9)]
+    game.nodes[1].runs = [_stopped(tmp_path, "p2", 0, t0, t0 + 40)]
+    unheard = ["P1: stopped unheard while P2 played within reach"]
+    assert scan.judge("fsync12", game, None, unheard) == []
+    assert scan.judge("fsync3", game, None, unheard) == unheard
+
+
 def test_chaos_starts_a_node_killed_before_its_log_again_and_resumes_one_with_a_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
