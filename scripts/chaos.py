@@ -783,6 +783,23 @@ def play_out(game: Game, deadline: float, rounds: int) -> list[str]:
     return [n.name for n in game.nodes if n.last.proc.poll() is None]
 
 
+def unheard_wrongly(game: Game, node: Node, run: Run) -> str | None:
+    """What is wrong with ``run`` of ``node`` if it stopped unheard (exit 5, §9.6, session 29;
+    a process resumed since is checked too): fine only where no other member played within its
+    reach for the ``drop`` it listened before it stopped."""
+    if run.proc.returncode != EXIT_UNHEARD:
+        return None
+    final = run.final()
+    if final is None or final.get("gone") != "unheard":
+        return f"{node.name}: exit {EXIT_UNHEARD} without an 'unheard' final line"
+    until = run.ended or time.monotonic()
+    near = game.within_reach(node.seat, max(run.started, until - game.drop), until)
+    if near:
+        heard = ", ".join(f"P{s + 1}" for s in near)
+        return f"{node.name}: stopped unheard while {heard} played within reach"
+    return None
+
+
 def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
     """The failures of a finished game (empty: it passed) and facts for its line; ``running``:
     the nodes still running at the deadline."""
@@ -838,18 +855,11 @@ def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]
                 # Gone is for a game not over here (§9.9): a node that stops on it and then
                 # prints the game over gave up before reading what waited (seed 1855).
                 problems.append(f"{node.name}: exit 3, the table gone, with the game over")
-        elif code == EXIT_UNHEARD:
-            # Stopped unheard (§9.6, session 29): fine only where no other member played
-            # within its reach for the ``drop`` it listened before it stopped.
-            until = run.ended or time.monotonic()
-            near = game.within_reach(node.seat, max(run.started, until - game.drop), until)
-            if final is None or final.get("gone") != "unheard":
-                problems.append(f"{node.name}: exit {code} without an 'unheard' final line")
-            elif near:
-                heard = ", ".join(f"P{s + 1}" for s in near)
-                problems.append(f"{node.name}: stopped unheard while {heard} played within reach")
-        elif code is not None:
+        elif code is not None and code != EXIT_UNHEARD:
             problems.append(f"{node.name}: exit {code}: {last_err}")
+    problems += [
+        p for node in game.nodes for run in node.runs if (p := unheard_wrongly(game, node, run))
+    ]
     for node in game.nodes:
         final = node.last.final()
         if node.last.proc.returncode == EXIT_GONE and final and final.get("gone") == "dropped":

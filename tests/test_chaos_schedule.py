@@ -437,6 +437,10 @@ def test_chaos_resumes_the_unheard_once_all_stopped_and_holds_each_to_who_was_in
     game.nodes[1].runs = [_stopped(tmp_path, "q2", None, t0, None)]
     problems, _ = chaos.check(game, [])
     assert problems == ["P1: stopped unheard while P2 played within reach"]
+    # ... and so is a process resumed since (each run is checked, not the last alone).
+    game.nodes[0].runs.append(_stopped(tmp_path, "q1.r", None, t0 + 10, None))
+    assert chaos.check(game, ["P1", "P2"])[0][1:] == problems
+    game.nodes[0].runs.pop()
     game.stops = [[t0 + 0.5, t0 + 20.0, 1]]  # P2 held by SIGSTOP meanwhile: it said nothing
     assert chaos.check(game, [])[0] == []
     # Nobody resumed while one still runs, or where one ended with the game over.
