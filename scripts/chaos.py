@@ -39,7 +39,9 @@ as documented (0 with the game over; 3, the table gone, only for a node that was
 cut off, alone or with others (two faults can leave alone a node neither names), its reason
 *dropped* only where every node that finished holds it dropped, or, with "cannot recover our
 own events", only for a resume each member it names as silent had ended by then or was cut off
-from, §9.6 step 5 and §13 "a recovering peer and a member gone for good"); every settled
+from, §9.6 step 5 and §13 "a recovering peer and a member gone for good"; 5, unheard, only
+where no other member ran within its reach for the ``d`` it listened, §9.6 "a second machine
+that hears nobody"); every settled
 (not provisional) final state the same digest and totals, a provisional one at most a round
 from them (§9.3); and ``nertz audit`` of every log VALID. One line per game, then a summary
 by fault kind and table size; the exit status is 1 if any game failed. A failed game's
@@ -48,7 +50,10 @@ passed one is removed unless ``--keep``. When the nodes that found the table gon
 rest too few to decide anything (from three players, no strict majority of the table running:
 §13 "A game that cannot end"), the rest wait for good; the script then resumes the gone nodes'
 logs, as their message tells a person to, ``4 d`` after the last of them stopped and the
-faults over, and the game must end.
+faults over, and the game must end. So too when every node has stopped, some unheard (a
+member killed at the game's start for longer than ``d``, at two players: the other, having
+heard nothing of it, stops unheard, and so does the killed one's resume, each log its join
+alone) and none with the game over: the script resumes the unheard ones at once.
 
     nice -n 10 python scripts/chaos.py --seed 1 --games 20 [--players 2-5] [--kinds K,...]
                                        [--lab] [--deal shuffle] [--dir DIR] [--keep]
@@ -107,7 +112,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ports import introduce
 
-from cli.args import EXIT_GONE
+from cli.args import EXIT_GONE, EXIT_UNHEARD
 from cli.bots import FREE_PORT
 from cli.keyfile import write_key
 from p2p_nertz.errors import NertzError
@@ -405,6 +410,8 @@ class Game:
         self.links: list[tuple[float, tuple[int, ...]]] = [(self.start, (0,) * plan.players)]
         #: The links cut (``cut-link``, ``cut-oneway``): [from, until, one end, the other].
         self.broken: list[list[float]] = []
+        #: The stops: [from, until (``inf`` while it lasts), seat] (:meth:`within_reach`).
+        self.stops: list[list[float]] = []
         #: The nodes resumed after they found the table gone (:meth:`revive_stalled`).
         self.revived: list[str] = []
 
@@ -567,8 +574,15 @@ class Game:
         if fault.kind in STOPS:
             node.faulted = True
             run.proc.send_signal(signal.SIGSTOP)
-            # The run stopped, not the node's last: a kill during the stop resumes a new one.
-            return lambda: run.proc.send_signal(signal.SIGCONT)
+            stop = [time.monotonic(), float("inf"), fault.victim]
+            self.stops.append(stop)
+
+            def cont() -> None:
+                # The run stopped, not the node's last: a kill during the stop resumes a new one.
+                run.proc.send_signal(signal.SIGCONT)
+                stop[1] = time.monotonic()
+
+            return cont
         if fault.kind in (*KILLS, "kill-cut", "kill-frame"):
             node.faulted = True
             run.killed = True
@@ -668,21 +682,47 @@ class Game:
         end did so ``4 drop`` ago (``gone_after`` and a vote: time for a smaller roster to
         decide what it can; and not a game ending, its nodes one by one: seed 19111): a
         person would resume them, as the gone message says ("resuming on it later takes the
-        game up again"). Once a game."""
-        if self.revived or self.ends or self.plan.players < 3:
+        game up again"). Or, every process ended, resume those that stopped unheard if none
+        ended with the game over (their message says the same). Once a game."""
+        if self.revived or self.ends:
             return False
         running = [n for n in self.nodes if n.last.proc.poll() is None]
+        unheard = [n for n in self.nodes if n.last.proc.returncode == EXIT_UNHEARD]
+        if unheard and not running and not any(n.last.proc.returncode == 0 for n in self.nodes):
+            # Every process ended, some unheard (§9.6: each knew nothing of its feed past its
+            # join and heard nobody, its log its join alone: at two players, a member killed
+            # at the game's start for longer than ``drop``, the other stopped unheard before it
+            # came back), none with the game over: a person resumes them, as their message says.
+            return self._resume_all(unheard)
+        if self.plan.players < 3:
+            return False
         gone = [n for n in self.nodes if n.last.proc.returncode == EXIT_GONE]
         if not running or not gone or len(running) > self.plan.players // 2:
             return False
         last = max(n.last.ended or 0.0 for n in self.nodes)
         if time.monotonic() - last < 4 * self.drop:
             return False
-        for node in gone:
+        return self._resume_all(gone)
+
+    def _resume_all(self, nodes: Sequence[Node]) -> bool:
+        for node in nodes:
             self.notes.append(f"resumed {node.name} at {time.monotonic() - self.start:.1f}s")
             self.revived.append(node.name)
             self.resume(node)
         return True
+
+    def within_reach(self, seat: int, since: float, until: float) -> list[int]:
+        """The other seats that had a process running within ``seat``'s reach all the time
+        from ``since`` to ``until`` (never down, stopped or cut off from it)."""
+        stopped = {int(s) for start, end, s in self.stops if start <= until and end >= since}
+        return [
+            other
+            for other in range(self.plan.players)
+            if other != seat
+            and other not in stopped
+            and not self.was_down(other, since, until)
+            and not self.was_apart(seat, other, since, until)
+        ]
 
     def _heal(self, seat: int) -> None:
         """End one ``cut-one`` of ``seat``: its link comes back when none is left."""
@@ -734,11 +774,30 @@ def silent_named(message: str) -> list[int]:
 def play_out(game: Game, deadline: float, rounds: int) -> list[str]:
     """Wait for the game to end, by ``deadline`` (monotonic; a minute a round later for each
     stalled node revived); the names of the nodes still running then."""
-    while not game.poll() and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
         if game.revive_stalled():
             deadline += 60.0 * rounds
+        elif game.poll():
+            break
         time.sleep(0.2)
     return [n.name for n in game.nodes if n.last.proc.poll() is None]
+
+
+def unheard_wrongly(game: Game, node: Node, run: Run) -> str | None:
+    """What is wrong with ``run`` of ``node`` if it stopped unheard (exit 5, §9.6, session 29;
+    a process resumed since is checked too): fine only where no other member played within its
+    reach for the ``drop`` it listened before it stopped."""
+    if run.proc.returncode != EXIT_UNHEARD:
+        return None
+    final = run.final()
+    if final is None or final.get("gone") != "unheard":
+        return f"{node.name}: exit {EXIT_UNHEARD} without an 'unheard' final line"
+    until = run.ended or time.monotonic()
+    near = game.within_reach(node.seat, max(run.started, until - game.drop), until)
+    if near:
+        heard = ", ".join(f"P{s + 1}" for s in near)
+        return f"{node.name}: stopped unheard while {heard} played within reach"
+    return None
 
 
 def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
@@ -796,8 +855,11 @@ def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]
                 # Gone is for a game not over here (§9.9): a node that stops on it and then
                 # prints the game over gave up before reading what waited (seed 1855).
                 problems.append(f"{node.name}: exit 3, the table gone, with the game over")
-        elif code is not None:
+        elif code is not None and code != EXIT_UNHEARD:
             problems.append(f"{node.name}: exit {code}: {last_err}")
+    problems += [
+        p for node in game.nodes for run in node.runs if (p := unheard_wrongly(game, node, run))
+    ]
     for node in game.nodes:
         final = node.last.final()
         if node.last.proc.returncode == EXIT_GONE and final and final.get("gone") == "dropped":

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from script_helpers import load_script
 
+from cli.args import EXIT_UNHEARD
+
 chaos = load_script("chaos")
 TIMERS = {"suspect": 2.0, "drop": 8.0}
 
@@ -387,6 +389,81 @@ def test_chaos_line_names_a_shuffle_game_and_only_it() -> None:
     assert "shuffle deal" in chaos.line({**result, "deal": "shuffle"})
     assert "deal" not in chaos.line({**result, "deal": "commit"})
     assert "deal" not in chaos.line(result)  # a results.jsonl line from before --deal
+
+
+def _stopped(
+    tmp_path: Path, stem: str, code: int | None, started: float, ended: float | None
+) -> Any:
+    """A process of a node that ran from ``started`` to ``ended`` (``None``: still running) and,
+    with exit 5, said it stopped unheard."""
+    out, err = tmp_path / f"{stem}.out", tmp_path / f"{stem}.err"
+    final = {"event": "final", "over": False, "gone": "unheard", "digest": "d3"}
+    out.write_text(json.dumps(final) + "\n" if code == EXIT_UNHEARD else "")
+    err.write_text(
+        "nertz node: heard nobody at this table in 8 s, so this node signed nothing new\n"
+    )
+    return chaos.Run(_Proc(code), out, err, [], started, ended)  # type: ignore[arg-type]
+
+
+def test_chaos_resumes_the_unheard_once_all_stopped_and_holds_each_to_who_was_in_reach(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Session 30 (a kill at the table's 0th card for longer than ``drop``, two players): P1 dead
+    # before P2 heard it, P2 stopped unheard at ``drop`` (exit 5, its log its join alone), P1's
+    # resume 16 s later then heard nobody either. chaos.py called exit 5 undocumented and ended
+    # the game there; a person resumes both, as their message says, and the game ends alike.
+    # (No logs here: the audit, the check's last step, is not what this test is about.)
+    audit = subprocess.CompletedProcess[str]([], 0, "", "")
+    monkeypatch.setattr(chaos.subprocess, "run", lambda *a, **k: audit)
+    t0 = time.monotonic() - 100.0
+    game = _game(tmp_path, 2)
+    game.drop = 8.0
+    resumed: list[str] = []
+    game.resume = lambda node: resumed.append(node.name)
+    p1 = [
+        _stopped(tmp_path, "p1", -9, t0, t0 + 0.5),
+        _stopped(tmp_path, "p1.r", 5, t0 + 16, t0 + 25),
+    ]
+    game.nodes[0].runs = p1
+    game.nodes[1].runs = [_stopped(tmp_path, "p2", 5, t0, t0 + 8.5)]
+    problems, _ = chaos.check(game, [])
+    assert problems == []
+    assert chaos.play_out(game, time.monotonic() + 5.0, 1) == []
+    assert resumed == ["P1", "P2"] and game.revived == ["P1", "P2"]
+    # Stopped unheard while the other ran within its reach all along: a failure.
+    game = _game(tmp_path, 2)
+    game.drop = 8.0
+    game.nodes[0].runs = [_stopped(tmp_path, "q1", 5, t0, t0 + 9)]
+    game.nodes[1].runs = [_stopped(tmp_path, "q2", None, t0, None)]
+    problems, _ = chaos.check(game, [])
+    assert problems == ["P1: stopped unheard while P2 played within reach"]
+    # ... and so is a process resumed since (each run is checked, not the last alone).
+    game.nodes[0].runs.append(_stopped(tmp_path, "q1.r", None, t0 + 10, None))
+    assert chaos.check(game, ["P1", "P2"])[0][1:] == problems
+    game.nodes[0].runs.pop()
+    game.stops = [[t0 + 0.5, t0 + 20.0, 1]]  # P2 held by SIGSTOP meanwhile: it said nothing
+    assert chaos.check(game, [])[0] == []
+    # Nobody resumed while one still runs, or where one ended with the game over.
+    game.resume = lambda node: resumed.append(node.name)
+    assert not game.revive_stalled()
+    game.nodes[1].runs = [_stopped(tmp_path, "q2", 0, t0, t0 + 50)]
+    assert not game.revive_stalled()
+    assert resumed == ["P1", "P2"]
+
+
+def test_scan_node_faults_fsync12_at_two_lets_the_other_stop_unheard(tmp_path: Path) -> None:
+    # Session 30 (``scan_node_faults.py --faults fsync12 --players 2``): the victim's log
+    # created by two syncs of 12 s before its join went out, the other heard nobody for the
+    # drop and stopped unheard (exit 5, as docs/protocol.md §9.6 says), then the victim
+    # abandoned it; the scan called that a failure. Under the drop it stays one.
+    scan = load_script("scan_node_faults")
+    t0 = time.monotonic() - 100.0
+    game = _game(tmp_path, 2)
+    game.nodes[0].runs = [_stopped(tmp_path, "p1", EXIT_UNHEARD, t0, t0 + 9)]
+    game.nodes[1].runs = [_stopped(tmp_path, "p2", 0, t0, t0 + 40)]
+    unheard = ["P1: stopped unheard while P2 played within reach"]
+    assert scan.judge("fsync12", game, None, unheard) == []
+    assert scan.judge("fsync3", game, None, unheard) == unheard
 
 
 def test_chaos_starts_a_node_killed_before_its_log_again_and_resumes_one_with_a_log(
