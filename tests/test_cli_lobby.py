@@ -379,3 +379,8 @@ def test_a_bot_added_to_a_table_of_people_has_one_speed_by_every_door() -> None:
     assert host.bot_speed < max(BOT_SPEEDS)  # (not full speed)
     play = build_parser().parse_args(["play", "--bots", "1"])  # alone with bots: a person's pace
     assert int(play.speed) == PLAY_BOT_SPEED < TABLE_BOT_SPEED
+    # The page's slider starts where the page's lobby pick does (HTML cannot import the value:
+    # its copy is held to it here).
+    html = (Path(__file__).parents[1] / "p2p_nertz/web/static/index.html").read_text()
+    (slider,) = [line for line in html.splitlines() if 'id="bot-speed"' in line]
+    assert f'value="{TABLE_BOT_SPEED}"' in slider, slider
