@@ -241,6 +241,12 @@ def test_web_keys_click_then_click_and_a_double_click_move_cards(page: Any) -> N
     )
 
 
+def views_since_reset(driver: Any) -> int:
+    """The views the page has drawn since the test reset its counters."""
+    count: int = driver.execute_script("return window.nertzStats.views - window.nertzStats.views0")
+    return count
+
+
 def test_web_eight_players_at_full_speed_frame_rate(tmp_path: Path) -> None:
     # Measured and printed, not asserted (the machine is shared): the page's frames a second
     # and its slowest draw while seven bots play at speed 10.
@@ -257,16 +263,17 @@ def test_web_eight_players_at_full_speed_frame_rate(tmp_path: Path) -> None:
                 "s.start = performance.now(); s.last = undefined; s.views0 = s.views;"
             )
             # Forty views of the others' moves (each drawn as it comes; the bots end a round in
-            # about a minute at this speed).
-            wait_for(
-                driver,
-                lambda d: (
-                    d.execute_script("return window.nertzStats.views - window.nertzStats.views0")
-                    >= 40
-                ),
-                "40 views",
-                timeout=120,
-            )
+            # about a minute at this speed). Waited for as long as they keep coming: on a loaded
+            # machine eight processes and a browser share two cores, and only a stall (no new
+            # view in a minute) is a failure, not a slow table.
+            seen = 0
+            while seen < 40:
+                seen = wait_for(
+                    driver,
+                    lambda d, was=seen: (n := views_since_reset(d)) > was and n,
+                    f"a view past {seen} of 40 (the others' moves stopped coming)",
+                    timeout=60,
+                )
             figures = stats(driver)
             print(
                 f"\nbrowser table, 8 players, bots at speed 10: {figures['fps']:.0f} fps, longest "
