@@ -157,3 +157,32 @@ def test_names_that_look_alike_are_numbered_on_the_table_like_repeats() -> None:
         "Zoe",
         "\u05e9\u05e8\u05d4",
     )
+
+
+def test_a_right_to_left_name_is_drawn_in_its_own_cells_on_the_terminal() -> None:
+    """(Session 31) The terminal draws a Hebrew name as it is, in the columns a Latin name of
+    its length takes; what follows it on every row (the cell's counts, an announcement's
+    words, the status line) stays in the same columns. No bidirectional control is drawn: no
+    name holds one (the rule above), and the table adds none (a terminal that knows none would
+    draw it as a box, or shift the row)."""
+    from helpers_rules import IDLE, table_from
+
+    from p2p_nertz.ui import TableView
+    from p2p_nertz.ui.render import render
+
+    def screen(name: str) -> str:
+        view = TableView(
+            table=table_from(IDLE, IDLE, IDLE),
+            seat=0,
+            names=("Ann", name, "Bob"),
+            rules=Rules(),
+            messages=(f"8\u2663 lost to {name} \u2014 back to waste", f"{name} is back"),
+            status=f"{name}'s 5\u2665 tied with another card",
+        )
+        return render(view, 100, 30).text()
+
+    hebrew, latin = "\u05e9\u05e8\u05d4", "Sar"
+    drawn = screen(hebrew)
+    assert drawn.count(hebrew) >= 4  # (the cell, two announcements, the status line)
+    assert drawn.replace(hebrew, latin) == screen(latin)
+    assert not any(0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 for c in drawn)
