@@ -3,7 +3,8 @@
 
 :func:`run_in_browser` plays a node from the page its own process serves
 (:func:`p2p_nertz.web.table.run_web_table`), prints the page's URL on a line of its own and
-opens it in the default browser unless ``--no-open``. The options are
+opens it in the default browser unless ``--no-open`` (by way of a private file, so that no
+command line shows the token: cli/page_file.py). The options are
 :func:`cli.args.add_web_arguments`'s.
 
 Where the table's page is served is kept beside the game's log (``LOG.page``: the address and
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 import trio
 
 from cli.args import error_text, expected_errors
+from cli.page_file import write_page_file
 from cli.table import Outcome
 from p2p_nertz.audit.replay import Replay
 from p2p_nertz.errors import NertzError
@@ -61,12 +63,24 @@ def browser_opener(bind: tuple[str, int], *, open_page: bool) -> Callable[[str],
             )
         if open_page:
             if _has_a_screen():
-                # (On a thread: a browser that runs in the foreground must not stop the peer.)
-                threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+                _open_privately(url)
             else:
                 print("no display here: open the URL above in a browser", file=sys.stderr)
 
     return on_url
+
+
+def _open_privately(url: str) -> None:
+    """Open ``url`` in the browser by way of a file only this user reads, so that the
+    browser's command line, which every user sees, holds no token (cli/page_file.py)."""
+    try:
+        target = write_page_file(url).as_uri()
+    except OSError as exc:
+        why = f"the browser is not opened (no private file for it: {exc.strerror})"
+        print(f"{why}: open the URL above in a browser", file=sys.stderr)
+        return
+    # (On a thread: a browser that runs in the foreground must not stop the peer.)
+    threading.Thread(target=webbrowser.open, args=(target,), daemon=True).start()
 
 
 def _has_a_screen() -> bool:

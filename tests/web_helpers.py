@@ -95,18 +95,21 @@ def wait_for(driver: Any, what: Callable[[Any], T | None], why: str, timeout: fl
 
 
 class WebGame:
-    """``nertz play --web --no-open`` as a process: its URL, and a clean stop."""
+    """``nertz play --web --no-open`` as a process: its URL, and a clean stop. ``env``: more
+    of the environment (with ``opens``: no ``--no-open``, the browser ``BROWSER`` names)."""
 
-    def __init__(self, tmp_path: Path, *more: str) -> None:
-        args = [sys.executable, "-m", "cli", "play", "--web", "--no-open", "--dir"]
+    def __init__(
+        self, tmp_path: Path, *more: str, env: dict[str, str] | None = None, opens: bool = False
+    ) -> None:
+        args = [sys.executable, "-m", "cli", "play", "--web", *([] if opens else ["--no-open"])]
         self.dir = tmp_path / "game"
         self.proc = subprocess.Popen(
-            [*args, str(self.dir), *more],
+            [*args, "--dir", str(self.dir), *more],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
             start_new_session=True,
         )
         assert self.proc.stdout is not None

@@ -18,6 +18,11 @@ True
 'a space at either end'
 >>> name_fault("\\u202eAnn")
 'a character that is not printable'
+
+Two good names may still look alike: ``"\\u0410nn"`` (a Cyrillic А) beside ``"Ann"``.
+:func:`skeleton` is what a name looks like (Unicode's UTS #39 "skeleton", for the letters that
+pass for Latin ones), so the table can number the second of two names that look the same
+(:func:`p2p_nertz.ui.view.distinct_names`) instead of refusing either (docs/protocol.md §3.2).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Final
 
-__all__ = ["BLANKS", "MAX_MARKS", "MAX_NAME", "NAME_RULE", "name_fault"]
+__all__ = ["BLANKS", "LOOK_ALIKES", "MAX_MARKS", "MAX_NAME", "NAME_RULE", "name_fault", "skeleton"]
 
 MAX_NAME: Final = 32
 """The most characters a name has (a UTF-8 name is then at most 128 bytes)."""
@@ -81,3 +86,37 @@ def name_fault(value: object) -> str | None:
 def _is_mark(char: str) -> bool:
     """Whether ``char`` is a combining mark (Unicode's categories Mn, Mc, Me)."""
     return unicodedata.category(char).startswith("M")
+
+
+LOOK_ALIKES: Final = {
+    # Cyrillic letters drawn as Latin ones (UTS #39 confusables.txt: the same skeleton).
+    **dict(zip("АВСЕНІЈКМОРЅТХУҮԚԜӀ", "ABCEHIJKMOPSTXYYQWl", strict=True)),
+    **dict(zip("асԁеһіјӏорԛѕԝхуүɡ", "acdehijlopqswxyyg", strict=True)),
+    # Greek capitals and small letters drawn as Latin ones.
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHlKMNOPTYX", strict=True)),
+    **dict(zip("αιονρ", "aiovp", strict=True)),
+    # Latin among itself: a capital I, a one and a bar are an l; a zero is an O; a dotless i.
+    **dict(zip("I1|0ı", "llOOi", strict=True)),
+}
+"""What each look-alike character is read as: the letters of other scripts (and the digits
+and capitals of Latin's own) that UTS #39 gives the same skeleton as a Latin letter. A small
+table of our own (the package that ships Unicode's whole table reads a data file when it is
+imported, which this pure layer may not; names confused through other scripts are rare at a
+card table and still told apart by their seat and colour)."""
+
+
+def skeleton(name: str) -> str:
+    """What ``name`` looks like: two names with one skeleton are read as one by a person.
+
+    The name's compatibility form (NFKC: a full-width ``Ａ`` is an ``A``), each look-alike
+    read as the letter it passes for (:data:`LOOK_ALIKES`, and ``rn`` as ``m``), in one case
+    (a person reads ``ANN`` as ``Ann``), its marks composed (NFC).
+
+    >>> skeleton("\\u0410nn") == skeleton("Ann") == skeleton("ＡＮＮ") == skeleton("ann")
+    True
+    >>> skeleton("Ivy") == skeleton("lvy"), skeleton("Zoë") == skeleton("Zoe")
+    (True, False)
+    """
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(LOOK_ALIKES.get(char, char) for char in text).replace("rn", "m")
+    return unicodedata.normalize("NFC", text.casefold())

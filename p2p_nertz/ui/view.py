@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.bots.base import Pacing
+from p2p_nertz.protocol.names import skeleton
 from p2p_nertz.protocol.reach import OutOfReach
 from p2p_nertz.rules import (
     Card,
@@ -509,8 +510,9 @@ def distinct_names(names: Sequence[str], local: int | None = None) -> tuple[str,
     A name is a player's own choice, so no seat may be made to read as another, nor as the
     local player, whom every announcement calls "you" (``Tracker.name``): the local seat keeps
     its name first, then the others in seat order; a name already taken, "you" when there is
-    a local seat, or one that reads the same in another case (``You``), gets the first
-    suffix not taken either (a player who calls themselves ``Ann (2)`` pushes the second
+    a local seat, or one that looks the same (:func:`~p2p_nertz.protocol.names.skeleton`:
+    ``You`` in another case, ``\u0410nn`` with a Cyrillic ``А``), gets the first suffix not
+    taken either (a player who calls themselves ``Ann (2)`` pushes the second
     ``Ann`` to ``Ann (3)``). A name cut to fit the suffix into a player's cell keeps the
     suffix whole, so two seats never look the same on the table.
 
@@ -520,18 +522,20 @@ def distinct_names(names: Sequence[str], local: int | None = None) -> tuple[str,
     ('Bartholomew', 'Bartho (2)')
     >>> distinct_names(["Ann", "you", "Ann (2)", "Ann"], local=0)
     ('Ann', 'you (2)', 'Ann (2)', 'Ann (3)')
+    >>> distinct_names(["Ann", "\u0410nn", "\uff21nn"])[1:]
+    ('\u0410nn (2)', '\uff21nn (3)')
     """
     taken: set[str] = set()
     out = list(names)
     first = [local] if local is not None and 0 <= local < len(names) else []
     for seat in first + [s for s in range(len(names)) if s not in first]:
         name, count = names[seat], 1
-        while (shown := _with_count(name, count)).casefold() in taken:
+        while skeleton(shown := _with_count(name, count)) in taken:
             count += 1
         out[seat] = shown
-        taken.add(shown.casefold())
+        taken.add(skeleton(shown))
         if seat in first:
-            taken.add(_LOCAL_WORD)
+            taken.add(skeleton(_LOCAL_WORD))
     return tuple(out)
 
 

@@ -243,6 +243,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "phase": view.phase,
         "heading": view.heading(),
         "players": players,
+        "names": list(view.names),  # (each name alone: the page isolates those in its words)
         "lake": _lake(table, view, symbols),
         "frozen": sorted(_key(p) for p in view.frozen),
         "selected": None if view.selected is None else _key(view.selected),

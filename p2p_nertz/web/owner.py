@@ -1,12 +1,13 @@
 """Whose is a connection from this machine: the user owning the client's end of a TCP socket.
 
-Why: the page's token is in the URL, and a URL is seen by more than the player. The browser
-is started with it on its command line (``webbrowser``: ``firefox URL``, ``xdg-open URL``),
-which every user of the machine can read (``ps``, ``/proc/PID/cmdline``); with it, another
-user's process could open the live connection (it may send any ``Host`` and ``Origin`` it
-likes: only a browser cannot) and see the player's cards and play for them. So the page
-refuses a live connection whose client socket is on this machine and belongs to another
-user, whatever it knows (:meth:`p2p_nertz.web.server.WebApp`).
+Why: the page's token is in the URL, and a URL is seen by more than the player. Until session
+31 the browser was started with it on its command line (``firefox URL``, ``xdg-open URL``),
+which every user of the machine can read (``ps``, ``/proc/PID/cmdline``; it is now started
+on a private file that holds the URL, ``cli/page_file.py``, and this is a second wall); with
+it, another user's process could open the live connection (it may send any ``Host`` and
+``Origin`` it likes: only a browser cannot) and see the player's cards and play for them. So
+the page refuses a live connection whose client socket is on this machine and belongs to
+another user, whatever it knows (:meth:`p2p_nertz.web.server.WebApp`).
 
 How: Linux lists every TCP socket of the network namespace in ``/proc/net/tcp`` (IPv4; the
 page binds IPv4 only), each with its local and remote address and its owner's uid. The client's

@@ -51,6 +51,7 @@ def lobby_json(view: LobbyView) -> dict[str, Any]:
             "n": i + 1,
             "where": item.where,
             "name": None if item.name is None else f"{item.name}'s table",
+            "host": item.name,  # (the name alone: the page isolates it in the words above)
             "fingerprint": item.fingerprint or "",
             "seats": (
                 f"{item.taken}/{item.capacity}"

@@ -37,6 +37,38 @@
     if (text !== undefined) e.textContent = text;
     return e;
   };
+  const elWith = (tag, cls, children) => { const e = el(tag, cls); e.append(...children); return e; };
+
+  // -- names: drawn isolated, so that a right-to-left one never moves the text around it.
+  // (Session 31: a Hebrew name's header "שרה (seat 1) · 12 pts" was drawn with the digits and
+  // the dots taking the name's direction; two Hebrew callers "A, B" read "B ,A".) A name is a
+  // <bdi> (laid out on its own, its direction its own): the lobby's, which are names alone,
+  // always; in the peer's words ("Ann (seat 1)", the status line, the announcements), each
+  // player's name (the view's ``names``) that could reorder them: one with right-to-left
+  // letters, or a bidi control (the name rule refuses those: docs/protocol.md §3.2; the page
+  // isolates them all the same). A name that could not is left a plain part of the text.
+  const bdi = (name) => el("bdi", "name", name);
+  // (Right-to-left letters: the blocks of Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan,
+  // Mandaic and their presentation forms, then the historic and Adlam planes' right-to-left
+  // blocks; by code point, as every browser reads a class, not by script name.)
+  const RTL = new RegExp("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u{10800}-\u{10fff}" +
+    "\u{1e800}-\u{1efff}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", "u");
+  // ``text`` in parts: the names in it that could reorder it apart (odd places).
+  function nameParts(text, names) {
+    const risky = [...new Set(names.filter((n) => n && RTL.test(n)))]
+      .sort((a, b) => b.length - a.length)
+      .map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    text = text ?? "";
+    return risky.length && text ? text.split(new RegExp(`(${risky.join("|")})`, "u")) : [text];
+  }
+  const playerNames = () => (view && view.names ? view.names : []);
+  // ``text``'s nodes, each such name in a <bdi>.
+  const named = (text, names = playerNames()) => nameParts(text, names)
+    .map((part, i) => (i % 2 ? bdi(part) : part)).filter((part) => part !== "");
+  // (A tooltip is plain text: such a name between Unicode's isolates, FSI and PDI.)
+  const isolated = (text) => nameParts(text, playerNames())
+    .map((part, i) => (i % 2 ? `\u2068${part}\u2069` : part)).join("");
+  const listed = (texts) => texts.flatMap((t, i) => (i ? [", ", ...named(t)] : named(t)));
 
   function suitSvg(suit, cls) {
     const svg = document.createElementNS(SVG, "svg");
@@ -91,12 +123,12 @@
     sw.style.background = `var(--p${player.seat % 8})`;
     h.appendChild(sw);
     // (Its game total, named: "bot1 (seat 0) · 0" left a newcomer guessing what 0 was.)
-    let head = `${player.name} · ${player.total} pts`;
+    let head = ` · ${player.total} pts`;
     if (player.link !== "ok") head += ` · ${player.link}`;
     if (player.stuck) head += " · stuck";
     // (A pass is its last action too: "stuck · stuck" said it twice.)
     if (!mine && player.last && !(player.stuck && player.last === "stuck")) head += ` · ${player.last}`;
-    h.appendChild(document.createTextNode(head));
+    h.append(...named(player.name), head);
     box.appendChild(h);
     if (!t) return box;
     const frozen = new Set(view.frozen);
@@ -172,8 +204,8 @@
       slot.appendChild(el("span", "height", String(f.height)));
       // (Whose the top card is, in words: a border's colour alone left a newcomer guessing.)
       const owner = view.players[f.top_owner];
-      slot.title = `${f.top.text}, laid by ${owner ? owner.name : `seat ${f.top_owner}`}` +
-        ` (${f.air ? "in the air" : "final"}) · ${f.height} cards in the pile · foundation ${f.id}`;
+      slot.title = isolated(`${f.top.text}, laid by ${owner ? owner.name : `seat ${f.top_owner}`}` +
+        ` (${f.air ? "in the air" : "final"}) · ${f.height} cards in the pile · foundation ${f.id}`);
       box.appendChild(slot);
     }
   }
@@ -184,14 +216,13 @@
     if (!b) { box.hidden = true; box.replaceChildren(); return; }
     box.hidden = false;
     box.replaceChildren();
-    let how = b.status === "nerts" ? `Nerts! called by ${b.callers.join(", ")}`
-      : b.status === "blocked" ? "blocked: nobody could play" : "void: the game was abandoned";
-    box.appendChild(el("h2", "", `Round ${b.round} over — ${how}`));
+    const how = b.status === "nerts" ? ["Nerts! called by ", ...listed(b.callers)]
+      : [b.status === "blocked" ? "blocked: nobody could play" : "void: the game was abandoned"];
+    box.appendChild(elWith("h2", "", [`Round ${b.round} over — `, ...how]));
     const next = el("div", "next");
     if (b.result) {
-      next.appendChild(el("p", "result",
-        `Game over — winner: ${b.result.winners.join(", ")}` +
-        ` with ${b.result.top} (${b.result.decided})` + (b.provisional ? " — provisional" : "")));
+      next.appendChild(elWith("p", "result", ["Game over — winner: ", ...listed(b.result.winners),
+        ` with ${b.result.top} (${b.result.decided})` + (b.provisional ? " — provisional" : "")]));
       const leave = el("button", "", "leave (q)");
       leave.onclick = () => key("q");
       next.appendChild(leave);
@@ -213,7 +244,7 @@
     for (const r of b.rows) {
       const tr = el("tr");
       tr.dataset.seat = r.seat;
-      tr.appendChild(el("td", "", r.name));
+      tr.appendChild(elWith("td", "", named(r.name)));
       if (!r.played) { tr.appendChild(el("td", "", "sat out")); table.appendChild(tr); continue; }
       tr.appendChild(el("td", "plus", `+${r.lake}`));
       tr.appendChild(el("td", r.nerts_penalty ? "minus" : "", `−${r.nerts_penalty} (${r.nerts_left})`));
@@ -263,7 +294,7 @@
     $("#lobby").hidden = false;
     stats.views += 1;
     const me = $("#lobby-me");
-    me.replaceChildren(el("strong", "", m.name), " ", el("span", "fp", `(${m.fingerprint})`));
+    me.replaceChildren(elWith("strong", "", [bdi(m.name)]), " ", el("span", "fp", `(${m.fingerprint})`));
     me.append(m.discovering ? ` · listening for tables on ${m.discovering}` : "");
     const body = $("#lobby-tables tbody");
     body.replaceChildren();
@@ -271,8 +302,9 @@
       const tr = el("tr", t.here ? "here" : "");
       tr.dataset.where = t.where;
       cell(tr, String(t.n));
-      const named = cell(tr, t.name || "(not asked yet)", t.name ? "" : "dim");
-      if (t.deal) named.append(" · ", el("span", "warn", t.deal));
+      const host = cell(tr, t.name ? "" : "(not asked yet)", t.name ? "" : "dim");
+      if (t.name) host.append(...named(t.name, [t.host]));
+      if (t.deal) host.append(" · ", el("span", "warn", t.deal));
       cell(tr, t.fingerprint, "fp");
       cell(tr, t.seats, t.full ? "bad" : "good");
       cell(tr, t.where, "fp");
@@ -291,26 +323,28 @@
     $("#lobby-create").disabled = m.table !== null;
     drawLobbyTable(m);
     const status = $("#lobby-status");
-    status.textContent = m.status;
+    const names = [m.name, ...m.listings.map((l) => l.host),
+      ...(m.table ? m.table.seats.map((x) => x.name) : [])];
+    status.replaceChildren(...named(m.status, names));
     status.className = m.refused ? "bad" : "warn";
     const news = $("#lobby-messages");
-    news.replaceChildren(...m.messages.map((t) => el("li", "", t)));
+    news.replaceChildren(...m.messages.map((t) => elWith("li", "", named(t, names))));
   }
   function drawLobbyTable(m) {
     const t = m.table;
     $("#lobby-table").hidden = t === null;
     if (t === null) return;
     $("#lobby-table").dataset.where = t.where;
-    const role = t.hosting ? "you host it" : `host: ${t.host || "?"}`;
+    const role = t.hosting ? ["you host it"] : ["host: ", t.host ? bdi(t.host) : "?"];
     const seated = t.capacity ? ` · ${t.seats.length}/${t.capacity} seated` : "";
-    $("#lobby-title").textContent = `Your table at ${t.where} · ${role}${seated}`;
+    $("#lobby-title").replaceChildren(`Your table at ${t.where} · `, ...role, seated);
     const body = $("#lobby-seats tbody");
     body.replaceChildren();
     for (const s of t.seats) {
       const tr = el("tr", s.you ? "here" : "");
       tr.dataset.seat = String(s.seat);
       cell(tr, String(s.seat));
-      cell(tr, s.name + (s.you ? " (you)" : ""));
+      cell(tr, "").append(bdi(s.name), s.you ? " (you)" : "");
       cell(tr, s.fingerprint, "fp");
       cell(tr, s.host ? "host" : "", "dim");
       cell(tr, s.ready ? "✓ ready" : "not ready", s.ready ? "ready good" : "ready warn");
@@ -422,8 +456,8 @@
       sw.style.background = `var(--p${r.seat % 8})`;
       item.appendChild(sw);
       const flag = pic.emptied[r.seat] !== null ? " · Nerts pile emptied" : "";
-      item.appendChild(document.createTextNode(
-        `${r.name}: races won ${pic.won[r.seat].length}, lost ${pic.lost[r.seat].length}${flag}`));
+      item.append(...named(r.name),
+        `: races won ${pic.won[r.seat].length}, lost ${pic.lost[r.seat].length}${flag}`);
       legend.appendChild(item);
     }
     figure.appendChild(legend);
@@ -458,13 +492,13 @@
     if (!document.body.classList.contains("down")) {  // (else it says the peer has stopped)
       // A card picked by a click: the peer's words name its keys; the pointer's way too.
       const picked = view.selected !== null && view.command === null && / picked: /.test(view.status);
-      status.textContent = view.command !== null ? `: ${view.command}▏`
-        : picked ? `${view.status} · or ${TAP} where it goes` : view.status;
+      status.replaceChildren(...(view.command !== null ? [`: ${view.command}▏`]
+        : named(picked ? `${view.status} · or ${TAP} where it goes` : view.status)));
       status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
     }
     if (changed("messages", view.messages)) {
       const list = $("#messages");
-      list.replaceChildren(...view.messages.map((m) => el("li", "", m)));
+      list.replaceChildren(...view.messages.map((m) => elWith("li", "", named(m))));
     }
     const newest = view.messages[view.messages.length - 1] || null;
     if (newest !== lastMessage && lastMessage !== null && newest &&
@@ -501,7 +535,7 @@
   let toastTimer = null;
   function toast(text) {
     const t = $("#toast");
-    t.textContent = text;
+    t.replaceChildren(...named(text));
     t.hidden = false;
     clearTimeout(toastTimer);
     toastTimer = setTimeout(() => { t.hidden = true; }, 2500);
