@@ -14,9 +14,10 @@ One that has heard nobody at all since it started, knowing nothing of its feed p
 stops so after ``--drop-after`` with status 5 (:data:`~cli.args.EXIT_UNHEARD`, §9.6): its key
 may be playing on another machine.
 
-Ctrl-C or SIGTERM leaves the game cleanly (a signed ``leave`` the others see, waited for at
-most ``LEAVE_GRACE``, 2 s: a frozen game does not keep the node running); a second one
-stops at once. Either way the exit status is non-zero and there is no traceback.
+Ctrl-C or SIGTERM (or SIGHUP, which cli/main.py raises as SIGTERM) leaves the game cleanly
+(a signed ``leave`` the others see, waited for at most ``LEAVE_GRACE``, 2 s: a frozen game
+does not keep the node running); a second one stops at once. Either way the exit status is
+non-zero and there is no traceback.
 """
 
 from __future__ import annotations

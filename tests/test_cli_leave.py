@@ -7,10 +7,13 @@ content or the process's end, bounded by a deadline; none is a sleep.
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 
+from p2p_nertz.logfile import RecordKind, read_log
+from p2p_nertz.protocol.envelope import Kind, decode_message
 from tests.test_cli_play import Tty, assert_said_on_lines_of_its_own, bot_processes
 from tests.test_cli_play_lobby import keygen
 
@@ -66,3 +69,24 @@ def test_q_at_a_table_with_bots_returns_at_once_and_stops_the_bots(
     finally:
         if tty.child.isalive():
             tty.child.kill(9)
+
+
+def test_closing_the_terminal_leaves_the_game_as_sigterm_does(tmp_path: Path) -> None:
+    # A newcomer closed the terminal of `nertz play`: the process died on SIGHUP without a
+    # leave, and the others waited the drop timer for it. Practice bots wait for the person:
+    # the round is still on whenever the terminal closes.
+    game = tmp_path / "game"
+    argv = ["play", "--bots", "1", "--practice", "--speed", "10", "--rounds", "1"]
+    tty = Tty([*argv, "--seed", "3", "--dir", str(game)])
+    tty.wait("is dealt — go!", timeout=60)
+    pid = tty.child.pid
+    assert len(_bot_children(pid)) == 1
+    tty.child.ptyproc.fileobj.close()  # the terminal goes away (its session leader: SIGHUP)
+    assert tty.child.ptyproc.wait() == 128 + signal.SIGTERM  # (not killed by the signal)
+    sent = [
+        decode_message(r.data).kind
+        for r in read_log(game / "you.log")
+        if r.kind is RecordKind.SENT_EVENT
+    ]
+    assert sent[-1] is Kind.LEAVE  # signed, for the bot (and the audit) to see
+    assert _bot_children(pid) == []  # and the bot was stopped as after a SIGTERM
