@@ -148,7 +148,13 @@ class CursesTerminal:
                 out.append(_ARROWS[code])
 
     async def wait_input(self) -> None:
-        await trio.lowlevel.wait_readable(sys.stdin.fileno())
+        fd = sys.stdin.fileno()
+        await trio.lowlevel.wait_readable(fd)
+        if not os.isatty(fd):
+            # The terminal hung up and the command plays on (SIGHUP ignored: ``nohup``; else
+            # cli/main.py leaves the game): its end is "readable" for ever, and the keyboard
+            # task spun on it, a core's worth while the game went on. No key comes again.
+            await trio.sleep_forever()
 
 
 def _attributes(colour: bool) -> dict[Style, int]:

@@ -8,6 +8,7 @@ content or the process's end, bounded by a deadline; none is a sleep.
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,23 @@ _EXIT = 20.0
 def _bot_children(pid: int) -> list[int]:
     """The ``nertz bot`` / ``nertz node`` processes whose parent is ``pid``."""
     return bot_processes(pid, (b"bot", b"node"))
+
+
+def _ended(tty: Tty) -> int:
+    """The exit status of ``tty``'s program, whose terminal the test closed (nothing to read
+    from it any more), within :data:`_EXIT` seconds; where it was if it did not end.
+
+    (Not ``ptyproc.wait()``: a program that did not end left that waiting for ever, and the
+    test ended only at its timeout, saying nothing of why: session 30's merge.)"""
+    proc = tty.child.ptyproc
+    deadline = time.monotonic() + _EXIT
+    while proc.isalive():
+        if time.monotonic() > deadline:
+            where = Path(f"/proc/{proc.pid}/wchan").read_text(errors="replace")
+            tty.close()
+            raise AssertionError(f"it did not end (in {where or 'user space'}){tty.bots_said()}")
+        time.sleep(0.05)  # (a poll of its end, bounded above: no event to wait on)
+    return proc.exitstatus if proc.exitstatus is not None else 128 + (proc.signalstatus or 0)
 
 
 def _quit(tty: Tty) -> int:
@@ -82,7 +100,7 @@ def test_closing_the_terminal_leaves_the_game_as_sigterm_does(tmp_path: Path) ->
     pid = tty.child.pid
     assert len(_bot_children(pid)) == 1
     tty.child.ptyproc.fileobj.close()  # the terminal goes away (its session leader: SIGHUP)
-    assert tty.child.ptyproc.wait() == 128 + signal.SIGTERM  # (not killed by the signal)
+    assert _ended(tty) == 128 + signal.SIGTERM  # (not killed by the signal)
     sent = [
         decode_message(r.data).kind
         for r in read_log(game / "you.log")
