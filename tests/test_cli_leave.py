@@ -7,6 +7,7 @@ content or the process's end, bounded by a deadline; none is a sleep.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from pathlib import Path
@@ -108,3 +109,43 @@ def test_closing_the_terminal_leaves_the_game_as_sigterm_does(tmp_path: Path) ->
     ]
     assert sent[-1] is Kind.LEAVE  # signed, for the bot (and the audit) to see
     assert _bot_children(pid) == []  # and the bot was stopped as after a SIGTERM
+
+
+def _sent_kinds(log: Path) -> list[Kind]:
+    """The kinds of the events ``log`` says its node signed (it may be mid-write: read
+    leniently)."""
+    with contextlib.suppress(OSError, ValueError):
+        return [
+            decode_message(r.data).kind for r in read_log(log) if r.kind is RecordKind.SENT_EVENT
+        ]
+    return []
+
+
+def test_closing_the_terminal_of_a_demo_stops_its_bots_each_with_a_leave(tmp_path: Path) -> None:
+    # nertz demo's bots are in its session but not its terminal's: the hang-up reaches the
+    # demo alone, which stops them as after a SIGTERM (each signs its leave), and nothing of
+    # the game is left running.
+    game = tmp_path / "demo"
+    tty = Tty(["demo", "--players", "2", "--speed", "1", "--rounds", "1", "--dir", str(game)])
+    tty.wait(lambda text: text.count(" on tcp://127.0.0.1:") == 2, timeout=60)
+    pid = tty.child.pid
+    nodes = _bot_children(pid)
+    assert len(nodes) == 2
+    # Both have dealt (each signed past its join): a leave is theirs to sign from here on.
+    deadline = time.monotonic() + 60
+    while min(len(_sent_kinds(game / f"p{n}.log")) for n in (1, 2)) < 2:
+        assert time.monotonic() < deadline, "the demo's bots never dealt"
+        assert tty.pump(0.1), f"the demo ended before its bots dealt:\n{tty.text()}"
+    tty.child.ptyproc.fileobj.close()
+    assert _ended(tty) == 130  # (stopped, as by a Ctrl-C: not killed by the signal)
+    for n in (1, 2):
+        assert _sent_kinds(game / f"p{n}.log")[-1] is Kind.LEAVE
+    assert not [p for p in nodes if Path(f"/proc/{p}").exists() and not _zombie(p)]
+
+
+def _zombie(pid: int) -> bool:
+    """``pid`` ended and awaits its parent's look (a process of a test's program, reaped by
+    init once the program is gone)."""
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    return True
