@@ -239,6 +239,17 @@ def _add_node(sub: Any) -> None:
     )
     p.add_argument("--log", required=True, type=path_arg, help="this peer's log file")
     p.add_argument(
+        "--fresh",
+        action="store_true",
+        help=(
+            "the game and this key were made just now by the command starting this node (its "
+            "log new): no other process of the key can have signed in it, so the node signs "
+            "without first hearing a member's word on its feed, and abandons a member silent "
+            "from the start; nertz demo and play start their bots so (a person's node: leave "
+            "it out)"
+        ),
+    )
+    p.add_argument(
         "--bot",
         default="greedy",
         choices=STRATEGY_NAMES,
