@@ -10,20 +10,16 @@ end those games within the tests' deadlines.)
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_helpers import held_port, json_lines_until, lobby_where
-from test_cli_play import bot_processes
 
 from cli.args import EXIT_UNHEARD, liveness_argv, liveness_from
 from cli.keyfile import write_key
@@ -214,79 +210,6 @@ def test_host_or_join_whose_opponent_is_killed_abandons_after_its_own_timers(
 
 
 # -- the bots a command starts -----------------------------------------------------------------
-def _line_of(path: Path, event: str) -> dict[str, Any] | None:
-    """The JSON line of ``event`` a node wrote to its output file ``path`` (``None``: not yet)."""
-    with contextlib.suppress(OSError):
-        for line in path.read_text(errors="replace").splitlines():
-            with contextlib.suppress(ValueError):
-                data = json.loads(line)
-                if isinstance(data, dict) and data.get("event") == event:
-                    return data
-    return None
-
-
-def _until(done: Callable[[], bool], proc: subprocess.Popen[str], what: str) -> None:
-    """Poll ``done`` (a file ``proc``'s children write) until it holds, within DEADLINE."""
-    deadline = time.monotonic() + DEADLINE
-    while not done():
-        assert proc.poll() is None, f"the demo ended before {what}: {proc.communicate()}"
-        assert time.monotonic() < deadline, f"never: {what}"
-        with contextlib.suppress(subprocess.TimeoutExpired):  # (a poll, bounded: no sleep)
-            proc.wait(timeout=0.02)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(90)
-def test_a_demo_bot_abandons_a_member_frozen_from_the_start_not_stopping_unheard(
-    tmp_path: Path,
-) -> None:
-    # chaos30: the bare `nertz node` processes a command starts, silent opponent from the
-    # very start, stopped "unheard" (status 5) after --drop-after: it could not tell that
-    # opponent from its own key on another machine. They are fresh by construction (the
-    # command made the game and their keys): the healthy one abandons the frozen one.
-    game = tmp_path / "demo"
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "cli", "demo", "--players", "2", "--rounds", "1", "--dir",
-         str(game), "--suspect-after", "0.5", "--drop-after", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    frozen: int | None = None
-    try:
-        # P1 is frozen once bound, before the demo has told it its opponent's address (the
-        # demo, held meanwhile, tells both only once both are bound): it never says a word.
-        _until(lambda: len(bot_processes(demo.pid)) == 2, demo, "its two nodes started")
-        demo.send_signal(signal.SIGSTOP)
-        try:
-            (frozen,) = [p for p in bot_processes(demo.pid) if _argv_has(p, "p1.log")]
-            _until(lambda: _line_of(game / "p1.out", "bound") is not None, demo, "P1 bound")
-            os.kill(frozen, signal.SIGSTOP)
-        finally:
-            demo.send_signal(signal.SIGCONT)
-        _until(lambda: _line_of(game / "p2.out", "final") is not None, demo, "P2's end")
-        os.kill(frozen, signal.SIGCONT)  # (it wakes to find itself dropped: §9.9)
-        _, err = demo.communicate(timeout=DEADLINE)
-    finally:
-        if frozen is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(frozen, signal.SIGCONT)
-        if demo.poll() is None:
-            demo.kill()
-            demo.communicate()
-    final = _line_of(game / "p2.out", "final")
-    assert final is not None and final["over"] is True, final
-    assert final["dropped"] == [0], final  # P1 abandoned: the game over for P2, not unheard
-    assert "heard nobody" not in (game / "p2.err").read_text()
-    assert demo.returncode == 0, err  # (P1 noted as voted out: the demo's game finished)
-
-
-def _argv_has(pid: int, word: str) -> bool:
-    """Whether process ``pid``'s command line holds an argument ending in ``word``."""
-    with contextlib.suppress(OSError):
-        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        return any(a.decode(errors="replace").endswith(word) for a in args)
-    return False
-
-
 _POPEN = subprocess.Popen
 
 
