@@ -234,6 +234,11 @@ def start_node_child(
     ``workdir/STEM.log``, ``.out`` and ``.err``, its key is in the key store (never beside the
     logs: cli/keyfile.py).
 
+    It is started ``--fresh`` (``PeerConfig.fresh``), as the person's own node of ``nertz
+    play`` is: the command made the game and the key just now and the log is new, so no other
+    process of the key can have signed in it, and a member silent from the start is abandoned
+    (or voted out) as at a lobby's game, not waited for as a second machine's would be.
+
     Args:
         endpoint_of: every member's endpoint, its own to bind; or ``None``: the node binds a
             free port of 127.0.0.1 itself and waits for the others' endpoints, which
@@ -255,7 +260,7 @@ def start_node_child(
     command = [
         sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path),
         "--bind", bind, "--log", str(child.log),
-        "--bot", strategy, "--speed", speed, "--json", *options,
+        "--bot", strategy, "--speed", speed, "--json", "--fresh", *options,
     ]  # fmt: skip
     if endpoint_of is None:
         command.append("--peers-on-stdin")

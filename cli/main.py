@@ -150,7 +150,7 @@ def _run(words: list[str]) -> int:
     if unknown:  # (said by the command's parser: its name and its --help, not nertz's)
         _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     _configure_logging(args.verbose, args.quiet)
-    before = _term_as_ctrl_c()
+    before, hangup = _term_as_ctrl_c(), _hangup_as_term()
     try:
         status: int = args.func(args)
     except NertzError as exc:
@@ -181,6 +181,8 @@ def _run(words: list[str]) -> int:
     finally:
         if before is not None:
             signal.signal(signal.SIGTERM, before)
+        if hangup is not None:
+            signal.signal(signal.SIGHUP, hangup)
     return status
 
 
@@ -253,6 +255,55 @@ def _term_as_ctrl_c() -> signal._HANDLER | None:
         signal.raise_signal(signal.SIGINT)  # (handled as a Ctrl-C: by trio's handler in trio)
 
     return signal.signal(signal.SIGTERM, as_ctrl_c)
+
+
+def _hangup_as_term() -> signal._HANDLER | None:
+    """Make SIGHUP (the terminal went away: its window closed, its tmux session killed) do
+    what SIGTERM does: a game's node signs its ``leave`` and goes, a command stops its bots;
+    return the handler it replaced (``None``: not replaced, off the main thread, or SIGHUP
+    ignored, as ``nohup`` starts a command: it plays on).
+
+    Without this the process died at once on SIGHUP and the others waited the drop timer for
+    it (a newcomer closed the terminal of ``nertz play``). The standard streams that were the
+    terminal are taken off it first (:func:`_off_the_terminal`): what is written after (the
+    table's last drawing, the score) goes nowhere instead of failing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        return None
+    # (asked now: a terminal that hung up no longer says it is one)
+    terminal = [fd for fd in (0, 1, 2) if os.isatty(fd)]
+
+    def as_term(signum: int, frame: FrameType | None) -> None:
+        _off_the_terminal(terminal)
+        signal.raise_signal(signal.SIGTERM)  # (whoever handles SIGTERM now: a node, a table…)
+
+    return signal.signal(signal.SIGHUP, as_term)
+
+
+_HUNG_UP: list[int] = []  # (the write end of the pipe standard input reads after a hang-up)
+
+
+def _off_the_terminal(terminal: list[int]) -> None:
+    """Point the standard streams that were a terminal (the descriptors ``terminal``) and
+    no longer are one (it hung up) elsewhere: output to the null device (a hung-up terminal
+    refuses every write), input to a pipe nothing writes to (a hung-up terminal is always
+    "readable", at its end: the table's keyboard would spin on it while the node leaves).
+    A SIGHUP sent while the terminal is still there (``kill -HUP``) leaves it as it is."""
+    for fd in terminal:
+        try:
+            if os.isatty(fd):
+                continue
+            if fd == 0:
+                read_end, write_end = os.pipe()
+                _HUNG_UP.append(write_end)  # (kept open: the pipe never ends)
+            else:
+                read_end = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(read_end, fd)
+            os.close(read_end)
+        except OSError:
+            continue  # (nothing better to do: the stream stays as it was)
 
 
 if __name__ == "__main__":

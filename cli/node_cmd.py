@@ -13,15 +13,21 @@ and exits with status 3 (:data:`~cli.args.EXIT_GONE`, docs/protocol.md §9.9), s
 One that has heard nobody at all since it started, knowing nothing of its feed past its join,
 stops so after ``--drop-after`` with status 5 (:data:`~cli.args.EXIT_UNHEARD`, §9.6): its key
 may be playing on another machine.
+Unless started ``--fresh`` by the command that made its game and key just now (the bots of
+``nertz demo`` and ``play --bots``, cli/bots.py): it then abandons a member silent from the
+start.
 
-Ctrl-C or SIGTERM leaves the game cleanly (a signed ``leave`` the others see, waited for at
-most ``LEAVE_GRACE``, 2 s: a frozen game does not keep the node running); a second one
-stops at once. Either way the exit status is non-zero and there is no traceback.
+Ctrl-C or SIGTERM (or SIGHUP, which cli/main.py raises as SIGTERM) leaves the game cleanly
+(a signed ``leave`` the others see, waited for at most ``LEAVE_GRACE``, 2 s: a frozen game
+does not keep the node running); a second one stops at once. Either way the exit status is
+non-zero and there is no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import signal
 import sys
@@ -247,8 +253,27 @@ def _print_summary(args: argparse.Namespace, spec: GameSpec, summary: dict[str, 
             )
 
 
+def _fresh(args: argparse.Namespace) -> bool:
+    """``--fresh`` (``PeerConfig.fresh``), given by a command for the bot it starts in a game
+    it just made (cli/bots.py); refused on a log that holds anything: a resumed node's key has
+    signed in the game before, maybe elsewhere too (docs/protocol.md §9.6).
+
+    Raises:
+        NertzError: ``--fresh`` with a log that is not empty.
+    """
+    if not args.fresh:
+        return False
+    with contextlib.suppress(OSError):
+        if args.log.stat().st_size > 0:
+            raise NertzError(
+                f"--fresh: {str(args.log)!r} already holds this node's game: a node resumed "
+                "from its log is not fresh (leave --fresh out)"
+            )
+    return True
+
+
 def _cmd_node(args: argparse.Namespace) -> int:
-    config = liveness_from(args)
+    config = dataclasses.replace(liveness_from(args), fresh=_fresh(args))
     identity = load_identity(args.key)
     spec = load_spec(args.spec)
     if identity.peer_id not in spec.peer_ids:

@@ -44,6 +44,7 @@ from cli.commands import COMMANDS
 from cli.places import default_key_path, kept_key_path
 from p2p_nertz.defaults import (
     BEACON_PORT,
+    BOT_CMD_SPEED,
     BOTS_ONLY_SPEED,
     PLAY_BOT_SPEED,
     STRATEGY_NAMES,
@@ -239,6 +240,17 @@ def _add_node(sub: Any) -> None:
     )
     p.add_argument("--log", required=True, type=path_arg, help="this peer's log file")
     p.add_argument(
+        "--fresh",
+        action="store_true",
+        help=(
+            "the game and this key were made just now by the command starting this node (its "
+            "log new): no other process of the key can have signed in it, so the node signs "
+            "without first hearing a member's word on its feed, and abandons a member silent "
+            "from the start; nertz demo and play start their bots so (a person's node: leave "
+            "it out)"
+        ),
+    )
+    p.add_argument(
         "--bot",
         default="greedy",
         choices=STRATEGY_NAMES,
@@ -296,15 +308,18 @@ def _common(p: argparse.ArgumentParser, *, key_required: bool = True) -> None:
 
 def _player(p: argparse.ArgumentParser, *, bot_option: str = "--bot") -> None:
     choices = STRATEGY_NAMES
-    if bot_option == "--bot":
+    if bot_option == "--bot":  # (a bot playing your seat for you: BOTS_ONLY_SPEED)
         p.add_argument("--bot", choices=choices, help="let a bot of this strategy play for you")
-    else:
+        speed, why = BOTS_ONLY_SPEED, "as fast as it can"
+    else:  # (`nertz bot`: an opponent a person adds to a table, BOT_CMD_SPEED)
         p.add_argument(
             "--strategy", dest="bot", choices=choices, default="greedy", help="bot strategy"
         )
+        speed, why = BOT_CMD_SPEED, "a quick player, as host --bots; a person plays at about 1"
     p.add_argument(
-        "--speed", type=bot_speed(), default=BOTS_ONLY_SPEED, metavar="1-10", help="bot pace"
-    )
+        "--speed", type=bot_speed(), default=speed, metavar="1-10",
+        help=f"bot pace, about 24 moves a minute per level (default {speed}: {why})",
+    )  # fmt: skip
 
 
 def _discovery(p: argparse.ArgumentParser) -> None:

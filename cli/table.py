@@ -7,8 +7,8 @@ or the player leaves. What the table does is the library's
 feeds it keys, signals, notices and the time, carries out its requests on the node, and
 repaints a few times a second for the others' moves.
 
-Ctrl-C (or SIGTERM) leaves the game cleanly — a signed ``leave`` the others see — and a second
-one stops at once.
+Ctrl-C (or SIGTERM, or SIGHUP: cli/main.py raises it as SIGTERM) leaves the game cleanly — a
+signed ``leave`` the others see — and a second one stops at once.
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ class CursesTerminal:
                 x += len(text)
         with contextlib.suppress(curses.error):
             window.move(self._height - 1, 0)
-        window.refresh()
+            window.refresh()  # (refused by a terminal that just hung up: cli/main.py)
 
     def read_keys(self) -> list[str]:
         out: list[str] = []
@@ -148,7 +148,13 @@ class CursesTerminal:
                 out.append(_ARROWS[code])
 
     async def wait_input(self) -> None:
-        await trio.lowlevel.wait_readable(sys.stdin.fileno())
+        fd = sys.stdin.fileno()
+        await trio.lowlevel.wait_readable(fd)
+        if not os.isatty(fd):
+            # The terminal hung up and the command plays on (SIGHUP ignored: ``nohup``; else
+            # cli/main.py leaves the game): its end is "readable" for ever, and the keyboard
+            # task spun on it, a core's worth while the game went on. No key comes again.
+            await trio.sleep_forever()
 
 
 def _attributes(colour: bool) -> dict[Style, int]:
@@ -213,10 +219,13 @@ def open_curses(*, colour: bool = True) -> Iterator[CursesTerminal]:
         yield CursesTerminal(window, colour=colour)
     finally:
         _clear_last_line(window)
-        window.keypad(False)
-        curses.nocbreak()
-        curses.echo()
-        curses.endwin()
+        # (each step on its own: a terminal that hung up, SIGHUP, refuses them all, and the
+        # command ends as SIGTERM would have it, cli/main.py)
+        with contextlib.suppress(curses.error):
+            window.keypad(False)
+        for step in (curses.nocbreak, curses.echo, curses.endwin):
+            with contextlib.suppress(curses.error):
+                step()
 
 
 def _clear_last_line(window: curses.window) -> None:

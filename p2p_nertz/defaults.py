@@ -11,6 +11,7 @@ from typing import Final
 __all__ = [
     "BEACON_PORT",
     "BOTS_ONLY_SPEED",
+    "BOT_CMD_SPEED",
     "BOT_SPEEDS",
     "DROP_AFTER",
     "PLAY_BOT_SPEED",
@@ -41,12 +42,19 @@ bot at full speed takes the lake before anyone has read it (before session 30 ``
 gave 10, and a newcomer following README's ``nertz host --players 3 --bots 1`` met full-speed
 bots; the lobby's ``b`` gave 5)."""
 
+BOT_CMD_SPEED: Final = TABLE_BOT_SPEED
+"""``nertz bot``: a person starts one to have an opponent at a table, theirs (``nertz host``
+and a bot against themselves) or another's. That is the table's bot by another door, and a
+person expects what ``host --bots`` and the lobby's ``b`` give: a quick player they can follow,
+not one that has played its cards before they read the deal (until session 31 it gave 10, as
+a bot playing a person's seat does)."""
+
 BOTS_ONLY_SPEED: Final = 10
 """Where no person plays at the keys: ``nertz demo`` (bots watched, or a test's game), ``nertz
-node`` (a peer of a game fixed elsewhere) and ``nertz join/host --bot`` (a bot playing your seat
-for you, against whoever is there: it plays as well and as fast as it can). ``nertz match``
-gives 5: it plays in simulated time, where the level changes each bot's delays, not how long
-the command takes."""
+node`` (a peer of a game fixed elsewhere) and ``nertz join/host/resume --bot`` (a bot playing
+your seat for you, against whoever is there: it plays as well and as fast as it can). ``nertz
+match`` gives 5: it plays in simulated time, where the level changes each bot's delays, not how
+long the command takes."""
 
 SUSPECT_AFTER: Final = 5.0
 """Seconds of silence before a member is suspected, by default

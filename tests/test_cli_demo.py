@@ -7,6 +7,7 @@ and the logs on disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -226,3 +227,52 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     )
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert "Traceback" not in err
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc (Linux)")
+def test_a_demo_bot_abandons_a_member_frozen_from_the_start_not_stopping_unheard(
+    tmp_path: Path,
+) -> None:
+    # chaos30: the bare `nertz node` processes a command starts, their opponent silent from the
+    # very start past --drop-after, stopped "unheard" (status 5) at two players: a node cannot
+    # tell that from its own key playing on another machine. They are fresh by construction
+    # (the command made the game and their keys just now): the healthy one abandons the other.
+    work = tmp_path / "demo"
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "cli", "demo", "--players", "2", "--rounds", "1", "--dir",
+         str(work), "--suspect-after", "0.5", "--drop-after", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    frozen: int | None = None
+    try:
+        # P1 is frozen once bound, before the demo has told it its opponent's address (the
+        # demo, held meanwhile, tells both only once both are bound): it never says a word.
+        _until(lambda: _node_pid(work / "p2.log") is not None, "both nodes started")
+        demo.send_signal(signal.SIGSTOP)
+        try:
+            frozen = _node_pid(work / "p1.log")
+            assert frozen is not None
+            _until(lambda: _events_of(work / "p1.out", "bound"), "P1 bound")
+            os.kill(frozen, signal.SIGSTOP)
+        finally:
+            demo.send_signal(signal.SIGCONT)
+        _until(lambda: _events_of(work / "p2.out", "final"), "P2's end")
+        os.kill(frozen, signal.SIGCONT)  # (it wakes to find itself dropped: §9.9)
+        _, err = demo.communicate(timeout=60)
+    finally:
+        if frozen is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(frozen, signal.SIGCONT)
+        if demo.poll() is None:
+            demo.kill()
+            demo.communicate()
+    (final,) = _events_of(work / "p2.out", "final")
+    assert final["over"] is True and final["dropped"] == [0], final  # abandoned: P2's game over
+    assert "heard nobody" not in (work / "p2.err").read_text()  # (not stopped unheard)
+    assert demo.returncode == 0, err  # (P1 noted as voted out: the demo's game finished)
+
+
+def _events_of(path: Path, event: str) -> list[dict[str, object]]:
+    """The JSON lines of ``event`` a node wrote to its output file ``path`` so far."""
+    return [e for e in _json_events(path) if e.get("event") == event]

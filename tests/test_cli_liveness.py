@@ -270,3 +270,18 @@ def test_the_bots_of_a_quick_game_wait_as_long_as_the_player(
         file.close()
     (command,) = spawned.commands
     assert _timers_of(command) == (2.0, 3.0)
+    # Fresh, as the player's own node: the command made the game and the bot's key just now.
+    assert build_parser().parse_args(command[command.index("cli") + 1 :]).fresh
+
+
+def test_a_node_resumed_from_its_log_is_refused_as_fresh(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A log that holds anything is a feed its key signed before, maybe elsewhere too: the
+    # wait for a member's word (docs/protocol.md §9.6) is not to be skipped for it.
+    log = tmp_path / "ann.log"
+    log.write_bytes(b"\0")
+    argv = ["node", "--key", "k", "--spec", "s", "--bind", "tcp://127.0.0.1:0", "--fresh"]
+    assert main([*argv, "--log", str(log)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("nertz node: error: --fresh: ") and "not fresh" in line, line

@@ -376,6 +376,8 @@ def test_a_bot_added_to_a_table_of_people_has_one_speed_by_every_door() -> None:
     # (10) where the lobby's b gave 5: now the same level, and not full speed.
     host = build_parser().parse_args(["host", "--players", "3", "--bots", "1"])
     assert host.bot_speed == LobbyKeys().speed == LobbyPick("bot").speed == TABLE_BOT_SPEED
+    # `nertz bot`, a person's own opponent at a table, gave 10 until session 31.
+    assert build_parser().parse_args(["bot", "--peer", "127.0.0.1:5"]).speed == TABLE_BOT_SPEED
     assert host.bot_speed < max(BOT_SPEEDS)  # (not full speed)
     play = build_parser().parse_args(["play", "--bots", "1"])  # alone with bots: a person's pace
     assert int(play.speed) == PLAY_BOT_SPEED < TABLE_BOT_SPEED

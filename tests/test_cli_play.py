@@ -63,6 +63,14 @@ class XtermStream(pyte.ByteStream):
 WAIT = 60.0
 
 
+def _as_from_a_shell() -> None:
+    """In the program's process before it starts: SIGHUP as a terminal's shell leaves it for
+    the commands it runs (its default: the process ends, or nertz leaves the game). A suite
+    run under ``nohup`` (or any runner that ignores SIGHUP) passed its SIG_IGN on, and the
+    program whose terminal a test closed played on, as ``nohup`` asks (session 30's hang)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 class Tty:
     """A program in a pseudo-terminal, with the screen it draws."""
 
@@ -77,7 +85,11 @@ class Tty:
             dimensions=(HEIGHT, WIDTH),
             env=env,
             cwd=str(cwd),
+            preexec_fn=_as_from_a_shell,
         )
+        # (ours alone: a process this one starts later must not keep the terminal open, or
+        # closing it here would not hang it up for the program)
+        os.set_inheritable(self.child.child_fd, False)
         at_end_of_test(self.close)  # (a test that fails leaves nothing running either)
         self.screen = XtermScreen(WIDTH, HEIGHT)
         self.stream = XtermStream(self.screen)
