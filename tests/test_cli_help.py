@@ -69,6 +69,7 @@ RUNTIME = (
     "cli.web_cmd",
     "trio",
     "zmq",
+    "asyncio",
     "curses",
     "hypercorn",
     "p2p_nertz.runtime",
@@ -152,21 +153,30 @@ def test_a_command_imports_its_own_module_alone(tmp_path: Path) -> None:
     assert "cli.node_cmd" in loaded and "trio" in loaded, loaded
     for other in ("cli.play", "cli.demo", "cli.lobby_cmd", "cli.web_cmd", "hypercorn"):
         assert other not in loaded, loaded
+    # Nor asyncio (a tenth of the start), which pyzmq's monitor module imports: the mesh reads
+    # its monitors' events itself (runtime/zmqtrio.py's monitor_event).
+    assert "zmq" in loaded and "asyncio" not in loaded, loaded
     assert not list(tmp_path.iterdir())  # (refused: it wrote nothing)
 
 
-def test_the_lobby_commands_and_play_import_no_web_server(tmp_path: Path) -> None:
+def test_the_lobby_commands_play_and_watch_import_no_web_server(tmp_path: Path) -> None:
     # ``nertz host``, ``join``, ``bot``, ``games``, ``resume`` and ``keygen`` share one module
-    # (cli/lobby_cmd.py), ``nertz play`` its own: the browser's server (hypercorn, a quarter of
-    # a process's start) is imported by ``--web`` alone, not by every bot of a lobby game or
-    # every ``play`` at a terminal.
+    # (cli/lobby_cmd.py), ``nertz play`` and ``nertz watch`` their own: the browser's server
+    # (hypercorn and asyncio, a quarter of a process's start) is imported by ``--web`` alone,
+    # not by every bot of a lobby game, every ``play`` at a terminal or every spectator.
     given = ["--key", "missing.key", "--spec", "s", "--bind", "127.0.0.1:0", "--log", "l.log"]
-    lines = [["keygen", "--show", "--key", "missing.key"], ["play", *given]]
+    watched = ["--key", "missing.key", "--spec", "missing.json", "--bind", "127.0.0.1:0"]
+    lines = [
+        ["keygen", "--show", "--key", "missing.key"],
+        ["play", *given],
+        ["watch", *watched],
+    ]
     for argv, ran in zip(lines, _imports_of(tmp_path, *lines), strict=True):
         assert ran["status"] != 0 and f"nertz {argv[0]}: error: " in str(ran["stderr"]), ran
         loaded = list(map(str, ran["loaded"]))  # type: ignore[call-overload]
-        assert "trio" in loaded and ("cli.lobby_cmd" in loaded or "cli.play" in loaded), loaded
-        for web in ("cli.web_cmd", "hypercorn", "p2p_nertz.web.server"):
+        assert "trio" in loaded, (argv, loaded)
+        assert f"cli.{argv[0]}" in loaded or "cli.lobby_cmd" in loaded, (argv, loaded)
+        for web in ("cli.web_cmd", "hypercorn", "asyncio", "p2p_nertz.web.server"):
             assert web not in loaded, (argv, loaded)
 
 
