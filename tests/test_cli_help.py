@@ -212,6 +212,15 @@ def test_demo_imports_no_node_of_its_own(tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())  # (refused: it made no game directory)
 
 
+def test_rules_imports_only_the_rule_book(tmp_path: Path) -> None:
+    # ``nertz rules`` prints a file of the package: its module (cli/match_cmd.py, beside
+    # ``nertz match``) imports the screens' words for the match alone, not at its top (they
+    # brought the peer core, the bots and the deck: 280 modules for the rule book, now 158).
+    (ran,) = _imports_of(tmp_path, ["rules", "lake"])
+    assert ran["status"] == 0 and ran["stderr"] == "", ran
+    assert ran["loaded"] == ["cli.match_cmd"], ran
+
+
 def test_the_light_defaults_are_what_the_bots_peer_and_lobby_use() -> None:
     # p2p_nertz/defaults.py is their one home: parsing imports no bot, runtime or lobby code.
     from p2p_nertz.bots import STRATEGIES
