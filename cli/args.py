@@ -310,14 +310,25 @@ def liveness_from(args: argparse.Namespace) -> PeerConfig:
     Raises:
         NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
     """
+    check_liveness(args)
     from p2p_nertz.runtime.node import node_config  # (not at the top: `nertz --help` stays fast)
 
+    return node_config(suspect_after=args.suspect_after, drop_after=args.drop_after)
+
+
+def check_liveness(args: argparse.Namespace) -> None:
+    """Refuse liveness timers of :func:`add_liveness_arguments` that contradict each other,
+    without importing the node (``nertz demo`` checks the timers it passes its node
+    processes: the whole runtime, trio and ZeroMQ were a third of its own start).
+
+    Raises:
+        NertzError: ``--drop-after`` is shorter than ``--suspect-after``.
+    """
     if args.drop_after < args.suspect_after:
         raise NertzError(
             f"--drop-after ({args.drop_after:g}) must not be shorter than "
             f"--suspect-after ({args.suspect_after:g})"
         )
-    return node_config(suspect_after=args.suspect_after, drop_after=args.drop_after)
 
 
 def liveness_argv(args: argparse.Namespace) -> list[str]:

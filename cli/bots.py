@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import trio
-
 from cli.keyfile import keep_key
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -153,6 +151,8 @@ async def watch_bots(bots: list[LobbyBot], stopped: Callable[[LobbyBot, str], No
     """Until cancelled (the game starts), call ``stopped(bot, what_it_said)`` for each of
     ``bots`` that stops, and take it out of the list: a seat that never fills says why (CI's
     lobby showed "started a greedy bot" and then nothing, its reason only in a file)."""
+    import trio  # (here: ``nertz demo``, which starts node processes, runs no trio itself)
+
     while True:
         await trio.sleep(_BOT_CHECK)
         for bot in list(bots):

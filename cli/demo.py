@@ -25,10 +25,10 @@ from typing import Any
 from cli.args import (
     EXIT_FAILED,
     EXIT_GONE,
+    check_liveness,
     children_signalled,
     deal_from,
     liveness_argv,
-    liveness_from,
     players_from,
     rules_from,
 )
@@ -146,7 +146,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.timeout is None:
         args.timeout = DEFAULT_TIMEOUT if rules.racing_demon else TARGET_TIMEOUT
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
-    liveness_from(args)  # (checks the two timers against each other)
+    check_liveness(args)  # (the two timers against each other)
 
     identities = [
         Identity.generate(derive_seed(b"nertz-demo-key", seed, n)) for n in range(args.players)

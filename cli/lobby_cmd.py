@@ -1,6 +1,7 @@
-"""``nertz keygen``, ``host``, ``join``, ``bot``, ``games`` and ``resume``: convening a LAN game.
+"""``nertz host``, ``join``, ``bot``, ``games`` and ``resume``: convening a LAN game.
 
-A player keeps one key (``nertz keygen``; its short fingerprint is how others recognise them).
+A player keeps one key (``nertz keygen``, cli/keygen_cmd.py; its short fingerprint is how
+others recognise them).
 One player hosts a table (``nertz host``), the others join it by address (``--peer``) or find
 it on the LAN (``--discover BROADCAST``, opt-in: nothing is broadcast unless asked). When
 everybody is seated and ready the host starts the game (``--players N`` starts by itself);
@@ -48,8 +49,6 @@ from cli.keyfile import (
     kept_key_path,
     load_identity,
     load_key,
-    replace_key,
-    save_key,
 )
 from cli.node_cmd import final_summary, reach_line, run_node, say_gone, watch_recovery
 from cli.table import Outcome, run_table
@@ -339,34 +338,6 @@ def _done(out: _Out, command: str, result: tuple[Peer | None, int | None] | Outc
         return _finish_human(out, command, result)
     peer, signum = result
     return _finish(out, command, peer, signum)
-
-
-# -- keygen ------------------------------------------------------------------------------------
-def _cmd_keygen(args: argparse.Namespace) -> int:
-    path: Path = args.key
-    if args.show:
-        identity = load_key(path)
-        print(f"{identity.fingerprint}  {path}")
-        return 0
-    if path.exists() and not args.force:
-        identity = load_key(path)
-        raise NertzError(
-            f"{str(path)!r} already holds key {identity.fingerprint}; --force replaces it"
-        )
-    if path != default_key_path() and not path.parent.is_dir():
-        # A typo in --key should not leave a tree of new directories: only the default
-        # place (the config directory) is made on demand.
-        raise NertzError(
-            f"no directory {str(path.parent)!r} for the key: make it first, or leave out "
-            f"--key for the default place ({default_key_path()})"
-        )
-    identity = Identity.generate()
-    if path.exists() or path.is_symlink():
-        replace_key(path, identity)  # (the old key stays whole if this fails)
-    else:
-        save_key(path, identity)
-    print(f"new key {identity.fingerprint} written to {path}")
-    return 0
 
 
 # -- host --------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import sys
 from cli.args import EXIT_OK, players_from, rules_from
 from p2p_nertz import __version__
 from p2p_nertz.rules.book import RULE_BOOK, rule_book
-from p2p_nertz.ui.view import decided_by
 
 __all__ = ["RULES_FILE", "rules_text"]
 
@@ -34,6 +33,7 @@ def _cmd_rules(args: argparse.Namespace) -> int:
 def _cmd_match(args: argparse.Namespace) -> int:
     from p2p_nertz.match import RoundResult, play_match
     from p2p_nertz.rules import Game, RoundStatus
+    from p2p_nertz.ui.view import decided_by  # (the screens' words: not for `nertz rules`)
 
     rules = rules_from(args)
     rules.validate_players(args.players)

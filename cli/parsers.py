@@ -351,7 +351,7 @@ def _add_keygen(sub: Any) -> None:
     )
     p.add_argument("--force", action="store_true", help="replace an existing key")
     p.add_argument("--show", action="store_true", help="show the key's fingerprint; make nothing")
-    p.set_defaults(func=_later("lobby_cmd", "_cmd_keygen"))
+    p.set_defaults(func=_later("keygen_cmd", "_cmd_keygen"))
 
 
 def _add_host(sub: Any) -> None:

@@ -23,7 +23,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 import zmq
@@ -32,7 +32,6 @@ from cli.args import error_text, expected_errors
 from cli.files import load_spec
 from cli.keyfile import load_identity
 from cli.terminal import Terminal, open_curses, symbols_ok
-from cli.web_cmd import browser_opener
 from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.peer import Effect
@@ -43,8 +42,9 @@ from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
-from p2p_nertz.web.model import KEYS_ONLY, KeyPress, PageAction, view_json
-from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
+
+if TYPE_CHECKING:  # (the browser's modules: imported by --web alone, in watch_in_browser)
+    from p2p_nertz.web.model import PageAction
 
 __all__ = ["load_watch_spec", "watch", "watch_in_browser"]
 
@@ -121,6 +121,10 @@ async def watch_in_browser(
     Raises:
         NertzError: the page cannot be served at ``web``.
     """
+    # (the web server, a third of this command's start: imported for --web only)
+    from p2p_nertz.web.model import KEYS_ONLY, KeyPress, view_json
+    from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
+
     watcher = _Watcher(None, port, spec, symbols=True)
     feed = ViewFeed()
     keys_in, keys_out = trio.open_memory_channel[str](64)
@@ -320,6 +324,7 @@ async def _main(port: WatchPort, spec: GameSpec, terminal: Terminal, symbols: bo
 def _watch_web(args: argparse.Namespace, port: WatchPort, spec: GameSpec) -> Spectator:
     """``nertz watch --web``: the URL on a line of its own, the browser opened unless
     ``--no-open``."""
+    from cli.web_cmd import browser_opener
 
     on_url = browser_opener(args.web_bind, open_page=not args.no_open)
 

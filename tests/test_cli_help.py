@@ -56,6 +56,7 @@ def test_help_imports_none_of_the_game() -> None:
 #: lobby, the screens.
 COMMAND_MODULES = (
     "cli.demo",
+    "cli.keygen_cmd",
     "cli.node_cmd",
     "cli.lobby_cmd",
     "cli.play",
@@ -69,6 +70,7 @@ RUNTIME = (
     "cli.web_cmd",
     "trio",
     "zmq",
+    "asyncio",
     "curses",
     "hypercorn",
     "p2p_nertz.runtime",
@@ -152,22 +154,71 @@ def test_a_command_imports_its_own_module_alone(tmp_path: Path) -> None:
     assert "cli.node_cmd" in loaded and "trio" in loaded, loaded
     for other in ("cli.play", "cli.demo", "cli.lobby_cmd", "cli.web_cmd", "hypercorn"):
         assert other not in loaded, loaded
+    # Nor asyncio (a tenth of the start), which pyzmq's monitor module imports: the mesh reads
+    # its monitors' events itself (runtime/zmqtrio.py's monitor_event).
+    assert "zmq" in loaded and "asyncio" not in loaded, loaded
     assert not list(tmp_path.iterdir())  # (refused: it wrote nothing)
 
 
-def test_the_lobby_commands_and_play_import_no_web_server(tmp_path: Path) -> None:
-    # ``nertz host``, ``join``, ``bot``, ``games``, ``resume`` and ``keygen`` share one module
-    # (cli/lobby_cmd.py), ``nertz play`` its own: the browser's server (hypercorn, a quarter of
-    # a process's start) is imported by ``--web`` alone, not by every bot of a lobby game or
-    # every ``play`` at a terminal.
+def test_the_lobby_commands_play_and_watch_import_no_web_server(tmp_path: Path) -> None:
+    # ``nertz host``, ``join``, ``bot``, ``games`` and ``resume`` share one module
+    # (cli/lobby_cmd.py), ``nertz play`` and ``nertz watch`` their own: the browser's server
+    # (hypercorn and asyncio, a quarter of a process's start) is imported by ``--web`` alone,
+    # not by every bot of a lobby game, every ``play`` at a terminal or every spectator.
     given = ["--key", "missing.key", "--spec", "s", "--bind", "127.0.0.1:0", "--log", "l.log"]
-    lines = [["keygen", "--show", "--key", "missing.key"], ["play", *given]]
+    watched = ["--key", "missing.key", "--spec", "missing.json", "--bind", "127.0.0.1:0"]
+    lines = [
+        ["resume", "missing.log", "--bot", "greedy"],
+        ["play", *given],
+        ["watch", *watched],
+    ]
+    modules = {"resume": "cli.lobby_cmd", "play": "cli.play", "watch": "cli.watch"}
     for argv, ran in zip(lines, _imports_of(tmp_path, *lines), strict=True):
         assert ran["status"] != 0 and f"nertz {argv[0]}: error: " in str(ran["stderr"]), ran
         loaded = list(map(str, ran["loaded"]))  # type: ignore[call-overload]
-        assert "trio" in loaded and ("cli.lobby_cmd" in loaded or "cli.play" in loaded), loaded
-        for web in ("cli.web_cmd", "hypercorn", "p2p_nertz.web.server"):
+        assert "trio" in loaded and modules[argv[0]] in loaded, (argv, loaded)
+        for web in ("cli.web_cmd", "hypercorn", "asyncio", "p2p_nertz.web.server"):
             assert web not in loaded, (argv, loaded)
+
+
+def test_keygen_imports_no_node(tmp_path: Path) -> None:
+    # ``nertz keygen`` (its own module, cli/keygen_cmd.py) reads and writes a key file: not
+    # the lobby's commands, the node, trio or ZeroMQ, nine-tenths of its start when it shared
+    # cli/lobby_cmd.py. Run for real: a key made, then shown, then refused without --force.
+    key = tmp_path / "k.key"
+    lines = [["keygen", "--key", str(key)], ["keygen", "--show", "--key", str(key)]]
+    lines.append(["keygen", "--key", str(key)])
+    made, shown, refused = _imports_of(tmp_path, *lines)
+    assert made["status"] == 0 and shown["status"] == 0 and key.is_file(), (made, shown)
+    assert refused["status"] == 2 and "--force replaces it" in str(refused["stderr"]), refused
+    loaded = list(map(str, refused["loaded"]))  # type: ignore[call-overload]
+    assert "cli.keygen_cmd" in loaded, loaded
+    for heavy in ("cli.lobby_cmd", "cli.node_cmd", "trio", "zmq", "p2p_nertz.runtime"):
+        assert heavy not in loaded, loaded
+
+
+def test_demo_imports_no_node_of_its_own(tmp_path: Path) -> None:
+    # ``nertz demo`` starts node processes and waits on them: it checks the timers it passes
+    # them (cli/args.py's check_liveness) without importing the node, trio or ZeroMQ, a third
+    # of its start.
+    line = ["demo", "--bots", "2", "--suspect-after", "2", "--drop-after", "1"]
+    (ran,) = _imports_of(tmp_path, line)
+    assert ran["status"] == 2, ran
+    assert "nertz demo: error: --drop-after (1) must not be shorter" in str(ran["stderr"]), ran
+    loaded = list(map(str, ran["loaded"]))  # type: ignore[call-overload]
+    assert "cli.demo" in loaded, loaded
+    for heavy in ("trio", "zmq", "asyncio", "p2p_nertz.runtime", "cli.node_cmd"):
+        assert heavy not in loaded, loaded
+    assert not list(tmp_path.iterdir())  # (refused: it made no game directory)
+
+
+def test_rules_imports_only_the_rule_book(tmp_path: Path) -> None:
+    # ``nertz rules`` prints a file of the package: its module (cli/match_cmd.py, beside
+    # ``nertz match``) imports the screens' words for the match alone, not at its top (they
+    # brought the peer core, the bots and the deck: 280 modules for the rule book, now 158).
+    (ran,) = _imports_of(tmp_path, ["rules", "lake"])
+    assert ran["status"] == 0 and ran["stderr"] == "", ran
+    assert ran["loaded"] == ["cli.match_cmd"], ran
 
 
 def test_the_light_defaults_are_what_the_bots_peer_and_lobby_use() -> None:

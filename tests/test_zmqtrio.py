@@ -25,6 +25,7 @@ from p2p_nertz.runtime.zmqtrio import (
     DEFAULT_MAX_MESSAGE_SIZE,
     AsyncSocket,
     create_socket,
+    monitor_event,
     open_dealer,
     open_router,
     tcp_port,
@@ -543,6 +544,44 @@ async def test_a_frame_above_the_bound_is_never_delivered_and_its_sender_is_cut_
         finally:
             router._sock.disable_monitor()
             monitor.close(linger=0)
+
+
+def monitor_frames(monitor: zmq.Socket[bytes], last: int) -> list[list[bytes]]:
+    """Block (in a worker thread) for the monitor's messages up to event ``last`` (pyzmq's
+    reading of each, the reference) or fail after WAIT."""
+    seen: list[list[bytes]] = []
+    while monitor.poll(WAIT * 1000):
+        seen.append(monitor.recv_multipart())
+        if zmq.utils.monitor.parse_monitor_message(seen[-1])["event"] == last:
+            return seen
+    raise AssertionError(f"no zmq event {last} within {WAIT} s: {seen}")
+
+
+async def test_monitor_event_reads_libzmq_events_as_pyzmq_does(
+    ctx: zmq.Context[zmq.Socket[bytes]],
+) -> None:
+    # The mesh and the spectator's port read their monitors with monitor_event, not pyzmq's
+    # parser (whose module imports asyncio, a tenth of a node's start): the same reading.
+    async with open_router(ctx) as router:
+        monitor = router._sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
+        try:
+            async with open_dealer(ctx, router.endpoints[0], identity=b"mon") as dealer:
+                with trio.fail_after(WAIT):
+                    await hello(dealer, router, b"mon")
+            with trio.fail_after(WAIT):
+                frames = await trio.to_thread.run_sync(
+                    monitor_frames, monitor, zmq.EVENT_DISCONNECTED
+                )
+        finally:
+            router._sock.disable_monitor()
+            monitor.close(linger=0)
+    read = [monitor_event(f) for f in frames]
+    reference = [zmq.utils.monitor.parse_monitor_message(f) for f in frames]
+    assert read == [(int(r["event"]), int(r["value"])) for r in reference]
+    assert {zmq.EVENT_ACCEPTED, zmq.EVENT_DISCONNECTED} <= {event for event, _ in read}
+    for wrong in ([], [b"\x00" * 6], [b"\x00" * 5, b"tcp://x"], [b"\x00" * 6, b"e", b"more"]):
+        with pytest.raises(ValueError, match="not a monitor event"):
+            monitor_event(wrong)
 
 
 async def test_every_socket_is_bounded_by_default(ctx: zmq.Context[zmq.Socket[bytes]]) -> None:

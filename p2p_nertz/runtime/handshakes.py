@@ -33,11 +33,10 @@ from typing import Final
 
 import trio
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId, fingerprint
-from p2p_nertz.runtime.zmqtrio import AsyncSocket
+from p2p_nertz.runtime.zmqtrio import AsyncSocket, monitor_event
 
 __all__ = [
     "CHECK_EVERY",
@@ -100,10 +99,10 @@ class Handshakes:
         for index, (monitor, member, endpoint) in enumerate(self._monitors):
             while True:
                 try:
-                    event = parse_monitor_message(monitor.recv_multipart(zmq.NOBLOCK))
+                    kind, value = monitor_event(monitor.recv_multipart(zmq.NOBLOCK))
                 except zmq.Again:
                     break
-                if self._mismatched(index, event["event"], event["value"]):
+                if self._mismatched(index, kind, value):
                     yield mismatch(member, endpoint)
 
     def _mismatched(self, index: int, kind: int, value: int) -> bool:

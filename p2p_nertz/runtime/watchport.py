@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import Final
 
 import zmq
-import zmq.utils.monitor
 
 from p2p_nertz.deck.group import DeckError
 from p2p_nertz.protocol.identity import Identity, InvalidKeyError, PeerId, parse_peer_id
@@ -50,7 +49,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.runtime.gate import WATCH_ZAP_DOMAIN, Gate, curve_public, server_keys
 from p2p_nertz.runtime.guard import RefusalLog
 from p2p_nertz.runtime.mesh import WATCH_MAX_FRAME
-from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket, monitor_event
 
 __all__ = [
     "KEY_SEPARATOR",
@@ -217,10 +216,10 @@ class WatchPort:
             except zmq.Again:
                 return counts
             try:
-                event = zmq.utils.monitor.parse_monitor_message(frames)
-            except (ValueError, IndexError, TypeError):  # pragma: no cover - libzmq's own form
+                kind, value = monitor_event(frames)
+            except ValueError:  # pragma: no cover - libzmq's own form
                 continue
-            counts[_reason(int(event["event"]), int(event["value"]))] += 1
+            counts[_reason(kind, value)] += 1
 
     def note_refusals(self, now: float) -> None:
         """Count and log the handshakes refused since the last call (``now``: seconds, any

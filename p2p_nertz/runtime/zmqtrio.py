@@ -133,6 +133,7 @@ from __future__ import annotations
 
 import enum
 import select
+import struct
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -158,6 +159,7 @@ __all__ = [
     "CurveKeys",
     "SocketStatistics",
     "create_socket",
+    "monitor_event",
     "open_dealer",
     "open_router",
     "tcp_port",
@@ -893,6 +895,27 @@ def _int_option(zsock: zmq.Socket[bytes], option: int) -> int:
     if not isinstance(value, int):  # pragma: no cover - zmq's integer options are ints
         raise TypeError(f"zmq option {option} is not an integer: {value!r}")
     return value
+
+
+def monitor_event(frames: Sequence[bytes]) -> tuple[int, int]:
+    """The event (``zmq.EVENT_*``) and its value in one message of a monitor socket
+    (:meth:`AsyncSocket.monitor`): libzmq's form, a frame of a 16-bit event and a 32-bit value
+    in the machine's order, then the endpoint's.
+
+    pyzmq's ``zmq.utils.monitor.parse_monitor_message`` reads the same, but importing it
+    imports ``asyncio`` (its other function is asyncio's): a tenth of a node's start (35 ms
+    of CPU in every process that runs the mesh), for two lines of :mod:`struct`.
+
+    Raises:
+        ValueError: ``frames`` are not in that form.
+    """
+    if len(frames) != 2 or len(frames[0]) != _MONITOR_HEAD.size:
+        raise ValueError(f"not a monitor event: {len(frames)} frame(s)")
+    event, value = _MONITOR_HEAD.unpack(frames[0])
+    return int(event), int(value)
+
+
+_MONITOR_HEAD: Final = struct.Struct("=Hi")
 
 
 def _check_frames(frames: Sequence[bytes]) -> None:
