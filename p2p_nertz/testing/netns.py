@@ -17,9 +17,14 @@ the lab's ``eth0`` reaches only the lab's hosts (DESIGN.md §7).
         lab.cut_link(0, 2)                              # hosts 0 and 2 apart, both ways
         lab.cut_link(1, 0, one_way=True)                # what 1 sends 0 is lost
         lab.heal_link(0, 2)
+        lab.lose(1, 30)                                 # 30 % of host 1's packets lost
+        lab.reset(2)                                    # host 2's TCP connections reset …
+        lab.reset(2, False)                             # … until now
+        lab.throttle(0, 32)                             # host 0 on a 32 kbit/s link
 
 It needs root and ``ip`` from iproute2; :func:`unavailable` says why a lab cannot be made here
-(tests skip with that reason).
+(tests skip with that reason); the impairments (loss, resets, a narrow link) also ``nft``
+(nftables) and ``ss``: :func:`impairments_unavailable`.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from itertools import count
 from types import TracebackType
 from typing import Any, Final
 
-__all__ = ["BROADCAST", "SUBNET", "Lab", "LabError", "unavailable"]
+__all__ = ["BROADCAST", "SUBNET", "Lab", "LabError", "impairments_unavailable", "unavailable"]
 
 SUBNET: Final = "10.77.0.0/24"
 """The lab's LAN."""
@@ -53,6 +58,26 @@ def _ip(*args: str) -> None:
     done = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise LabError(f"ip {' '.join(args)}: {done.stderr.strip() or done.returncode}")
+
+
+def _ip_tool(argv: Sequence[str], namespace: str, *, stdin: str | None = None) -> None:
+    """Run ``argv`` (``nft``, ``tc``) inside ``namespace``."""
+    done = subprocess.run(
+        ["ip", "netns", "exec", namespace, *argv],
+        input=stdin, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise LabError(f"{' '.join(argv)}: {done.stderr.strip() or done.returncode}")
+
+
+def impairments_unavailable() -> str | None:
+    """Why :meth:`Lab.lose`, :meth:`Lab.reset` and :meth:`Lab.throttle` cannot be used here
+    (besides :func:`unavailable`), or ``None``: they need ``nft`` (nftables), ``tc`` and ``ss``
+    (iproute2)."""
+    for tool, package in (("nft", "nftables"), ("tc", "iproute2"), ("ss", "iproute2")):
+        if shutil.which(tool) is None:
+            return f"the {tool} command ({package}) is not installed"
+    return None
 
 
 def unavailable() -> str | None:
@@ -95,6 +120,10 @@ class Lab:
         self._bridges: set[int] = set()
         #: The links :meth:`cut_link` cut, as (sender, receiver): what the sender loses.
         self._links: set[tuple[int, int]] = set()
+        #: The impairments going on (:meth:`lose`, :meth:`reset`, :meth:`throttle`), by host.
+        self._loss: dict[int, float] = {}
+        self._resets: set[int] = set()
+        self._throttled: set[int] = set()
 
     # -- names ---------------------------------------------------------------------------------
     @property
@@ -169,6 +198,9 @@ class Lab:
         self._made.clear()
         self._bridges.clear()
         self._links.clear()
+        self._loss.clear()
+        self._resets.clear()
+        self._throttled.clear()
 
     # -- use -----------------------------------------------------------------------------------
     def command(self, host: int, argv: Sequence[str]) -> list[str]:
@@ -259,3 +291,71 @@ class Lab:
             if k >= len(order):
                 _ip("-n", sw, "link", "del", f"br{k}")
                 self._bridges.discard(k)
+
+    # -- a degraded LAN (session 31): loss, a narrow link, resets; nftables and tc ------------
+    def lose(self, host: int, percent: float) -> None:
+        """Lose ``percent`` % of the packets host ``host`` sends or receives on the LAN, each
+        drawn apart (nftables ``numgen random`` in its namespace: Wi-Fi losing frames, which
+        TCP retransmits, later and later); ``0`` loses none again. Bursts are the caller's:
+        a percentage changed in time (``scripts/chaos.py`` ``lossy``).
+
+        Raises:
+            ValueError: ``percent`` is not from 0 to 100.
+            LabError: ``nft`` is missing or failed (:func:`impairments_unavailable`).
+        """
+        self._check(host)
+        if not 0 <= percent <= 100:
+            raise ValueError(f"a loss is 0 to 100 %, not {percent}")
+        self._loss[host] = percent
+        self._filter(host)
+
+    def reset(self, host: int, on: bool = True) -> None:
+        """While ``on``, every TCP segment host ``host`` sends or receives on the LAN is answered
+        with a reset (nftables ``reject with tcp reset``), and its connections open now are
+        reset at once (``ss -K``): a switch resetting them, ZeroMQ reconnecting (and refused
+        until ``reset(host, False)``) with what was queued for the old connection lost."""
+        self._check(host)
+        self._resets.discard(host)
+        if on:
+            self._resets.add(host)
+        self._filter(host)
+        if on:
+            done = self.run(host, ["ss", "-K", "dst", SUBNET], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise LabError(f"ss -K: {done.stderr.strip() or done.returncode}")
+
+    def throttle(self, host: int, kbit: int) -> None:
+        """Narrow host ``host``'s link to ``kbit`` kbit/s each way (``tc`` token bucket on its
+        ``eth0`` and its switch port, a queue of up to 4 s: what waits longer is lost): a slow,
+        congested link whose queue delays every message; ``0`` lifts it. (No ``netem`` delay:
+        this machine's kernel has none.)"""
+        self._check(host)
+        if kbit < 0:
+            raise ValueError(f"a rate is 0 kbit/s or more, not {kbit}")
+        for ns, dev in ((self.namespace(host), "eth0"), (self.switch, f"p{host}")):
+            if host in self._throttled:
+                _ip_tool(["tc", "qdisc", "del", "dev", dev, "root"], ns)
+            if kbit:
+                rate = [f"{kbit}kbit", "burst", "4kb", "latency", "4s"]
+                _ip_tool(["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", *rate], ns)
+        self._throttled.discard(host)
+        if kbit:
+            self._throttled.add(host)
+
+    def _filter(self, host: int) -> None:
+        """Host ``host``'s nftables table, made again from :attr:`_loss` and :attr:`_resets`."""
+        rules = []
+        if host in self._resets:
+            rules.append("meta l4proto tcp reject with tcp reset")
+        if self._loss.get(host):
+            rules.append(f"numgen random mod 10000 < {round(self._loss[host] * 100)} drop")
+        chains = "\n".join(
+            f"chain {hook} {{ type filter hook {hook} priority 0; policy accept; "
+            + "".join(f"ip {way} {SUBNET} {rule}; " for rule in rules)
+            + "}"
+            for hook, way in (("input", "saddr"), ("output", "daddr"))
+        )
+        script = (
+            f"table inet nzlab {{}}\ndelete table inet nzlab\ntable inet nzlab {{\n{chains}\n}}\n"
+        )
+        _ip_tool(["nft", "-f", "-"], self.namespace(host), stdin=script)
