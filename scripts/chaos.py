@@ -136,11 +136,14 @@ KINDS = (*STOPS, *KILLS, *CUTS)
 #: same cut moved back to the frame boundary before it (whole frames lost, as from a backup).
 LINKS = ("cut-link", "cut-oneway")
 #: Session 31's degraded network, bad rather than gone (in a lab; named only): ``lossy`` a
-#: share of the packets lost (:data:`LOSSES`), ``slow`` a narrow link whose queue delays
-#: every message (:data:`RATES`), ``reset`` every TCP connection reset and refused while it
-#: lasts, ``flap`` the link down and up with a period around the timers (:func:`flap_periods`),
-#: ``roll`` a rolling partition (A|BC, AB|C, whole: :meth:`Game.roll`).
-DEGRADED = ("lossy", "slow", "reset", "flap", "roll")
+#: share of the packets lost (:data:`LOSSES`), ``slow`` every packet delayed, with jitter
+#: (:func:`slow_delays`), ``narrow`` a narrow link whose queue delays every message
+#: (:data:`RATES`), ``reset`` every TCP connection reset and refused while it lasts, ``flap``
+#: the link down and up with a period around the timers (:func:`flap_periods`), ``roll`` a
+#: rolling partition (A|BC, AB|C, whole: :meth:`Game.roll`).
+DEGRADED = ("lossy", "slow", "narrow", "reset", "flap", "roll")
+#: The kinds whose ``everyone`` impairs every member's link (else the victim's alone).
+SPREAD = ("lossy", "slow", "narrow", "reset")
 NAMED_ONLY = (*LINKS, "kill-cut", "kill-frame", *DEGRADED)
 ALL_KINDS = (*KINDS, *NAMED_ONLY)
 #: The kinds that need a netns lab.
@@ -149,8 +152,8 @@ LAB_KINDS = (*CUTS, *LINKS, *DEGRADED)
 #: then as long at 0.4 x: the same mean; Wi-Fi loses frames in bursts).
 LOSSES = (5.0, 30.0, 60.0)
 BURST = 0.5
-#: ``slow``'s strengths: the link's rate each way, kbit/s (a queue of up to 4 s: the delay
-#: grows with what is sent; no ``netem`` on this machine's kernel, docs/benchmarks.md).
+#: ``narrow``'s strengths: the link's rate each way, kbit/s (a queue of up to 4 s: the delay
+#: grows with what is sent).
 RATES = (256.0, 32.0, 8.0)
 LAB_PORT = 7700
 EXIT_FAILED = 1
@@ -164,9 +167,23 @@ def flap_periods(suspect: float, drop: float) -> tuple[float, ...]:
     return (suspect, (suspect + drop) / 2, drop)
 
 
+def slow_delays(suspect: float) -> tuple[float, ...]:
+    """``slow``'s strengths: each packet's delay (s), ± 0.4 of it (50 ms ± 20, 500 ms ± 200,
+    and ``suspect + 0.5``: on average over the suspect timer)."""
+    return (0.05, 0.5, suspect + 0.5)
+
+
+JITTER = 0.4
+
+
 def strength(kind: str, suspect: float, drop: float, rng: random.Random) -> float:
     """A strength for a :data:`DEGRADED` kind (0 for the others)."""
-    table = {"lossy": LOSSES, "slow": RATES, "flap": flap_periods(suspect, drop)}
+    table = {
+        "lossy": LOSSES,
+        "slow": slow_delays(suspect),
+        "narrow": RATES,
+        "flap": flap_periods(suspect, drop),
+    }
     return rng.choice(table[kind]) if kind in table else 0.0
 
 
@@ -239,8 +256,8 @@ class Fault:
     during: float = -1.0  # >= 0: starts this many seconds into the previous fault, not at trigger
     other: int = -1  # cut-link, cut-oneway: the link's other end (the victim's sends to it lost)
     keep: float = -1.0  # kill-cut, kill-frame: the part of the log kept (of its size)
-    strength: float = 0.0  # lossy: % lost; slow: kbit/s; flap: the period (s)
-    everyone: bool = False  # lossy, slow, reset: every member's link, not the victim's alone
+    strength: float = 0.0  # lossy: % lost; slow: delay (s); narrow: kbit/s; flap: period (s)
+    everyone: bool = False  # SPREAD kinds: every member's link, not the victim's alone
 
     def describe(self) -> str:
         at = "r1-end" if self.trigger < 0 else f"lake {self.trigger}"
@@ -253,8 +270,8 @@ class Fault:
         if self.keep >= 0:
             torn = f" kept {self.keep:.0%}"
         if self.strength:
-            unit = {"lossy": "%", "slow": "kbit/s", "flap": "s period"}[self.kind]
-            torn = f" {self.strength:g}{unit}"
+            unit = {"lossy": "%", "slow": "s delay", "narrow": "kbit/s", "flap": "s period"}
+            torn = f" {self.strength:g}{unit[self.kind]}"
         if self.everyone:
             who = "all"
         return f"{self.kind}@{who}({at}, {self.length:g}s{torn})"
@@ -342,7 +359,7 @@ def schedule(
             other = extra.choice([s for s in range(n) if s != victim]) if kind in LINKS else -1
             keep = round(extra.uniform(0.05, 1.0), 4) if "kill" in kind else -1.0
             power = strength(kind, suspect, drop, extra)
-            everyone = kind in ("lossy", "slow", "reset") and extra.random() < 0.3
+            everyone = kind in SPREAD and extra.random() < 0.3
         args = (kind, victim, trigger, round(length, 2), torn, half, during, other, keep)
         faults.append(Fault(*args, power, everyone))
         trigger = max(trigger, 0) + 10
@@ -686,10 +703,15 @@ class Game:
             return self.flap(fault)
         for seat in seats:
             self.nodes[seat].faulted = True
-        if fault.kind == "slow":
+        if fault.kind == "narrow":
             for seat in seats:
                 lab.throttle(seat, int(fault.strength))
             return lambda: self.undo(lab.throttle, seats)
+        if fault.kind == "slow":  # (every member's: half each, a packet passing two)
+            late = fault.strength / (2 if fault.everyone else 1)
+            for seat in seats:
+                lab.delay(seat, late, JITTER * late, seed=self.plan.seed * 100 + seat)
+            return lambda: self.undo(lab.delay, seats)
         if fault.kind == "reset":
             now = time.monotonic()
             spans = [[now, float("inf"), s, o] for s in seats for o in range(n) if o != s]

@@ -42,8 +42,11 @@ gone, from the table's 10th card to the lake, at 2-5 players, by ``--shapes``:
 
 - ``lossy-one``, ``lossy-all``: 5 %, 30 % or 60 % (in bursts) of the packets lost on one
   member's link, or between every two members (``chaos.py`` ``lossy``);
-- ``slow-one``, ``slow-all``: a link narrowed to 256, 32 or 8 kbit/s, its queue delaying
-  every message by up to 4 s (``slow``; the kernel here has no ``netem`` delay);
+- ``slow-one``, ``slow-all``: every packet delayed 50 ms ± 20, 500 ms ± 200 or 2.5 s ± 1
+  (over the suspect timer) on one member's link, or between every two (``slow``; the
+  kernel here has no ``netem``: :mod:`p2p_nertz.testing.delay` holds the packets);
+- ``narrow-one``, ``narrow-all``: a link narrowed to 256, 32 or 8 kbit/s, its queue delaying
+  every message by up to 4 s (``narrow``);
 - ``reset``: one member's TCP connections reset and refused (``reset``), for ``short``,
   ``suspect``, ``over`` and ``2d``;
 - ``flap``: one member's link down and up with a period of ``s``, ``(s + d) / 2`` and ``d``,
@@ -51,7 +54,7 @@ gone, from the table's 10th card to the lake, at 2-5 players, by ``--shapes``:
 - ``roll``: A|BC…, AB|C…, … then whole, each step ``short``, ``suspect`` or ``over`` long,
   from three players (``roll``);
 
-``lossy`` and ``slow`` last ``suspect``, ``over`` or ``2d`` (one per cell, in turn).
+``lossy``, ``slow`` and ``narrow`` last ``suspect``, ``over`` or ``2d`` (one per cell, in turn).
 
 Each game passes ``scripts/chaos.py``'s checks (no traceback; every node's exit as documented;
 the settled finals equal; ``nertz audit`` of every log VALID), except that in ``torn`` a
@@ -114,7 +117,10 @@ MORE_CUTS = ("frame40", "frame70", "frame95", "header")
 #: ``turn:CUT`` the next seat killed once the first has been resumed; each log cut by ``CUT``.
 MODES = ("both", "turn")
 #: ``degraded``'s shapes (session 31), and the lengths each plays.
-DEGRADED_SHAPES = ("lossy-one", "lossy-all", "slow-one", "slow-all", "reset", "flap", "roll")
+DEGRADED_SHAPES = (
+    "lossy-one", "lossy-all", "slow-one", "slow-all", "narrow-one", "narrow-all",
+    "reset", "flap", "roll",
+)  # fmt: skip
 DEGRADED_LENGTHS = ("suspect", "over", "2d")
 RESET_LENGTHS = ("short", "suspect", "over", "2d")
 ROLL_STEPS = ("short", "suspect", "over")
@@ -211,7 +217,8 @@ def degraded_grid(players: Sequence[int], shapes: Sequence[str]) -> list[Cell]:
     of their lengths), at each table size (``roll`` from three)."""
     strengths = {
         "lossy": chaos.LOSSES,
-        "slow": chaos.RATES,
+        "slow": chaos.slow_delays(SUSPECT),
+        "narrow": chaos.RATES,
         "flap": chaos.flap_periods(SUSPECT, DROP),
     }
     cells = []

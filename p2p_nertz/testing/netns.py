@@ -21,10 +21,11 @@ the lab's ``eth0`` reaches only the lab's hosts (DESIGN.md §7).
         lab.reset(2)                                    # host 2's TCP connections reset …
         lab.reset(2, False)                             # … until now
         lab.throttle(0, 32)                             # host 0 on a 32 kbit/s link
+        lab.delay(1, 0.5, 0.2)                          # host 1's packets 0.5 s ± 0.2 late
 
 It needs root and ``ip`` from iproute2; :func:`unavailable` says why a lab cannot be made here
 (tests skip with that reason); the impairments (loss, resets, a narrow link) also ``nft``
-(nftables) and ``ss``: :func:`impairments_unavailable`.
+(nftables), ``iptables`` and ``ss``: :func:`impairments_unavailable`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Hashable, Mapping, Sequence
 from itertools import count
 from types import TracebackType
@@ -70,11 +72,16 @@ def _ip_tool(argv: Sequence[str], namespace: str, *, stdin: str | None = None) -
         raise LabError(f"{' '.join(argv)}: {done.stderr.strip() or done.returncode}")
 
 
+#: The ``iptables`` rule's end that hands a packet to :mod:`p2p_nertz.testing.delay`.
+_QUEUE_RULE: Final = ("-j", "NFQUEUE", "--queue-num", "7", "--queue-bypass")
+
+
 def impairments_unavailable() -> str | None:
-    """Why :meth:`Lab.lose`, :meth:`Lab.reset` and :meth:`Lab.throttle` cannot be used here
-    (besides :func:`unavailable`), or ``None``: they need ``nft`` (nftables), ``tc`` and ``ss``
-    (iproute2)."""
-    for tool, package in (("nft", "nftables"), ("tc", "iproute2"), ("ss", "iproute2")):
+    """Why :meth:`Lab.lose`, :meth:`Lab.delay`, :meth:`Lab.reset` and :meth:`Lab.throttle`
+    cannot be used here (besides :func:`unavailable`), or ``None``: they need ``nft``
+    (nftables), ``iptables``, ``tc`` and ``ss`` (iproute2)."""
+    tools = (("nft", "nftables"), ("iptables", "iptables"), ("tc", "iproute2"), ("ss", "iproute2"))
+    for tool, package in tools:
         if shutil.which(tool) is None:
             return f"the {tool} command ({package}) is not installed"
     return None
@@ -124,6 +131,8 @@ class Lab:
         self._loss: dict[int, float] = {}
         self._resets: set[int] = set()
         self._throttled: set[int] = set()
+        #: The delaying processes (:meth:`delay`), by host.
+        self._delayers: dict[int, subprocess.Popen[Any]] = {}
 
     # -- names ---------------------------------------------------------------------------------
     @property
@@ -201,6 +210,7 @@ class Lab:
         self._loss.clear()
         self._resets.clear()
         self._throttled.clear()
+        self._delayers.clear()
 
     # -- use -----------------------------------------------------------------------------------
     def command(self, host: int, argv: Sequence[str]) -> list[str]:
@@ -341,6 +351,44 @@ class Lab:
         self._throttled.discard(host)
         if kbit:
             self._throttled.add(host)
+
+    def delay(self, host: int, seconds: float, jitter: float = 0.0, *, seed: int = 0) -> None:
+        """Delay every packet host ``host`` sends or receives on the LAN by ``seconds`` ±
+        ``jitter`` (uniform, each drawn apart: they may overtake each other), ``0`` none again:
+        a slow Wi-Fi. ``tc netem``'s delay, done by :mod:`p2p_nertz.testing.delay` holding each
+        packet in netfilter queue (an ``iptables NFQUEUE`` rule in the host's namespace)."""
+        self._check(host)
+        if seconds < 0 or jitter < 0:
+            raise ValueError(f"a delay is 0 s or more, not {seconds} ± {jitter}")
+        ns = self.namespace(host)
+        rules = [("OUTPUT", "-d"), ("INPUT", "-s")]
+        if host in self._delayers:
+            for chain, way in rules:
+                _ip_tool(["iptables", "-D", chain, way, SUBNET, *_QUEUE_RULE], ns)
+            gone = self._delayers.pop(host)
+            gone.terminate()  # (it lets go what it holds first, then unbinds the queue)
+            gone.wait(timeout=10)
+        if not seconds:
+            return
+        argv = [
+            "--queue",
+            "7",
+            "--delay",
+            f"{seconds}",
+            "--jitter",
+            f"{jitter}",
+            "--seed",
+            f"{seed}",
+        ]
+        proc = self.popen(
+            host, [sys.executable, "-m", "p2p_nertz.testing.delay", *argv],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        if proc.stdout is None or proc.stdout.readline().strip() != "ready":
+            raise LabError(f"the delay of host {host} did not start (exit {proc.wait()})")
+        self._delayers[host] = proc
+        for chain, way in rules:
+            _ip_tool(["iptables", "-A", chain, way, SUBNET, *_QUEUE_RULE], ns)
 
     def _filter(self, host: int) -> None:
         """Host ``host``'s nftables table, made again from :attr:`_loss` and :attr:`_resets`."""
