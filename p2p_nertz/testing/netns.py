@@ -304,8 +304,8 @@ class Lab:
 
     # -- a degraded LAN (session 31): loss, a narrow link, resets; nftables and tc ------------
     def lose(self, host: int, percent: float) -> None:
-        """Lose ``percent`` % of the packets host ``host`` sends or receives on the LAN, each
-        drawn apart (nftables ``numgen random`` in its namespace: Wi-Fi losing frames, which
+        """Lose ``percent`` % of the frames host ``host`` sends or receives on the LAN, each
+        drawn apart (nftables ``numgen random`` on its switch port: Wi-Fi losing frames, which
         TCP retransmits, later and later); ``0`` loses none again. Bursts are the caller's:
         a percentage changed in time (``scripts/chaos.py`` ``lossy``).
 
@@ -325,14 +325,14 @@ class Lab:
         reset at once (``ss -K``): a switch resetting them, ZeroMQ reconnecting (and refused
         until ``reset(host, False)``) with what was queued for the old connection lost."""
         self._check(host)
+        if on:  # (first: its resets go out before the rule would turn them back)
+            done = self.run(host, ["ss", "-K", "dst", SUBNET], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise LabError(f"ss -K: {done.stderr.strip() or done.returncode}")
         self._resets.discard(host)
         if on:
             self._resets.add(host)
         self._filter(host)
-        if on:
-            done = self.run(host, ["ss", "-K", "dst", SUBNET], capture_output=True, text=True)
-            if done.returncode != 0:
-                raise LabError(f"ss -K: {done.stderr.strip() or done.returncode}")
 
     def throttle(self, host: int, kbit: int) -> None:
         """Narrow host ``host``'s link to ``kbit`` kbit/s each way (``tc`` token bucket on its
@@ -384,26 +384,41 @@ class Lab:
             host, [sys.executable, "-m", "p2p_nertz.testing.delay", *argv],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
-        if proc.stdout is None or proc.stdout.readline().strip() != "ready":
-            raise LabError(f"the delay of host {host} did not start (exit {proc.wait()})")
+        assert proc.stdout is not None
+        with proc.stdout:  # (it says nothing more)
+            if proc.stdout.readline().strip() != "ready":
+                raise LabError(f"the delay of host {host} did not start (exit {proc.wait()})")
         self._delayers[host] = proc
         for chain, way in rules:
             _ip_tool(["iptables", "-A", chain, way, SUBNET, *_QUEUE_RULE], ns)
 
     def _filter(self, host: int) -> None:
-        """Host ``host``'s nftables table, made again from :attr:`_loss` and :attr:`_resets`."""
-        rules = []
-        if host in self._resets:
-            rules.append("meta l4proto tcp reject with tcp reset")
-        if self._loss.get(host):
-            rules.append(f"numgen random mod 10000 < {round(self._loss[host] * 100)} drop")
+        """Host ``host``'s nftables table (its resets) and the switch's (every host's loss),
+        made again from :attr:`_resets` and :attr:`_loss`."""
+        # (Not a reset itself: the resets the rule makes pass the host's output hook too.)
+        reset = "meta l4proto tcp tcp flags & rst == 0 reject with tcp reset; "
+        rules = reset if host in self._resets else ""
         chains = "\n".join(
             f"chain {hook} {{ type filter hook {hook} priority 0; policy accept; "
-            + "".join(f"ip {way} {SUBNET} {rule}; " for rule in rules)
+            + (f"ip {way} {SUBNET} {rules}" if rules else "")
             + "}"
             for hook, way in (("input", "saddr"), ("output", "daddr"))
         )
-        script = (
-            f"table inet nzlab {{}}\ndelete table inet nzlab\ntable inet nzlab {{\n{chains}\n}}\n"
+        _nft(self.namespace(host), "inet", chains)
+        # The loss on the wire, in the switch: a packet dropped in the host's own output would
+        # fail its sender's call (EPERM), which no Wi-Fi does.
+        lost = "".join(
+            f"{way} p{h} numgen random mod 10000 < {round(share * 100)} drop; "
+            for h, share in sorted(self._loss.items())
+            if share
+            for way in ("iifname", "oifname")
         )
-        _ip_tool(["nft", "-f", "-"], self.namespace(host), stdin=script)
+        forward = f"chain forward {{ type filter hook forward priority 0; policy accept; {lost}}}"
+        _nft(self.switch, "bridge", forward)
+
+
+def _nft(namespace: str, family: str, chains: str) -> None:
+    """Make the table ``nzlab`` of ``family`` in ``namespace`` again, with ``chains``."""
+    script = f"table {family} nzlab {{}}\ndelete table {family} nzlab\n"
+    script += f"table {family} nzlab {{\n{chains}\n}}\n"
+    _ip_tool(["nft", "-f", "-"], namespace, stdin=script)
