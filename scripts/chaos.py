@@ -34,6 +34,19 @@ knows, docs/protocol.md §9.6); ``kill-frame``, the same with the cut moved back
 boundary before it (whole frames lost: a backup restored, always ``--recover``).
 ``scripts/scan_real_faults.py`` plays them over a grid.
 
+Six more, named only too (session 31): a network bad rather than gone, in a lab, each for one
+of the lengths and at a strength drawn apart (``--kinds``, with ``nft``, ``iptables`` and
+``tc``): ``lossy``, 5 %, 30 % or 60 % (in 0.5 s bursts) of the frames lost on the victim's
+link or, drawn one time in three, between every two members; ``slow``, every packet delayed
+50 ms ± 20, 500 ms ± 200 or ``suspect + 0.5`` s ± 40 % (one link or all); ``narrow``, a link
+of 256, 32 or 8 kbit/s (one or all); ``reset``, the victim's (or every member's) TCP
+connections reset and every segment answered with a reset while it lasts (ZeroMQ reconnects,
+what was queued on the old connection lost); ``flap``, the victim's link down and up with a
+period of ``s``, ``(s + d) / 2`` or ``d``; ``roll``, a rolling partition from the victim's
+seat on (A|BC, AB|C, whole: one step each ``length / (n - 1)``), from three players (at two,
+a ``flap``). The checks are the same: a member dropped or finding the table gone counts as
+faulted where the fault touched it (a reset is a cut for the checks while it lasts).
+
 At the end of a game it checks: no traceback on any stderr; every node's last process exited
 as documented (0 with the game over; 3, the table gone, only for a node that was faulted or
 cut off, alone or with others (two faults can leave alone a node neither names), its reason
