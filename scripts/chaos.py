@@ -34,6 +34,19 @@ knows, docs/protocol.md §9.6); ``kill-frame``, the same with the cut moved back
 boundary before it (whole frames lost: a backup restored, always ``--recover``).
 ``scripts/scan_real_faults.py`` plays them over a grid.
 
+Six more, named only too (session 31): a network bad rather than gone, in a lab, each for one
+of the lengths and at a strength drawn apart (``--kinds``, with ``nft``, ``iptables`` and
+``tc``): ``lossy``, 5 %, 30 % or 60 % (in 0.5 s bursts) of the frames lost on the victim's
+link or, drawn one time in three, between every two members; ``slow``, every packet delayed
+50 ms ± 20, 500 ms ± 200 or ``suspect + 0.5`` s ± 40 % (one link or all); ``narrow``, a link
+of 256, 32 or 8 kbit/s (one or all); ``reset``, the victim's (or every member's) TCP
+connections reset and every segment answered with a reset while it lasts (ZeroMQ reconnects,
+what was queued on the old connection lost); ``flap``, the victim's link down and up with a
+period of ``s``, ``(s + d) / 2`` or ``d``; ``roll``, a rolling partition from the victim's
+seat on (A|BC, AB|C, whole: one step each ``length / (n - 1)``), from three players (at two,
+a ``flap``). The checks are the same: a member dropped or finding the table gone counts as
+faulted where the fault touched it (a reset is a cut for the checks while it lasts).
+
 At the end of a game it checks: no traceback on any stderr; every node's last process exited
 as documented (0 with the game over; 3, the table gone, only for a node that was faulted or
 cut off, alone or with others (two faults can leave alone a node neither names), its reason
@@ -121,7 +134,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
-from p2p_nertz.testing.netns import Lab, unavailable
+from p2p_nertz.testing.netns import Lab, impairments_unavailable, unavailable
 
 STOPS = ("stop-short", "stop-suspect", "stop-under", "stop-over", "stop-2d", "stop-gone")
 KILLS = ("kill", "kill-torn")
@@ -135,15 +148,56 @@ KINDS = (*STOPS, *KILLS, *CUTS)
 #: on a boundary, where the person who cut it knows: docs/protocol.md §9.6), ``kill-frame`` the
 #: same cut moved back to the frame boundary before it (whole frames lost, as from a backup).
 LINKS = ("cut-link", "cut-oneway")
-NAMED_ONLY = (*LINKS, "kill-cut", "kill-frame")
+#: Session 31's degraded network, bad rather than gone (in a lab; named only): ``lossy`` a
+#: share of the packets lost (:data:`LOSSES`), ``slow`` every packet delayed, with jitter
+#: (:func:`slow_delays`), ``narrow`` a narrow link whose queue delays every message
+#: (:data:`RATES`), ``reset`` every TCP connection reset and refused while it lasts, ``flap``
+#: the link down and up with a period around the timers (:func:`flap_periods`), ``roll`` a
+#: rolling partition (A|BC, AB|C, whole: :meth:`Game.roll`).
+DEGRADED = ("lossy", "slow", "narrow", "reset", "flap", "roll")
+#: The kinds whose ``everyone`` impairs every member's link (else the victim's alone).
+SPREAD = ("lossy", "slow", "narrow", "reset")
+NAMED_ONLY = (*LINKS, "kill-cut", "kill-frame", *DEGRADED)
 ALL_KINDS = (*KINDS, *NAMED_ONLY)
 #: The kinds that need a netns lab.
-LAB_KINDS = (*CUTS, *LINKS)
+LAB_KINDS = (*CUTS, *LINKS, *DEGRADED)
+#: ``lossy``'s strengths, in % of the packets: from 50 % in bursts (:data:`BURST` s at 1.6 x,
+#: then as long at 0.4 x: the same mean; Wi-Fi loses frames in bursts).
+LOSSES = (5.0, 30.0, 60.0)
+BURST = 0.5
+#: ``narrow``'s strengths: the link's rate each way, kbit/s (a queue of up to 4 s: the delay
+#: grows with what is sent).
+RATES = (256.0, 32.0, 8.0)
 LAB_PORT = 7700
 EXIT_FAILED = 1
 #: Cards to the lake (the whole table's, as the busiest node saw them) before which a fault
 #: may start: a 2-round game at speed 10 sends some 40-80.
 MAX_TRIGGER = 60
+
+
+def flap_periods(suspect: float, drop: float) -> tuple[float, ...]:
+    """``flap``'s periods (down half of each, up the other half): around the timers."""
+    return (suspect, (suspect + drop) / 2, drop)
+
+
+def slow_delays(suspect: float) -> tuple[float, ...]:
+    """``slow``'s strengths: each packet's delay (s), ± 0.4 of it (50 ms ± 20, 500 ms ± 200,
+    and ``suspect + 0.5``: on average over the suspect timer)."""
+    return (0.05, 0.5, suspect + 0.5)
+
+
+JITTER = 0.4
+
+
+def strength(kind: str, suspect: float, drop: float, rng: random.Random) -> float:
+    """A strength for a :data:`DEGRADED` kind (0 for the others)."""
+    table = {
+        "lossy": LOSSES,
+        "slow": slow_delays(suspect),
+        "narrow": RATES,
+        "flap": flap_periods(suspect, drop),
+    }
+    return rng.choice(table[kind]) if kind in table else 0.0
 
 
 def lengths(suspect: float, drop: float) -> dict[str, float]:
@@ -215,6 +269,8 @@ class Fault:
     during: float = -1.0  # >= 0: starts this many seconds into the previous fault, not at trigger
     other: int = -1  # cut-link, cut-oneway: the link's other end (the victim's sends to it lost)
     keep: float = -1.0  # kill-cut, kill-frame: the part of the log kept (of its size)
+    strength: float = 0.0  # lossy: % lost; slow: delay (s); narrow: kbit/s; flap: period (s)
+    everyone: bool = False  # SPREAD kinds: every member's link, not the victim's alone
 
     def describe(self) -> str:
         at = "r1-end" if self.trigger < 0 else f"lake {self.trigger}"
@@ -226,6 +282,11 @@ class Fault:
         torn = f" torn {self.torn}B" if self.torn else ""
         if self.keep >= 0:
             torn = f" kept {self.keep:.0%}"
+        if self.strength:
+            unit = {"lossy": "%", "slow": "s delay", "narrow": "kbit/s", "flap": "s period"}
+            torn = f" {self.strength:g}{unit[self.kind]}"
+        if self.everyone:
+            who = "all"
         return f"{self.kind}@{who}({at}, {self.length:g}s{torn})"
 
 
@@ -281,6 +342,8 @@ def schedule(
             kind = first
         if kind == "cut-halves" and n < 3:
             kind = "cut-one"
+        if kind == "roll" and n < 3:
+            kind = "flap"
         victim = rng.randrange(n)
         trigger = (
             -1
@@ -303,14 +366,15 @@ def schedule(
         if pair is not None and number == 1:
             # Inside the first fault: it starts while the first lasts (it may outlast it).
             during = round(rng.uniform(0.2, 0.6) * faults[0].length, 2)
-        other, keep = -1, -1.0
+        other, keep, power, everyone = -1, -1.0, 0.0, False
         if kind in NAMED_ONLY:  # (its own stream: the draws above stay the seed's)
             extra = random.Random(derive_seed(b"chaos-named-only", seed, number))
             other = extra.choice([s for s in range(n) if s != victim]) if kind in LINKS else -1
-            keep = round(extra.uniform(0.05, 1.0), 4) if kind not in LINKS else -1.0
-        faults.append(
-            Fault(kind, victim, trigger, round(length, 2), torn, half, during, other, keep)
-        )
+            keep = round(extra.uniform(0.05, 1.0), 4) if "kill" in kind else -1.0
+            power = strength(kind, suspect, drop, extra)
+            everyone = kind in SPREAD and extra.random() < 0.3
+        args = (kind, victim, trigger, round(length, 2), torn, half, during, other, keep)
+        faults.append(Fault(*args, power, everyone))
         trigger = max(trigger, 0) + 10
     return Schedule(seed, n, rounds, tuple(faults), Deal(deal).value)
 
@@ -414,6 +478,8 @@ class Game:
         self.stops: list[list[float]] = []
         #: The nodes resumed after they found the table gone (:meth:`revive_stalled`).
         self.revived: list[str] = []
+        #: The steps of faults scheduled so far (:meth:`later`).
+        self.order = 0
 
     # -- processes -------------------------------------------------------------------------
     def _spawn(
@@ -601,6 +667,8 @@ class Game:
             return lambda: self.restart(node, recover=recover)
         assert self.lab is not None
         lab = self.lab
+        if fault.kind in DEGRADED:
+            return self.degrade(fault)
         if fault.kind in LINKS:
             node.faulted = self.nodes[fault.other].faulted = True
             lab.cut_link(fault.victim, fault.other, one_way=fault.kind == "cut-oneway")
@@ -631,6 +699,112 @@ class Game:
             self._links_changed()
 
         return rejoin
+
+    def later(self, delay: float, what: Callable[[], None]) -> None:
+        """Call ``what`` ``delay`` seconds from now, among the faults' ends (a fault's steps)."""
+        self.order += 1
+        heapq.heappush(self.ends, (time.monotonic() + delay, 1000 + self.order, what))
+
+    def degrade(self, fault: Fault) -> Callable[[], None]:
+        """Start a :data:`DEGRADED` fault (its later steps among :attr:`ends`); what ends it."""
+        assert self.lab is not None
+        lab, n = self.lab, self.plan.players
+        seats = list(range(n)) if fault.everyone else [fault.victim]
+        if fault.kind == "roll":
+            return self.roll(fault)
+        if fault.kind == "flap":
+            return self.flap(fault)
+        for seat in seats:
+            self.nodes[seat].faulted = True
+        if fault.kind == "narrow":
+            for seat in seats:
+                lab.throttle(seat, int(fault.strength))
+            return lambda: self.undo(lab.throttle, seats)
+        if fault.kind == "slow":  # (every member's: half each, a packet passing two)
+            late = fault.strength / (2 if fault.everyone else 1)
+            for seat in seats:
+                lab.delay(seat, late, JITTER * late, seed=self.plan.seed * 100 + seat)
+            return lambda: self.undo(lab.delay, seats)
+        if fault.kind == "reset":
+            now = time.monotonic()
+            spans = [[now, float("inf"), s, o] for s in seats for o in range(n) if o != s]
+            self.broken += spans  # (refused while it lasts: apart, for the checks)
+            for seat in seats:
+                lab.reset(seat)
+
+            def reconnect() -> None:
+                for seat in seats:
+                    lab.reset(seat, False)
+                for span in spans:
+                    span[1] = time.monotonic()
+
+            return reconnect
+        # lossy: every member's link losing 1 - sqrt(1 - p) each way loses p between two.
+        share = fault.strength / 100
+        share = 1 - (1 - share) ** 0.5 if fault.everyone else share
+
+        def level(bad: bool) -> None:
+            lost = share * (1.6 if bad else 0.4) if fault.strength >= 50 else share
+            for seat in seats:
+                lab.lose(seat, min(100.0, 100 * lost))
+
+        level(True)
+        if fault.strength >= 50:
+            for k in range(1, int(fault.length / BURST)):
+                self.later(k * BURST, lambda bad=k % 2 == 0: level(bad))
+        return lambda: self.undo(lab.lose, seats)
+
+    @staticmethod
+    def undo(impair: Callable[[int, int], None], seats: Sequence[int]) -> None:
+        """``impair(seat, 0)`` for each seat: the impairment lifted."""
+        for seat in seats:
+            impair(seat, 0)
+
+    def flap(self, fault: Fault) -> Callable[[], None]:
+        """The victim's link down for half of ``fault.strength``, up for the other half, and
+        again, for ``fault.length`` (ending up)."""
+        seat, half = fault.victim, fault.strength / 2
+        down = [False]
+
+        def toggle() -> None:
+            if down[0]:
+                self._heal(seat)
+            else:
+                if not self.cuts[seat]:
+                    assert self.lab is not None
+                    self.lab.cut(seat)
+                self.cuts[seat] += 1
+                self._links_changed()
+            down[0] = not down[0]
+
+        toggle()
+        self.nodes[seat].faulted = True
+        for k in range(1, int(fault.length / half - 1e-9) + 1):
+            if k * half < fault.length:
+                self.later(k * half, toggle)
+        return lambda: toggle() if down[0] else None
+
+    def roll(self, fault: Fault) -> Callable[[], None]:
+        """A rolling partition from the victim's seat on, ``fault.length`` in all: the first
+        seat apart from the rest, then the first two, … (one step each), then whole."""
+        assert self.lab is not None
+        lab, n = self.lab, self.plan.players
+        order = [(fault.victim + i) % n for i in range(n)]
+        halves = [tuple(sorted(order[k + 1 :])) for k in range(n - 1)]
+        step = fault.length / len(halves)
+
+        def phase(k: int) -> None:
+            if k:
+                self.halves.remove(halves[k - 1])
+            if k < len(halves):
+                self.halves.append(halves[k])
+            lab.split(self._lan_sides())
+            self._links_changed()
+
+        phase(0)
+        for k in range(1, len(halves)):
+            self.later(k * step, lambda k=k: phase(k))
+        return lambda: phase(len(halves))
 
     def _lan_sides(self) -> list[int]:
         """Each seat's side of the splits going on: which of their halves hold it (a bit each)."""
@@ -1111,6 +1285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         why = unavailable()
         if why is not None:
             p.error(f"partitions need a netns lab: {why}")
+    if any(k in DEGRADED for k in kinds) or any(k in DEGRADED for p in pairs for k in p):
+        why = impairments_unavailable()
+        if why is not None:
+            p.error(f"a degraded network needs: {why}")
     # Stopped by Ctrl-C or SIGTERM, even started in the background (SIGINT ignored there): the
     # game's processes are continued and killed and the lab's namespaces removed on the way out.
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -37,6 +37,25 @@ seat, each log cut the same way: ``both`` the second while the first is dead (bo
 once, resumed in turn half a second apart), ``turn`` the second once the first has been
 resumed, ten cards to the lake later (at round 1's end, at once).
 
+``degraded`` (session 31, in a lab too, with ``nft`` and ``tc``): a network bad rather than
+gone, from the table's 10th card to the lake, at 2-5 players, by ``--shapes``:
+
+- ``lossy-one``, ``lossy-all``: 5 %, 30 % or 60 % (in bursts) of the packets lost on one
+  member's link, or between every two members (``chaos.py`` ``lossy``);
+- ``slow-one``, ``slow-all``: every packet delayed 50 ms ± 20, 500 ms ± 200 or 2.5 s ± 1
+  (over the suspect timer) on one member's link, or between every two (``slow``; the
+  kernel here has no ``netem``: :mod:`p2p_nertz.testing.delay` holds the packets);
+- ``narrow-one``, ``narrow-all``: a link narrowed to 256, 32 or 8 kbit/s, its queue delaying
+  every message by up to 4 s (``narrow``);
+- ``reset``: one member's TCP connections reset and refused (``reset``), for ``short``,
+  ``suspect``, ``over`` and ``2d``;
+- ``flap``: one member's link down and up with a period of ``s``, ``(s + d) / 2`` and ``d``,
+  for ``2d`` (``flap``);
+- ``roll``: A|BC…, AB|C…, … then whole, each step ``short``, ``suspect`` or ``over`` long,
+  from three players (``roll``);
+
+``lossy``, ``slow`` and ``narrow`` last ``suspect``, ``over`` or ``2d`` (one per cell, in turn).
+
 Each game passes ``scripts/chaos.py``'s checks (no traceback; every node's exit as documented;
 the settled finals equal; ``nertz audit`` of every log VALID), except that in ``torn`` a
 resume may refuse the cut log clearly (a non-zero exit, its last stderr line a ``nertz``
@@ -48,6 +67,7 @@ every family (every member here is honest). One line per game, then the counts b
         [--shapes one,halves,link,oneway] [--lengths short,drop,2d] [--moments play,end]
         [--only K] [--dir DIR]
     nice -n 10 python scripts/scan_real_faults.py torn [--players 3-4] [--cuts ...] [--only K]
+    nice -n 10 python scripts/scan_real_faults.py degraded [--players 2-5] [--shapes lossy-one,...]
 
 Session 27's two-player grid::
 
@@ -82,7 +102,7 @@ from scanning import span
 
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.rng import derive_seed
-from p2p_nertz.testing.netns import unavailable
+from p2p_nertz.testing.netns import impairments_unavailable, unavailable
 
 SUSPECT, DROP = 2.0, 8.0
 SHAPES = ("one", "halves", "link", "oneway")
@@ -96,6 +116,14 @@ MORE_CUTS = ("frame40", "frame70", "frame95", "header")
 #: the next seat killed while the first is dead (both down at once, resumed in turn), and
 #: ``turn:CUT`` the next seat killed once the first has been resumed; each log cut by ``CUT``.
 MODES = ("both", "turn")
+#: ``degraded``'s shapes (session 31), and the lengths each plays.
+DEGRADED_SHAPES = (
+    "lossy-one", "lossy-all", "slow-one", "slow-all", "narrow-one", "narrow-all",
+    "reset", "flap", "roll",
+)  # fmt: skip
+DEGRADED_LENGTHS = ("suspect", "over", "2d")
+RESET_LENGTHS = ("short", "suspect", "over", "2d")
+ROLL_STEPS = ("short", "suspect", "over")
 
 
 @dataclass(frozen=True)
@@ -184,6 +212,38 @@ def torn_grid(players: Sequence[int], cuts: Sequence[str], moments: Sequence[str
     return cells
 
 
+def degraded_grid(players: Sequence[int], shapes: Sequence[str]) -> list[Cell]:
+    """The ``degraded`` games: each shape at each of its strengths (``reset``, ``roll``: at each
+    of their lengths), at each table size (``roll`` from three)."""
+    strengths = {
+        "lossy": chaos.LOSSES,
+        "slow": chaos.slow_delays(SUSPECT),
+        "narrow": chaos.RATES,
+        "flap": chaos.flap_periods(SUSPECT, DROP),
+    }
+    cells = []
+    for n in players:
+        for shape in shapes:
+            if shape == "roll" and n < 3:
+                continue  # (at two, a rolling partition is a flap)
+            kind, _, spread = shape.partition("-")
+            names = {"reset": RESET_LENGTHS, "roll": ROLL_STEPS}.get(kind, ())
+            for i, power in enumerate(strengths.get(kind, (0.0,) * len(names))):
+                k = len(cells)
+                rng = random.Random(derive_seed(b"scan-real-faults-degraded", k))
+                name = names[i] if names else "2d" if kind == "flap" else DEGRADED_LENGTHS[i % 3]
+                seconds = chaos.named_length(name, SUSPECT, DROP, rng)
+                if kind == "roll":
+                    seconds *= n - 1  # (each of its n - 1 steps that long)
+                fault = chaos.Fault(
+                    kind, k % n, MOMENTS["play"], round(seconds, 2),
+                    strength=power, everyone=spread == "all",
+                )  # fmt: skip
+                label = f"{shape} {power:g} {name}" if power else f"{shape} {name}"
+                cells.append(Cell("degraded", f"{n}p {label}", chaos.Schedule(k, n, 2, (fault,))))
+    return cells
+
+
 def audit_class(workdir: Path) -> str:
     """The worst the audit said: ``valid``, ``notice``, ``log`` (errors about the files, that
     accuse nobody), ``victim`` (a member named wronged), ``ACCUSES`` (a member named a cheat)."""
@@ -231,9 +291,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     own_player_locks()  # (two runs at once must not lock each other's nodes out)
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("family", choices=("partitions", "torn"))
+    p.add_argument("family", choices=("partitions", "torn", "degraded"))
     p.add_argument("--players", help="table sizes (default 3-5 partitions, 3-4 torn)")
-    p.add_argument("--shapes", default=",".join(SHAPES))
+    p.add_argument("--shapes", help="default: all of the family's")
     p.add_argument("--lengths", default="short,drop,2d")
     p.add_argument("--moments", help="default play,end (partitions), all five (torn)")
     p.add_argument("--cuts", default=",".join(CUTS))
@@ -246,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for k in ("shapes", "lengths", "moments", "cuts")
     }
     unknown = (
-        set(words["shapes"]) - set(SHAPES)
+        set(words["shapes"]) - set(DEGRADED_SHAPES if args.family == "degraded" else SHAPES)
         | set(words["lengths"]) - set(chaos.LENGTHS)
         | {c for c in words["cuts"] if c.rpartition(":")[0] not in ("", *MODES)}
         | {c.rpartition(":")[2] for c in words["cuts"]} - set(CUTS) - set(MORE_CUTS)
@@ -254,10 +314,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if unknown:
         p.error(f"unknown: {', '.join(sorted(unknown))}")
-    if args.family == "partitions":
+    if args.family == "degraded":
+        cells = degraded_grid(list(span(args.players or "2-5")), words["shapes"] or DEGRADED_SHAPES)
+    elif args.family == "partitions":
         cells = partition_grid(
             list(span(args.players or "3-5")),
-            words["shapes"],
+            words["shapes"] or SHAPES,
             words["lengths"],
             words["moments"] or list(MOMENTS),
         )
@@ -272,8 +334,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             faults = " + ".join(f.describe() for f in c.plan.faults)
             print(f"{c.plan.seed:4d}  {c.name:28s} {faults}")
         return 0
-    if args.family == "partitions" and (why := unavailable()) is not None:
-        p.error(f"partitions need a netns lab: {why}")
+    if args.family != "torn" and (why := unavailable()) is not None:
+        p.error(f"{args.family} need a netns lab: {why}")
+    if args.family == "degraded" and (why := impairments_unavailable()) is not None:
+        p.error(f"a degraded network needs: {why}")
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, chaos._interrupt)
     args.dir.mkdir(parents=True, exist_ok=True)

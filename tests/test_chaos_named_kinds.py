@@ -26,6 +26,8 @@ def test_chaos_named_kinds_are_not_drawn_unless_named_and_leave_the_seeds_games_
             if fault.kind in chaos.LINKS:
                 assert fault.other != fault.victim and 0 <= fault.other < named.players
                 assert named.lab
+            elif fault.kind in chaos.DEGRADED:
+                assert named.lab and fault.other == -1 and fault.keep == -1.0
             else:
                 assert 0 < fault.keep <= 1.0 and fault.other == -1
 
@@ -66,3 +68,25 @@ def test_chaos_was_down_sees_the_gap_between_a_nodes_processes(tmp_path: Path) -
     assert game.was_down(0, 50.0, 61.0)
     assert not game.was_down(0, 10.0, 59.0)  # the first process ran throughout
     assert not game.was_down(0, 75.0, 200.0)  # the second runs still
+
+
+def test_chaos_degraded_kinds_draw_a_strength_of_their_own_and_roll_needs_three() -> None:
+    """Session 31: a ``lossy``, ``slow``, ``narrow`` or ``flap`` fault carries its strength
+    (a share lost, a delay, a rate, a period); a rolling partition at two players is a flap."""
+    table = {
+        "lossy": set(chaos.LOSSES),
+        "slow": set(chaos.slow_delays(TIMERS["suspect"])),
+        "narrow": set(chaos.RATES),
+        "flap": set(chaos.flap_periods(TIMERS["suspect"], TIMERS["drop"])),
+        "reset": {0.0},
+        "roll": {0.0},
+    }
+    seen = set()
+    for seed in range(60):
+        plan = chaos.schedule(seed, players=[2, 3], kinds=chaos.DEGRADED, **TIMERS)
+        for fault in plan.faults:
+            assert fault.strength in table[fault.kind], fault
+            assert not (fault.kind == "roll" and plan.players < 3)
+            assert not (fault.everyone and fault.kind not in chaos.SPREAD)
+            seen.add(fault.kind)
+    assert seen == set(chaos.DEGRADED)

@@ -43,3 +43,25 @@ def test_scan_refuses_an_unknown_mode_or_cut(capsys: pytest.CaptureFixture[str])
         with pytest.raises(SystemExit):
             scan.main(["torn", "--players", "2", "--cuts", bad, "--print"])
         assert said in capsys.readouterr().err
+
+
+def test_scan_degraded_plays_every_shape_at_every_strength_and_size() -> None:
+    """Session 31's degraded network: each shape at each of its strengths (a reset and a
+    rolling partition at each length instead), the rolling partition from three players only,
+    every member's link where the shape says ``all``."""
+    cells = scan.degraded_grid([2, 3], list(scan.DEGRADED_SHAPES))
+    faults = {c.name: c.plan.faults[0] for c in cells}
+    assert not any(name.startswith("2p roll") for name in faults)
+    for n in (2, 3):
+        lossy = [f for name, f in faults.items() if name.startswith(f"{n}p lossy-all")]
+        assert sorted(f.strength for f in lossy) == sorted(scan.chaos.LOSSES)
+        assert all(f.everyone and f.kind == "lossy" for f in lossy)
+        slow = [f for name, f in faults.items() if name.startswith(f"{n}p slow-one")]
+        assert max(f.strength for f in slow) > scan.SUSPECT  # (one delay over suspicion)
+        assert not any(f.everyone for f in slow)
+        resets = [f.length for name, f in faults.items() if name.startswith(f"{n}p reset")]
+        assert min(resets) < scan.SUSPECT and max(resets) > scan.DROP  # (straddling both)
+    rolls = [f for name, f in faults.items() if name.startswith("3p roll")]
+    assert [f.length for f in rolls] == sorted(f.length for f in rolls)  # short .. over
+    assert rolls[-1].length / 2 > scan.DROP  # (each of the two steps past the drop)
+    assert all(0 <= f.victim < c.plan.players for c in cells for f in c.plan.faults)

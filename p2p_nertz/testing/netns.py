@@ -17,9 +17,15 @@ the lab's ``eth0`` reaches only the lab's hosts (DESIGN.md §7).
         lab.cut_link(0, 2)                              # hosts 0 and 2 apart, both ways
         lab.cut_link(1, 0, one_way=True)                # what 1 sends 0 is lost
         lab.heal_link(0, 2)
+        lab.lose(1, 30)                                 # 30 % of host 1's packets lost
+        lab.reset(2)                                    # host 2's TCP connections reset …
+        lab.reset(2, False)                             # … until now
+        lab.throttle(0, 32)                             # host 0 on a 32 kbit/s link
+        lab.delay(1, 0.5, 0.2)                          # host 1's packets 0.5 s ± 0.2 late
 
 It needs root and ``ip`` from iproute2; :func:`unavailable` says why a lab cannot be made here
-(tests skip with that reason).
+(tests skip with that reason); the impairments (loss, resets, a narrow link) also ``nft``
+(nftables), ``iptables`` and ``ss``: :func:`impairments_unavailable`.
 """
 
 from __future__ import annotations
@@ -28,12 +34,13 @@ import contextlib
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Hashable, Mapping, Sequence
 from itertools import count
 from types import TracebackType
 from typing import Any, Final
 
-__all__ = ["BROADCAST", "SUBNET", "Lab", "LabError", "unavailable"]
+__all__ = ["BROADCAST", "SUBNET", "Lab", "LabError", "impairments_unavailable", "unavailable"]
 
 SUBNET: Final = "10.77.0.0/24"
 """The lab's LAN."""
@@ -53,6 +60,31 @@ def _ip(*args: str) -> None:
     done = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise LabError(f"ip {' '.join(args)}: {done.stderr.strip() or done.returncode}")
+
+
+def _ip_tool(argv: Sequence[str], namespace: str, *, stdin: str | None = None) -> None:
+    """Run ``argv`` (``nft``, ``tc``) inside ``namespace``."""
+    done = subprocess.run(
+        ["ip", "netns", "exec", namespace, *argv],
+        input=stdin, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise LabError(f"{' '.join(argv)}: {done.stderr.strip() or done.returncode}")
+
+
+#: The ``iptables`` rule's end that hands a packet to :mod:`p2p_nertz.testing.delay`.
+_QUEUE_RULE: Final = ("-j", "NFQUEUE", "--queue-num", "7", "--queue-bypass")
+
+
+def impairments_unavailable() -> str | None:
+    """Why :meth:`Lab.lose`, :meth:`Lab.delay`, :meth:`Lab.reset` and :meth:`Lab.throttle`
+    cannot be used here (besides :func:`unavailable`), or ``None``: they need ``nft``
+    (nftables), ``iptables``, ``tc`` and ``ss`` (iproute2)."""
+    tools = (("nft", "nftables"), ("iptables", "iptables"), ("tc", "iproute2"), ("ss", "iproute2"))
+    for tool, package in tools:
+        if shutil.which(tool) is None:
+            return f"the {tool} command ({package}) is not installed"
+    return None
 
 
 def unavailable() -> str | None:
@@ -95,6 +127,12 @@ class Lab:
         self._bridges: set[int] = set()
         #: The links :meth:`cut_link` cut, as (sender, receiver): what the sender loses.
         self._links: set[tuple[int, int]] = set()
+        #: The impairments going on (:meth:`lose`, :meth:`reset`, :meth:`throttle`), by host.
+        self._loss: dict[int, float] = {}
+        self._resets: set[int] = set()
+        self._throttled: set[int] = set()
+        #: The delaying processes (:meth:`delay`), by host.
+        self._delayers: dict[int, subprocess.Popen[Any]] = {}
 
     # -- names ---------------------------------------------------------------------------------
     @property
@@ -169,6 +207,10 @@ class Lab:
         self._made.clear()
         self._bridges.clear()
         self._links.clear()
+        self._loss.clear()
+        self._resets.clear()
+        self._throttled.clear()
+        self._delayers.clear()
 
     # -- use -----------------------------------------------------------------------------------
     def command(self, host: int, argv: Sequence[str]) -> list[str]:
@@ -259,3 +301,124 @@ class Lab:
             if k >= len(order):
                 _ip("-n", sw, "link", "del", f"br{k}")
                 self._bridges.discard(k)
+
+    # -- a degraded LAN (session 31): loss, a narrow link, resets; nftables and tc ------------
+    def lose(self, host: int, percent: float) -> None:
+        """Lose ``percent`` % of the frames host ``host`` sends or receives on the LAN, each
+        drawn apart (nftables ``numgen random`` on its switch port: Wi-Fi losing frames, which
+        TCP retransmits, later and later); ``0`` loses none again. Bursts are the caller's:
+        a percentage changed in time (``scripts/chaos.py`` ``lossy``).
+
+        Raises:
+            ValueError: ``percent`` is not from 0 to 100.
+            LabError: ``nft`` is missing or failed (:func:`impairments_unavailable`).
+        """
+        self._check(host)
+        if not 0 <= percent <= 100:
+            raise ValueError(f"a loss is 0 to 100 %, not {percent}")
+        self._loss[host] = percent
+        self._filter(host)
+
+    def reset(self, host: int, on: bool = True) -> None:
+        """While ``on``, every TCP segment host ``host`` sends or receives on the LAN is answered
+        with a reset (nftables ``reject with tcp reset``), and its connections open now are
+        reset at once (``ss -K``): a switch resetting them, ZeroMQ reconnecting (and refused
+        until ``reset(host, False)``) with what was queued for the old connection lost."""
+        self._check(host)
+        if on:  # (first: its resets go out before the rule would turn them back)
+            done = self.run(host, ["ss", "-K", "dst", SUBNET], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise LabError(f"ss -K: {done.stderr.strip() or done.returncode}")
+        self._resets.discard(host)
+        if on:
+            self._resets.add(host)
+        self._filter(host)
+
+    def throttle(self, host: int, kbit: int) -> None:
+        """Narrow host ``host``'s link to ``kbit`` kbit/s each way (``tc`` token bucket on its
+        ``eth0`` and its switch port, a queue of up to 4 s: what waits longer is lost): a slow,
+        congested link whose queue delays every message; ``0`` lifts it. (No ``netem`` delay:
+        this machine's kernel has none.)"""
+        self._check(host)
+        if kbit < 0:
+            raise ValueError(f"a rate is 0 kbit/s or more, not {kbit}")
+        for ns, dev in ((self.namespace(host), "eth0"), (self.switch, f"p{host}")):
+            if host in self._throttled:
+                _ip_tool(["tc", "qdisc", "del", "dev", dev, "root"], ns)
+            if kbit:
+                rate = [f"{kbit}kbit", "burst", "4kb", "latency", "4s"]
+                _ip_tool(["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", *rate], ns)
+        self._throttled.discard(host)
+        if kbit:
+            self._throttled.add(host)
+
+    def delay(self, host: int, seconds: float, jitter: float = 0.0, *, seed: int = 0) -> None:
+        """Delay every packet host ``host`` sends or receives on the LAN by ``seconds`` ±
+        ``jitter`` (uniform, each drawn apart: they may overtake each other), ``0`` none again:
+        a slow Wi-Fi. ``tc netem``'s delay, done by :mod:`p2p_nertz.testing.delay` holding each
+        packet in netfilter queue (an ``iptables NFQUEUE`` rule in the host's namespace)."""
+        self._check(host)
+        if seconds < 0 or jitter < 0:
+            raise ValueError(f"a delay is 0 s or more, not {seconds} ± {jitter}")
+        ns = self.namespace(host)
+        rules = [("OUTPUT", "-d"), ("INPUT", "-s")]
+        if host in self._delayers:
+            for chain, way in rules:
+                _ip_tool(["iptables", "-D", chain, way, SUBNET, *_QUEUE_RULE], ns)
+            gone = self._delayers.pop(host)
+            gone.terminate()  # (it lets go what it holds first, then unbinds the queue)
+            gone.wait(timeout=10)
+        if not seconds:
+            return
+        argv = [
+            "--queue",
+            "7",
+            "--delay",
+            f"{seconds}",
+            "--jitter",
+            f"{jitter}",
+            "--seed",
+            f"{seed}",
+        ]
+        proc = self.popen(
+            host, [sys.executable, "-m", "p2p_nertz.testing.delay", *argv],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        with proc.stdout:  # (it says nothing more)
+            if proc.stdout.readline().strip() != "ready":
+                raise LabError(f"the delay of host {host} did not start (exit {proc.wait()})")
+        self._delayers[host] = proc
+        for chain, way in rules:
+            _ip_tool(["iptables", "-A", chain, way, SUBNET, *_QUEUE_RULE], ns)
+
+    def _filter(self, host: int) -> None:
+        """Host ``host``'s nftables table (its resets) and the switch's (every host's loss),
+        made again from :attr:`_resets` and :attr:`_loss`."""
+        # (Not a reset itself: the resets the rule makes pass the host's output hook too.)
+        reset = "meta l4proto tcp tcp flags & rst == 0 reject with tcp reset; "
+        rules = reset if host in self._resets else ""
+        chains = "\n".join(
+            f"chain {hook} {{ type filter hook {hook} priority 0; policy accept; "
+            + (f"ip {way} {SUBNET} {rules}" if rules else "")
+            + "}"
+            for hook, way in (("input", "saddr"), ("output", "daddr"))
+        )
+        _nft(self.namespace(host), "inet", chains)
+        # The loss on the wire, in the switch: a packet dropped in the host's own output would
+        # fail its sender's call (EPERM), which no Wi-Fi does.
+        lost = "".join(
+            f"{way} p{h} numgen random mod 10000 < {round(share * 100)} drop; "
+            for h, share in sorted(self._loss.items())
+            if share
+            for way in ("iifname", "oifname")
+        )
+        forward = f"chain forward {{ type filter hook forward priority 0; policy accept; {lost}}}"
+        _nft(self.switch, "bridge", forward)
+
+
+def _nft(namespace: str, family: str, chains: str) -> None:
+    """Make the table ``nzlab`` of ``family`` in ``namespace`` again, with ``chains``."""
+    script = f"table {family} nzlab {{}}\ndelete table {family} nzlab\n"
+    script += f"table {family} nzlab {{\n{chains}\n}}\n"
+    _ip_tool(["nft", "-f", "-"], namespace, stdin=script)
