@@ -27,7 +27,7 @@ from p2p_nertz.protocol.envelope import decode_unverified
 from p2p_nertz.protocol.recovery import RECOVERING_NOTE
 from p2p_nertz.sim import Faults, SimConfig
 from p2p_nertz.sim.logfiles import log_file, log_records
-from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Simulation, SimResult
+from p2p_nertz.sim.network import QUICK_TIMERS, Crash, SimResult, Simulation
 
 SEAT = 1  # the seat whose log is put back from a copy
 CRASH_AT = 10.0  # (mid round at every seed below: the copy's seat signed 20-40 events by then)
