@@ -18,6 +18,7 @@ import pytest
 
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.gone import GoneReason
+from p2p_nertz.protocol.recovery import RECOVERING_NOTE
 from p2p_nertz.sim import Faults, SimConfig
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.sim.logfiles import log_file, log_files, log_records
@@ -54,8 +55,14 @@ def _check_no_fork(sim: Simulation) -> None:
     (twin_log,) = sim.twins.logs
     assert twin_log == [first.events(SEAT)[0].wire]  # its join: the same bytes
     assert len(first.events(SEAT)) > 1  # (the first process signed past it)
+    # Its log ends as a node's does that stops so (unheard, or its feed going on elsewhere): a
+    # ``recovering`` note, the core's (none in the simulator's twin logs until session 31).
     spec = result.spec
-    twin_file = log_file(spec, SEAT, log_records(spec, SEAT, twin_log, (), result.envelopes))
+    (twin_notes,) = sim.twins.notes
+    assert [n.name for _, n in twin_notes] == [RECOVERING_NOTE]
+    records = log_records(spec, SEAT, twin_log, twin_notes, result.envelopes)
+    assert records[-1].name == RECOVERING_NOTE
+    twin_file = log_file(spec, SEAT, records)
     files = [*log_files(result), twin_file]
     report = audit([LogSource.from_bytes(f"p{i}.log", data) for i, data in enumerate(files)])
     assert report.valid and report.errors == ()

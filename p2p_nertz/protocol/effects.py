@@ -14,7 +14,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.reach import OutOfReach
-from p2p_nertz.protocol.recovery import Elsewhere, Recovered
+from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE, Elsewhere, Recovered
 from p2p_nertz.slots import quick_init
 
 __all__ = [
@@ -94,11 +94,13 @@ class Equivocation:
 class Note:
     """Append the note ``name`` holding ``data`` to the log (never sent): evidence for an audit.
 
-    The runtime writes it in order with the :class:`Record` effects around it. The one note the
-    core makes is :data:`PROOF_NOTE`: ``data`` is ``msgpack [wire_a, wire_b]``, two complete
+    The runtime writes it in order with the :class:`Record` effects around it. The core's notes:
+    :data:`PROOF_NOTE` (:meth:`proof`): ``data`` is ``msgpack [wire_a, wire_b]``, two complete
     signed messages exactly as received, that together prove their author cheated: two events
     of one seq (an equivocation), or a beat or ack (``wire_a``) and an event (``wire_b``) whose
-    clocks contradict each other (a lie about time, docs/protocol.md §9.4).
+    clocks contradict each other (a lie about time, docs/protocol.md §9.4); and the recovery
+    notes of docs/protocol.md §9.6 (:meth:`recovering`, :meth:`recovered`), which the runtime
+    and the simulator write alike from here.
     """
 
     name: str
@@ -112,6 +114,23 @@ class Note:
         b'\\x92\\xc4\\x01a\\xc4\\x01b'
         """
         return cls(PROOF_NOTE, encode_proof(wire_a, wire_b))
+
+    @classmethod
+    def recovering(cls) -> Note:
+        """The note that says our log may end short of our feed (:data:`RECOVERING_NOTE`): a
+        restart from it learns the feed from the others first, and the audit reads the log's
+        end as lost, not as events we sent unlogged (until a :meth:`recovered` follows it)."""
+        return cls(RECOVERING_NOTE, b"")
+
+    @classmethod
+    def recovered(cls, done: Recovered) -> Note:
+        """The note that ends a recovery (:data:`RECOVERED_NOTE`; our head before and after, 8
+        bytes each), durable before anything the recovered peer signs.
+
+        >>> Note.recovered(Recovered(3, 7, ())).data.hex()
+        '00000000000000030000000000000007'
+        """
+        return cls(RECOVERED_NOTE, done.first.to_bytes(8, "big") + done.head.to_bytes(8, "big"))
 
 
 Effect = (

@@ -38,6 +38,7 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from p2p_nertz.protocol.effects import Note
 from p2p_nertz.protocol.listening import Listening
 from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.state import GameState, Phase
@@ -92,6 +93,17 @@ class TableGone:
     seats: tuple[int, ...]
     ended: bool
     why: str
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        """What the log says last as the member stops (the runtime and the simulator write
+        these): a ``recovering`` note where it stops :attr:`GoneReason.UNHEARD`, knowing
+        nothing of our feed past what its log holds, which our key may have signed on
+        elsewhere (a second machine, a log begun again or restored from an older copy): a
+        resume learns the feed from the others first, and the audit reads the log's end as
+        lost, a notice, not as our own events unlogged (docs/protocol.md §9.6). Nothing else:
+        a member that heard a word on our feed knows its log holds what we signed."""
+        return (Note.recovering(),) if self.reason is GoneReason.UNHEARD else ()
 
 
 def heard_lately(

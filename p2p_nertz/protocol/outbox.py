@@ -35,7 +35,7 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.protocol.recovery import RECOVERING_NOTE, Elsewhere
+from p2p_nertz.protocol.recovery import Elsewhere
 from p2p_nertz.protocol.shuffle import local_deck_key
 
 __all__ = ["BEAT_LEAD", "Outbox"]
@@ -256,4 +256,4 @@ class Outbox:
         from the others before it signs, and the audit reads the log's end as lost, not as
         events we sent unlogged: docs/protocol.md §9.6.)"""
         out, mark, self.stop_mark = self.take(), self.stop_mark, None
-        return [] if mark is None else [*out[:mark], Note(RECOVERING_NOTE, b""), stop]
+        return [] if mark is None else [*out[:mark], Note.recovering(), stop]

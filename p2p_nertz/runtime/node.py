@@ -78,7 +78,6 @@ from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import Recovery
 from p2p_nertz.protocol.envelope import looks_like_beat, looks_like_share_beat
-from p2p_nertz.protocol.gone import GoneReason
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.local import MoveAnswer, MoveRefusal, MoveRefused
 from p2p_nertz.protocol.peer import (
@@ -310,12 +309,10 @@ class _Ending:
             self._left_at = now
 
     def notes(self) -> list[LogRecord]:
-        """What the log says last once done: stopped having heard nobody since it started
-        (``GoneReason.UNHEARD``), the node knew nothing of its feed past its join, which its
-        key may have signed on elsewhere: a ``recovering`` note, so that a resume learns the
-        feed from the others first and the audit does not read its end as a gap (§9.6)."""
-        unheard = self.gone is not None and self.gone.reason is GoneReason.UNHEARD
-        return [LogRecord.note(RECOVERING_NOTE)] if unheard else []
+        """What the log says last once done, the table gone (:attr:`TableGone.notes`: the
+        core's; stopped unheard, a ``recovering`` note, §9.6)."""
+        notes = self.gone.notes if self.gone is not None else ()
+        return [LogRecord.note(note.name, note.data) for note in notes]
 
     def check(self, peer: Peer, now: float) -> None:
         """Set :attr:`done` if the node may stop now."""

@@ -206,8 +206,8 @@ def durable_record(effect: Effect) -> LogRecord | None:
         return LogRecord.note(effect.name, effect.data)  # a proof, say
     if isinstance(effect, Recovered):
         # Durable before anything we sign after it (a restart no longer recovers).
-        data = effect.first.to_bytes(8, "big") + effect.head.to_bytes(8, "big")
-        return LogRecord.note(RECOVERED_NOTE, data)
+        note = Note.recovered(effect)
+        return LogRecord.note(note.name, note.data)
     return None
 
 

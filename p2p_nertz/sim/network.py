@@ -59,7 +59,7 @@ from p2p_nertz.protocol.peer import (
     Send,
     TableGone,
 )
-from p2p_nertz.protocol.recovery import RECOVERING_NOTE
+from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
@@ -135,6 +135,11 @@ class Crash:
     #: node`` run again), knowing nothing of what it signed (docs/protocol.md §9.6, *two
     #: processes of one player*)
     lose_log: bool = False
+    #: the log replaced by a copy of it taken at this time (an older backup restored), then
+    #: resumed as it is: it looks whole, so no recovery (``nertz resume`` without
+    #: ``--recover``); what was logged after the copy, own events among them, is lost and
+    #: nothing in the log says so (docs/protocol.md §9.6)
+    backup: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,12 +503,14 @@ class Simulation:
         self.notes: list[list[tuple[int, Note]]] = [[] for _ in range(n)]
         self.result.notes = self.notes
         self.gone_noted = [False] * n  # this process of the seat met the table gone already
+        # Per seat, a copy of its log taken for ``Crash.backup``: its events, notes, reserve.
+        self.backups: dict[int, tuple[list[bytes], list[tuple[int, Note]], int]] = {}
         self.twins = Twins(self, config.faults.twins)  # (second processes of a key: twins.py)
         self._cheaters_of: Faults | None = None  # (_cheaters: the faults its answer is of)
         self._cheaters_are: frozenset[int] = frozenset()
 
     # kinds of happenings
-    MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE, FREEZE, WAKE, TWIN = range(9)
+    MESSAGE, TICK, BOT, CRASH, RESTART, EQUIVOCATE, FREEZE, WAKE, TWIN, BACKUP = range(10)
 
     def _push(self, at: float, kind: int, seat: int, data: bytes = b"") -> None:
         self.counter += 1
@@ -537,13 +544,11 @@ class Simulation:
                 self.logs[seat].append(effect.data)
                 synced = faults.sync
             elif isinstance(effect, Note):
-                self.notes[seat].append((len(self.logs[seat]), effect))
-                if effect.name == RECOVERING_NOTE:  # (a restart from this log recovers)
-                    self.recovering[seat] = True
+                self._note(seat, effect)
             elif isinstance(effect, Reserve):
                 self.reserved[seat] = max(self.reserved[seat], effect.clock)
             elif isinstance(effect, Recovered):
-                self.recovering[seat] = False
+                self._note(seat, Note.recovered(effect))  # (as the runtime writes it)
             elif isinstance(effect, Send):
                 self.result.sent += 1
                 # (a share beat's faults from a stream of their own: a seed's other draws,
@@ -588,6 +593,22 @@ class Simulation:
         self._schedule_tick(seat, now)
         return True
 
+    def _note(self, seat: int, note: Note) -> None:
+        """Write ``note`` in ``seat``'s log after what it holds, as the runtime does; a recovery
+        note says whether a restart from the log recovers (the latest of them, as the runtime
+        reads its log: ``nodelog.recovery_unfinished``)."""
+        self.notes[seat].append((len(self.logs[seat]), note))
+        self.recovering[seat] = self._recovers(note, self.recovering[seat])
+
+    @staticmethod
+    def _recovers(note: Note, before: bool) -> bool:
+        """Whether a restart recovers once ``note`` is in the log (``before``: until then)."""
+        return (
+            note.name == RECOVERING_NOTE
+            if note.name in (RECOVERING_NOTE, RECOVERED_NOTE)
+            else before
+        )
+
     def _crash(self, seat: int, now: float, crash: Crash) -> None:
         self.peers[seat] = None
         self.frozen_until[seat] = None  # (kill -9 ends a stopped process too)
@@ -596,7 +617,8 @@ class Simulation:
         self.result.crashes += 1
         if crash.restart_after is not None:
             self.down_until[seat] = now + crash.restart_after
-            data = crash.lose_own.to_bytes(4, "big") + (b"\1" if crash.lose_log else b"")
+            data = crash.lose_own.to_bytes(4, "big")
+            data += b"\1" if crash.lose_log else b"\2" if crash.backup is not None else b""
             self._push(now + crash.restart_after, self.RESTART, seat, data)
         else:
             self.down_until[seat] = float("inf")
@@ -640,6 +662,8 @@ class Simulation:
             self._push(self.bots[seat].delay(self.rng), self.BOT, seat)
         for crash in faults.crashes:
             self._push(crash.at, self.CRASH, crash.seat, b"")
+            if crash.backup is not None:
+                self._push(crash.backup, self.BACKUP, crash.seat)
         for index, cheat in enumerate(faults.equivocations):
             self._push(cheat.at, self.EQUIVOCATE, cheat.seat, index.to_bytes(4, "big"))
         for index, freeze in enumerate(faults.freezes):
@@ -689,6 +713,8 @@ class Simulation:
                     if gone is not None:
                         self.gone_noted[seat] = True
                         self.result.gone.append((now, seat, gone))
+                        for note in gone.notes:  # (what the node writes as it stops)
+                            self._note(seat, note)
         elif kind == self.BOT:
             if peer is not None:
                 self._bot(seat, peer, now, crash_plan)
@@ -709,11 +735,19 @@ class Simulation:
                 self._equivocate(peer, cheat, now)
         elif kind == self.TWIN:
             self.twins.happen(data, now)
+        elif kind == self.BACKUP:  # (a copy of the log as it is now: Crash.backup)
+            self.backups[seat] = (
+                list(self.logs[seat]),
+                list(self.notes[seat]),
+                self.reserved[seat],
+            )
         elif kind == self.RESTART:
-            if data[4:]:
+            if data[4:] == b"\1":
                 self._start_again(seat, now)
             else:
-                self._restart(seat, int.from_bytes(data, "big"), now)
+                if data[4:] == b"\2":
+                    self._restore_backup(seat)
+                self._restart(seat, int.from_bytes(data[:4], "big"), now)
 
     def _cheat(self, seat: int, peer: Peer | None, *, restarted: bool = False) -> None:
         """Make a shuffle cheater's core cheat (on start, and again on each restart); a seat that
@@ -740,8 +774,8 @@ class Simulation:
         """Restart ``seat`` from its log, after the disk lost ``lose`` of its own events."""
         self.down_until[seat] = None
         self._lose_own(seat, lose)
-        if lose:
-            self.recovering[seat] = True
+        if lose:  # (the runtime's note in place of the cut tail: logfile.store's cut_note)
+            self._note(seat, Note.recovering())
         restored, effects = Peer.restore(
             self.identities[seat],
             self.spec,
@@ -758,6 +792,20 @@ class Simulation:
         self.generation[seat] += 1
         self.gone_noted[seat] = False
         self._apply(seat, effects, now)
+
+    def _restore_backup(self, seat: int) -> None:
+        """Put back ``seat``'s log as its copy holds it (``Crash.backup``)."""
+        wires, notes, reserved = self.backups.pop(seat, ([], [], 0))
+        own = self.identities[seat].peer_id
+        lost = [w for w in self.logs[seat][len(wires) :] if _author(w, self.envelopes) == own]
+        if lost:
+            self.result.lost_own.append((seat, tuple(lost)))
+        self.logs[seat][:] = wires
+        self.notes[seat] = notes
+        self.reserved[seat] = reserved
+        self.recovering[seat] = False
+        for _, note in notes:
+            self.recovering[seat] = self._recovers(note, self.recovering[seat])
 
     def _start_again(self, seat: int, now: float) -> None:
         """Start ``seat`` again as a new process whose log was lost whole (``Crash.lose_log``)."""

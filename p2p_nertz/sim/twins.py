@@ -13,7 +13,8 @@ has passed (``None``: never; a partition of it that heals).
 real :class:`~p2p_nertz.protocol.peer.Peer` of the seat's identity, ticked at its deadlines,
 whose sends the simulation carries (fixed delay, no loss: no draw of the run's random stream,
 so the rest of a seed's game is as it was until the twin's messages arrive), whose records
-make its own log (:attr:`Twins.logs`), and that stops as a node would: on
+and notes make its own log (:attr:`Twins.logs`, :attr:`Twins.notes`: the notes a node writes,
+the ``recovering`` one as it stops among them), and that stops as a node would: on
 :class:`~p2p_nertz.protocol.peer.Elsewhere`, or when its table is gone
 (:meth:`Peer.table_gone`). Left alone with a member it takes for gone, it abandons as the
 runtime's bots do (:meth:`BotDriver.abandon`), if the run's bots abandon.
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from p2p_nertz.bots import BotDriver
-from p2p_nertz.protocol.peer import Effect, Elsewhere, Peer, Record, Send
+from p2p_nertz.protocol.peer import Effect, Elsewhere, Note, Peer, Record, Send
 
 if TYPE_CHECKING:
     from p2p_nertz.sim.network import Simulation
@@ -72,6 +73,8 @@ class Twins:
         self.twins = twins
         self.peers: list[Peer | None] = [None] * len(twins)
         self.logs: list[list[bytes]] = [[] for _ in twins]  # each twin's own log, as written
+        #: each twin's notes, as :attr:`SimResult.notes` holds a seat's (``sim.logfiles``)
+        self.notes: list[list[tuple[int, Note]]] = [[] for _ in twins]
         self.ends: list[TwinEnd] = []
         self._tick_at: list[float | None] = [None] * len(twins)
 
@@ -117,6 +120,7 @@ class Twins:
                     self._apply(index, abandoned, now)
             gone = peer.table_gone(now) if self.peers[index] is not None else None
             if gone is not None:
+                self.notes[index].extend((len(self.logs[index]), n) for n in gone.notes)
                 self._end(index, now, "gone", gone.reason.value)
 
     def _end(self, index: int, now: float, how: str, detail: str) -> None:
@@ -133,6 +137,8 @@ class Twins:
         for effect in effects:
             if isinstance(effect, Record):
                 self.logs[index].append(effect.data)
+            elif isinstance(effect, Note):
+                self.notes[index].append((len(self.logs[index]), effect))
             elif isinstance(effect, Send):
                 targets = (
                     range(len(sim.peers)) if effect.to is None else [sim.spec.seat_of(effect.to)]
