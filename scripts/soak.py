@@ -200,7 +200,8 @@ def liar_one(args: tuple[int, int, int, bool]) -> tuple[int, int, str, dict[str,
     """One game of ``--liars``: its seed, players, first liar's lie, tallies and violations."""
     seed, low, high, two = args
     config, liars = liar_game(seed, players=(low, high), two=two)
-    result, told = liar_simulate(config, liars)
+    run = liar_simulate(config, liars)
+    result, told = run.result, run.told
     liar = liars[0].seat
     honest = [
         p
@@ -214,6 +215,7 @@ def liar_one(args: tuple[int, int, int, bool]) -> tuple[int, int, str, dict[str,
         "refused": int(any(v.seat == liar for p in honest for v in p.final.violations)),
         "dropped": int(any(liar in p.final.dropped for p in honest)),
         "audit names": int(liar in named),
+        "held open": int(bool(run.held_open)),
         "failed": int(bool(result.violations)),
     }
     described = f"{config.faults!r} liars {liars!r}"
@@ -238,7 +240,7 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
                 for v in lines[:-1]:
                     print(f"    {v}", flush=True)
     elapsed = time.perf_counter() - start
-    keys = ("games", "told", "refused", "dropped", "audit names", "failed")
+    keys = ("games", "told", "refused", "dropped", "audit names", "held open", "failed")
     print(f"{'lie (first liar)':20} " + " ".join(f"{k:>11}" for k in keys))
     for lie, tally in sorted(per_lie.items()):
         print(f"{lie:20} " + " ".join(f"{tally.get(k, 0):>11}" for k in keys))

@@ -2,8 +2,10 @@
 
 :func:`game` draws, from a seed, a table of 2 to 4 players, one liar (two at 3-4 players when
 asked), the lie of each (every :data:`~p2p_nertz.sim.liars.LIES` in turn unless fixed), when
-it starts lying and how often, and a noisy network (delay, jitter, reordering, a little loss
-and duplication; no partition, crash or freeze: the liar is the only fault). :func:`simulate`
+it starts lying (0 to 8 s into the game; from the start for a lie whose field few events
+carry, :data:`~p2p_nertz.sim.liars.SCARCE`) and how often, and a noisy network (delay,
+jitter, reordering, a little loss and duplication; no partition, crash or freeze: the liar is
+the only fault). :func:`simulate`
 plays it and checks DESIGN.md §8 for the honest members
 (:func:`~p2p_nertz.sim.invariants.check`, the liars counted as cheaters) and
 :func:`check_liars`:
@@ -25,20 +27,22 @@ plays it and checks DESIGN.md §8 for the honest members
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.cheats import VoteFlapper
 from p2p_nertz.sim.invariants import check, forks
-from p2p_nertz.sim.liars import LIES, Liar, Lie, _State, install
+from p2p_nertz.sim.liars import LIES, SCARCE, Liar, Lie, _State, install
 from p2p_nertz.sim.network import QUICK_TIMERS, Faults, SimConfig, Simulation
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
-__all__ = ["MAX_TIME", "check_liars", "game", "simulate"]
+__all__ = ["MAX_TIME", "LiarRun", "check_liars", "game", "held_open", "simulate"]
 
 #: Simulated seconds a game with liars may take (one round at the bots' pace takes 15 to 25;
 #: a liar voted out takes ``drop_after`` and a phase wait or two more).
@@ -86,16 +90,10 @@ def game(
     liars = []
     for i in range(count):
         lie = lies[seed % len(lies)] if i == 0 else rng.choice(lies)
-        liars.append(
-            Liar(
-                seats[i],
-                lie,
-                at=0.5 + rng.random() * 12.0,
-                times=1 + rng.below(3),
-                rate=0.1 + rng.random() * 0.5,
-                seed=seed,
-            )
-        )
+        at, rate = rng.random() * 8.0, 0.1 + rng.random() * 0.5
+        if lie in SCARCE:
+            at, rate = 0.0, 1.0  # (its field is in one or two events of a round)
+        liars.append(Liar(seats[i], lie, at=at, times=1 + rng.below(3), rate=rate, seed=seed))
     faults = Faults(
         delay=0.001 + rng.random() * 0.02,
         jitter=rng.random() * 0.01,
@@ -115,17 +113,61 @@ def game(
     return config, tuple(liars)
 
 
-def simulate(config: SimConfig, liars: Sequence[Liar]) -> tuple[SimResult, dict[int, int]]:
+@dataclass(slots=True)
+class LiarRun:
+    """A game with liars, played and checked (:func:`simulate`)."""
+
+    result: SimResult
+    #: lies each liar told, by seat (a liar may find no chance: a move lie in a game it left)
+    told: dict[int, int]
+    #: the liars holding play open at the end (:func:`held_open`: a known gap, not a
+    #: violation, docs/protocol.md §13)
+    held_open: tuple[int, ...] = ()
+
+
+def simulate(config: SimConfig, liars: Sequence[Liar]) -> LiarRun:
     """Run ``config`` with ``liars`` (``config``'s faults must list :func:`marks` of them) and
-    check the invariants (:func:`check` and :func:`check_liars`); the run, and how many lies
-    each liar told (by seat: a liar may find no chance, as a move lie in a game it left)."""
+    check the invariants (:func:`check` and :func:`check_liars`); the run's violations leave
+    out the end a liar holding play open stops (:func:`held_open`), which the run names."""
     missing = [liar.seat for liar in liars if liar.seat not in config.faults.cheaters]
     if missing:
         raise ValueError(f"liars not among the run's cheaters (marks): {missing}")
     sim = _Simulation(config, liars)
     result = sim.run()
-    result.violations = check(result) + check_liars(result)
-    return result, {seat: state.told for seat, state in sim.liar_states.items()}
+    problems = check(result) + check_liars(result)
+    holding = held_open(result)
+    if holding:
+        problems = [p for p in problems if not p.startswith(("termination:", "freeze:"))]
+    result.violations = problems
+    told = {seat: state.told for seat, state in sim.liar_states.items()}
+    return LiarRun(result, told, holding)
+
+
+def held_open(result: SimResult) -> tuple[int, ...]:
+    """The liars that hold play open at the end of an unfinished run: every honest peer still
+    in is in play, its final fold showing every honest member in play stuck and these liars in
+    play and not stuck. No rule ends a round one member never passes in (a liar whose moves
+    the table refuses, its own view of its tableau another, moves on for ever: docs/protocol.md
+    §13, *A member that never passes*); empty if the run finished or stopped otherwise."""
+    if result.finished:
+        return ()
+    cheaters = result.config.faults.cheaters
+    holding: set[int] = set()
+    for seat, p in enumerate(result.peers):
+        if p is None or seat in cheaters or seat in p.final.dropped:
+            continue
+        final = p.final
+        if final.phase is not Phase.PLAY or final.round.table is None:
+            return ()
+        table = final.round.table
+        playing = [q for q, on in enumerate(table.active) if on]
+        if any(not table.stuck[q] for q in playing if q not in cheaters):
+            return ()
+        open_by = {q for q in playing if q in cheaters and not table.stuck[q]}
+        if not open_by:
+            return ()
+        holding |= open_by
+    return tuple(sorted(holding))
 
 
 def check_liars(result: SimResult) -> list[str]:

@@ -22,9 +22,10 @@ The lies, by where they are made:
   move's turned-up cards or a claim's card changed), ``move_pile`` (a card move's source or
   target changed), ``result_scores`` (a round's result with a score changed),
   ``ready_visible`` (the dealt face-up cards changed), ``reveal_value`` (a nonce or secret that
-  does not match its commit), ``vote_ids`` (a vote's quoted ids changed);
+  does not match its commit);
 * as events of their own, signed through the liar's core: ``nerts_early`` (a Nerts call at a
-  random time, cards left or not), ``stuck_random`` (a pass at a random time),
+  random time, cards left or not), ``stuck_random`` (a pass at a random time), ``vote_ids``
+  (a vote for silence on a member heard, one of the ids it quotes changed),
   ``vote_self`` (a vote on itself), ``vote_twice`` (a vote for silence on a member heard all
   along, signed twice), ``vote_ahead`` (a vote counting events of a member past what it holds,
   quoting ids it does not hold), ``join_twice`` (a second join), ``claim_after_leave`` (a
@@ -122,6 +123,10 @@ class Lie(enum.StrEnum):
 #: Every lie, in a fixed order (a seed draws from it).
 LIES: tuple[Lie, ...] = tuple(Lie)
 
+#: The lies whose field few events carry (one or two a round: the deal's, the result, the
+#: join): a game draws them from its start, at every chance.
+SCARCE = frozenset({Lie.READY_VISIBLE, Lie.REVEAL_VALUE, Lie.RESULT_SCORES, Lie.JOIN_TWICE})
+
 #: The lies made in an event's body as the core signs it (:func:`_body_lie`).
 _BODY = frozenset(
     {
@@ -135,7 +140,6 @@ _BODY = frozenset(
         Lie.RESULT_SCORES,
         Lie.READY_VISIBLE,
         Lie.REVEAL_VALUE,
-        Lie.VOTE_IDS,
     }
 )
 #: The lies sent on the wire only (the log keeps the honest event).
@@ -392,10 +396,6 @@ def _field_lie(lie: Lie, rng: Rng, body: EventBody) -> EventBody | None:
         return dataclasses.replace(body, visible=tuple(visible))
     if lie is Lie.REVEAL_VALUE and isinstance(body, Reveal):
         return dataclasses.replace(body, value=bytes(rng.below(256) for _ in body.value))
-    if lie is Lie.VOTE_IDS and isinstance(body, Drop) and body.ids:
-        ids = list(body.ids)
-        ids[rng.below(len(ids))] = _prefix(rng)
-        return dataclasses.replace(body, ids=tuple(ids))
     return None
 
 
@@ -502,6 +502,13 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
         author.sign(Join(()), None)
     elif lie is Lie.VOTE_SELF and take():
         author.sign_vote(me, len(peer.events(me)), DropReason.SILENT, None)
+    elif lie is Lie.VOTE_IDS and take():
+        q = state.rng.choice([s for s in range(seats) if s != me])
+        feed = peer.events(q)
+        if feed:
+            quoted = [m.id[:ID_PREFIX] for m in feed[-VOTE_WINDOW:]]
+            quoted[state.rng.below(len(quoted))] = _prefix(state.rng)
+            author.sign(Drop((), q, len(feed), DropReason.SILENT, 0, tuple(quoted)), None)
     elif lie is Lie.VOTE_AHEAD and take():
         q = state.rng.choice([s for s in range(seats) if s != me])
         last = len(peer.events(q)) + 1 + state.rng.below(3)
