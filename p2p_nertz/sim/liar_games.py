@@ -48,14 +48,37 @@ __all__ = ["MAX_TIME", "LiarRun", "check_liars", "game", "held_open", "simulate"
 #: a liar voted out takes ``drop_after`` and a phase wait or two more).
 MAX_TIME = 150.0
 
+#: Simulated seconds a game goes on, its honest peers done, for them to hold as much of each
+#: liar's feed as each other (:class:`_Simulation`).
+GRACE = 5.0
+
 
 class _Simulation(Simulation):
-    """A simulation whose liars are installed on start (and again on each restart)."""
+    """A simulation whose liars are installed on start (and again on each restart), and
+    which, once the honest peers are done, goes on until they hold as much of every liar's
+    feed as each other, each of them with every event it holds final, for :data:`GRACE` at
+    most: a liar's last event (a result signed after the end, say) may be final at one honest
+    peer only, whose fold refused it, a violation the others' folds have not folded yet (soak
+    seed 64: the honest ends differed by it)."""
 
     def __init__(self, config: SimConfig, liars: Sequence[Liar]) -> None:
         self.liars = tuple(liars)  # (before the constructor installs the cheats)
         self.liar_states: dict[int, _State] = {}
+        self.done_at: float | None = None
         super().__init__(config)
+
+    def _done(self, now: float) -> bool:
+        if not super()._done(now):
+            self.done_at = None
+            return False
+        if self.done_at is None:
+            self.done_at = now
+        honest = [p for p in self.peers if p is not None and p.seat not in self._cheaters()]
+        seats = range(len(self.peers))
+        even = all(len({p.held(liar.seat) for p in honest}) == 1 for liar in self.liars) and all(
+            p.events(q)[-1].lamport <= p.stable for p in honest for q in seats if p.events(q)
+        )
+        return even or now >= self.done_at + GRACE
 
     def _cheat(self, seat: int, peer: Peer | None, *, restarted: bool = False) -> None:
         super()._cheat(seat, peer, restarted=restarted)
