@@ -36,7 +36,8 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.sim.cheats import VoteFlapper
 from p2p_nertz.sim.invariants import check, forks
 from p2p_nertz.sim.liars import LIES, SCARCE, Liar, Lie, _State, install
-from p2p_nertz.sim.network import QUICK_TIMERS, Faults, SimConfig, Simulation
+from p2p_nertz.sim.mixes import noisy
+from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, Simulation
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
@@ -117,12 +118,8 @@ def game(
         if lie in SCARCE:
             at, rate = 0.0, 1.0  # (its field is in one or two events of a round)
         liars.append(Liar(seats[i], lie, at=at, times=1 + rng.below(3), rate=rate, seed=seed))
-    faults = Faults(
-        delay=0.001 + rng.random() * 0.02,
-        jitter=rng.random() * 0.01,
-        reorder=rng.random() * 0.2,
-        loss=rng.random() * 0.05,
-        duplicate=rng.random() * 0.05,
+    faults = noisy(
+        rng,
         deck_cheats=marks(liars),
     )
     config = SimConfig(

@@ -80,6 +80,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Card, Move, MoveKind, Pile
 from p2p_nertz.rules.cards import new_deck
+from p2p_nertz.sim.cheats import signed_as
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
@@ -237,7 +238,7 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
         else:
             body = _beat_lie(liar.lie, state.rng, feeds, body)
         outbox.clock += tick
-        return _sign(peer, kind, body, lamport)
+        return signed_as(peer, kind, body, lamport)
 
     def flush(now: float) -> list[Effect]:
         state.now = now
@@ -267,21 +268,6 @@ def _swapped(effect: Effect, swaps: dict[bytes, bytes]) -> Effect:
     if isinstance(effect, Send) and effect.data in swaps:
         return Send(swaps[effect.data], effect.to)
     return effect
-
-
-def _sign(peer: Peer, kind: Kind, body: Beat | Want, lamport: int) -> bytes:
-    """A beat-class message of ``peer``'s, timed ``lamport``."""
-    outbox = peer._outbox
-    return encode_message(
-        outbox.identity,
-        game_id=peer.spec.game_id,
-        seq=0,
-        prev=None,
-        lamport=lamport,
-        kind=kind,
-        body=encode_body(body),
-        version=outbox.version,
-    )
 
 
 def _resign(
@@ -537,4 +523,4 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
 def _send_want(peer: Peer, want: Want) -> None:
     """Send every member ``want``, signed at the liar's clock."""
     outbox = peer._outbox
-    outbox.effects.append(Send(_sign(peer, Kind.WANT, want, outbox.clock)))
+    outbox.effects.append(Send(signed_as(peer, Kind.WANT, want, outbox.clock)))
