@@ -10,7 +10,8 @@ take it as the protocol says, and a table with one liar must neither freeze nor 
 The liar changes a field the honest core filled in; it never restates the rule it breaks (it
 does not know whether the move it changes is still legal, nor whether a count it raises names
 an event that exists): the peers' own rules decide, and the fuzzer's invariants
-(:func:`check_liars`, beside :func:`~p2p_nertz.sim.invariants.check`) say whether they held.
+(:func:`~p2p_nertz.sim.liar_games.check_liars`, beside
+:func:`~p2p_nertz.sim.invariants.check`) say whether they held.
 The lies, by where they are made:
 
 * in an event's body, re-signed as the liar's core signs it, so that its own feed holds the
@@ -338,8 +339,8 @@ def _body_lie(
         frontier[q] = rng.below(frontier[q])
         ids[q] = held_ids(feeds, frontier)[q]
     elif lie is Lie.LAMPORT_BACK:
-        own = feeds[seat]
-        top = own[-2].lamport if len(own) >= 2 else lamport - 1  # (its previous event's)
+        own = feeds[seat]  # (the event is not in it yet: its last is the previous one)
+        top = own[-1].lamport if own else lamport - 1
         return body, max(1, top - rng.below(3)), seq, prev
     elif lie is Lie.LAMPORT_LEAP:
         return body, lamport + 1 + rng.below(LEAP), seq, prev
