@@ -33,7 +33,8 @@ The lies, by where they are made:
   leave, then its last move signed again);
 * on the wire only, its log keeping the honest event (every copy it sends after is the lie):
   ``seq_skip`` (an event under the seq after its own), ``seq_reuse`` (an event under the seq
-  of its previous one), ``vote_no_seat`` (a vote on a seat past the roster);
+  of its previous one), ``vote_no_seat`` (a vote for silence on a member heard, signed for
+  the purpose, sent as one on a seat past the roster);
 * in its beats and acks: ``beat_ahead`` (a held count past what it holds, an id it does not
   hold), ``beat_fork`` (a held id changed), ``beat_behind`` (a held count below what it
   holds), ``beat_head`` (its head seq past its feed, an id of nothing), ``beat_lamport`` (a
@@ -221,7 +222,9 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
             lied = _wire_lie(
                 liar.lie, state.rng, feeds=feeds, seat=seat, body=signed, message=message
             )
-            if lied is not None and chance():
+            # (a vote_no_seat's chance was taken as its vote was signed, in _extra)
+            voted = liar.lie is Lie.VOTE_NO_SEAT
+            if lied is not None and (voted or chance()):
                 wire = _resign(peer, message, lied, replace=False)[0].wire
                 state.swaps[message.wire] = wire
         return message, signed
@@ -513,7 +516,12 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
         q = state.rng.below(seats + 2)
         first = (len(peer.events(q)) if q < seats else 0) + 1 + state.rng.below(5)
         _send_want(peer, Want(q, first, first + state.rng.below(100)))
+    elif lie is Lie.VOTE_NO_SEAT and take():
+        # A vote on a member heard, sent as one on a seat past the roster (_wire_lie).
+        q = state.rng.choice([s for s in range(seats) if s != me])
+        author.sign_vote(q, len(peer.events(q)), DropReason.SILENT, None)
     elif lie is Lie.WANT_FLOOD and state.flooded < FLOOD_INPUTS and state.now >= liar.at:
+        state.told += state.flooded == 0
         state.flooded += 1
         for _ in range(FLOOD_WANTS):
             q = state.rng.below(seats)
