@@ -28,7 +28,7 @@ honest claim on a foundation the cheater's drop cut read as a cheat).
     python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2] [--no-cheats]
                            [--variants] [--short] [--timers quick|default] [--rounds N]
                            [--sleeper-forks] [--late-withdrawals] [--deal commit|shuffle]
-                           [--deck-cheats]
+                           [--deck-cheats] [--liars] [--two-liars]
 
 ``--deal shuffle`` plays every game with the dealerless shuffle (docs/shuffle.md; a game's
 deal costs about 100 ms of CPU a member at 4 players, so it is some ten times slower).
@@ -37,6 +37,17 @@ deal of round 1 (:mod:`p2p_nertz.sim.cheats`): it substitutes a card in its last
 deck, sends a share whose proof fails, or withholds its shares, drawn from the seed in turn;
 the honest peers must catch it and every invariant hold for them (the audit of the logs
 finds errors against the cheater only).
+
+``--liars`` plays another mix instead (:mod:`p2p_nertz.sim.liar_games`, 2 to 4 players unless
+``--players`` says otherwise, one round): a member that signs well-formed, validly signed
+messages with one field wrong (:mod:`p2p_nertz.sim.liars`: every lie in turn, seed by seed,
+from a frontier naming events it does not hold to a Nerts call with cards left, a vote on
+itself or a flood of wants), on a noisy network with no other fault; ``--two-liars`` adds a
+second liar at 3 and 4 players. Beside the invariants above, the honest members must end the
+game within a bounded time where an end is promised, none of them dropped or refused, and
+every lie the peers proved must be proven by the audit. The soak prints, per lie, the games,
+those in which a lie was told, in which the peers refused one of the liar's events, dropped
+it, and in which the audit named it.
 
 ``--late-withdrawals`` plays another mix instead (:func:`p2p_nertz.sim.mixes.late_withdrawals`,
 3 to 5 players unless ``--players`` says otherwise): a member cut off from everyone while
@@ -69,6 +80,8 @@ from p2p_nertz.runtime.node import NODE_CONFIG
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
+from p2p_nertz.sim.liar_games import game as liar_game
+from p2p_nertz.sim.liar_games import simulate as liar_simulate
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.probes import count_hand_ons, count_lifted_cuts
 
@@ -183,6 +196,58 @@ def one(
     return seed, players, counts, result.violations, f"{rules!r} {faults!r} {peer!r}"
 
 
+def liar_one(args: tuple[int, int, int, bool]) -> tuple[int, int, str, dict[str, int], list[str]]:
+    """One game of ``--liars``: its seed, players, first liar's lie, tallies and violations."""
+    seed, low, high, two = args
+    config, liars = liar_game(seed, players=(low, high), two=two)
+    run = liar_simulate(config, liars)
+    result, told = run.result, run.told
+    liar = liars[0].seat
+    honest = [
+        p
+        for seat, p in enumerate(result.peers)
+        if p is not None and seat not in config.faults.cheaters
+    ]
+    named = {f.seat for f in result.audit.errors} if result.audit is not None else set()
+    counts = {
+        "games": 1,
+        "told": int(told.get(liar, 0) > 0),
+        "refused": int(any(v.seat == liar for p in honest for v in p.final.violations)),
+        "dropped": int(any(liar in p.final.dropped for p in honest)),
+        "audit names": int(liar in named),
+        "held open": int(bool(run.held_open)),
+        "failed": int(bool(result.violations)),
+    }
+    described = f"{config.faults!r} liars {liars!r}"
+    return seed, config.players, str(liars[0].lie), counts, [*result.violations, described]
+
+
+def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
+    """``--liars``: the games, and per lie what the peers and the audit made of it."""
+    games, first, workers = args.games, args.seed, args.workers
+    jobs = [(seed, low, high, args.two_liars) for seed in range(first, first + games)]
+    start = time.perf_counter()
+    per_lie: dict[str, dict[str, int]] = {}
+    bad = 0
+    with ProcessPoolExecutor(workers) as pool:
+        for seed, players, lie, counts, lines in pool.map(liar_one, jobs, chunksize=4):
+            tally = per_lie.setdefault(lie, {})
+            for key, value in counts.items():
+                tally[key] = tally.get(key, 0) + value
+            if counts["failed"]:
+                bad += 1
+                print(f"seed {seed} ({players} players, {lie}) FAILED: {lines[-1]}", flush=True)
+                for v in lines[:-1]:
+                    print(f"    {v}", flush=True)
+    elapsed = time.perf_counter() - start
+    keys = ("games", "told", "refused", "dropped", "audit names", "held open", "failed")
+    print(f"{'lie (first liar)':20} " + " ".join(f"{k:>11}" for k in keys))
+    for lie, tally in sorted(per_lie.items()):
+        print(f"{lie:20} " + " ".join(f"{tally.get(k, 0):>11}" for k in keys))
+    print(f"games {games}, invariant violations {bad}, {elapsed:.0f} s")
+    return 1 if bad else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
@@ -240,10 +305,19 @@ def main() -> int:
         help="with --deal shuffle: a member substitutes a card, sends a bad share or "
         "withholds its shares (one kind per game, in turn)",
     )
+    parser.add_argument(
+        "--liars",
+        action="store_true",
+        help="another mix: a member that signs messages with one field wrong "
+        "(every lie in turn), one round at 2 to 4 players",
+    )
+    parser.add_argument(
+        "--two-liars", action="store_true", help="with --liars: a second liar at 3-4 players"
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     if args.players is None:
-        args.players = "3-5" if args.late_withdrawals else "2-5"
+        args.players = "3-5" if args.late_withdrawals else "2-4" if args.liars else "2-5"
     low, _, high = args.players.partition("-")
     try:
         lo, hi = int(low), int(high or low)
@@ -251,6 +325,8 @@ def main() -> int:
         parser.error(f"--players wants N or N-M, not {args.players!r}")
     if not 2 <= lo <= hi <= 8:
         parser.error(f"--players wants table sizes from 2 to 8, not {args.players!r}")
+    if args.liars:
+        return liars_main(args, lo, hi)
     cheats = not args.no_cheats
     if args.deck_cheats and args.deal != Deal.SHUFFLE.value:
         parser.error("--deck-cheats needs --deal shuffle")

@@ -115,6 +115,7 @@ from p2p_nertz.protocol.bodies import (
     Play,
     Reveal,
     RevealWhat,
+    Want,
     encode_body,
 )
 from p2p_nertz.protocol.effects import Effect, Send
@@ -128,7 +129,7 @@ if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.protocol.state import GameState
 
-__all__ = ["DeckCheat", "DeckCheatKind", "VoteFlapper", "install", "signed_beat"]
+__all__ = ["DeckCheat", "DeckCheatKind", "VoteFlapper", "install", "signed_as", "signed_beat"]
 
 
 class DeckCheatKind(enum.StrEnum):
@@ -545,6 +546,13 @@ def signed_beat(peer: Peer, lamport: int) -> bytes:
         tuple(len(f) for f in feeds),
         tuple(f[-1].id[:ID_PREFIX] if f else b"" for f in feeds),
     )
+    return signed_as(peer, Kind.BEAT, beat, lamport)
+
+
+def signed_as(peer: Peer, kind: Kind, body: Beat | Want, lamport: int) -> bytes:
+    """A beat-class message (a beat, an ack, a want) of ``peer``'s with ``body``, signed with
+    its key at ``lamport``, whatever its clock says (the clock cheats and the liars,
+    :mod:`p2p_nertz.sim.liars`)."""
     outbox = peer._outbox
     return encode_message(
         outbox.identity,
@@ -552,8 +560,8 @@ def signed_beat(peer: Peer, lamport: int) -> bytes:
         seq=0,
         prev=None,
         lamport=lamport,
-        kind=Kind.BEAT,
-        body=encode_body(beat),
+        kind=kind,
+        body=encode_body(body),
         version=outbox.version,
     )
 

@@ -35,7 +35,8 @@ from p2p_nertz.protocol.membership import _announced
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.cheats import VoteFlapper
-from p2p_nertz.sim.network import QUICK_TIMERS, Equivocation, Faults, SimConfig, Simulation
+from p2p_nertz.sim.mixes import noisy
+from p2p_nertz.sim.network import QUICK_TIMERS, Equivocation, SimConfig, Simulation
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -264,12 +265,8 @@ def game(
         forks = (Equivocation(a, later, frozenset({seats[2]})),)
     else:
         raise ValueError(f"unknown mix {mix!r}; one of {', '.join(MIXES)}")
-    faults = Faults(
-        delay=0.001 + rng.random() * 0.02,
-        jitter=rng.random() * 0.01,
-        reorder=rng.random() * 0.2,
-        loss=rng.random() * 0.05,
-        duplicate=rng.random() * 0.05,
+    faults = noisy(
+        rng,
         equivocations=forks,
         deck_cheats=breaker_marks(breakers),
     )

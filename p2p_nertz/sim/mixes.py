@@ -8,12 +8,29 @@ noise) random, so that a soak of it says how often the rule fires and whether it
 
 from __future__ import annotations
 
+from typing import Any
+
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.network import QUICK_TIMERS, Faults, Partition, SimConfig
 
-__all__ = ["cut_link", "late_withdrawals"]
+__all__ = ["cut_link", "late_withdrawals", "noisy"]
+
+
+def noisy(rng: Rng, **faults: Any) -> Faults:
+    """A noisy network drawn from ``rng`` (delay 1 to 21 ms, jitter to 10 ms, up to a fifth
+    reordered, up to 5 % lost and 5 % duplicated), with the other ``faults`` given: the
+    network of the cheat mixes (``sim.collusion``, ``sim.liar_games``), whose only fault is
+    their cheat."""
+    return Faults(
+        delay=0.001 + rng.random() * 0.02,
+        jitter=rng.random() * 0.01,
+        reorder=rng.random() * 0.2,
+        loss=rng.random() * 0.05,
+        duplicate=rng.random() * 0.05,
+        **faults,
+    )
 
 
 def cut_link(a: int, b: int, start: float, end: float, players: int) -> Partition:

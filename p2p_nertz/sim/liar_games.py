@@ -1,0 +1,224 @@
+"""Seeded games with lying members (:mod:`p2p_nertz.sim.liars`) and what must hold of them.
+
+:func:`game` draws, from a seed, a table of 2 to 4 players, one liar (two at 3-4 players when
+asked), the lie of each (every :data:`~p2p_nertz.sim.liars.LIES` in turn unless fixed), when
+it starts lying (0 to 8 s into the game; from the start for a lie whose field few events
+carry, :data:`~p2p_nertz.sim.liars.SCARCE`) and how often, and a noisy network (delay,
+jitter, reordering, a little loss and duplication; no partition, crash or freeze: the liar is
+the only fault). :func:`simulate`
+plays it and checks DESIGN.md §8 for the honest members
+(:func:`~p2p_nertz.sim.invariants.check`, the liars counted as cheaters) and
+:func:`check_liars`:
+
+* the game ends within :data:`MAX_TIME` simulated seconds (no freeze) where an end is
+  promised: at two players (the honest member abandons a liar it cannot drop, §9.3) and where
+  the honest members are a strict majority (two liars at four players are half: the base
+  check's termination only); and the honest peers end alike
+  (same final state, same scores; the base check's agreement, split and split brain);
+* no honest member is dropped, or refused an event (a violation), in any honest peer's final
+  fold, and no audit error names an honest member (the base check's validity);
+* each lie the peers proved is proven by the audit: a violation of a liar's or a flap fault
+  in an honest peer's final fold, or a fork of a liar's that the honest peers' logs hold, has
+  an audit error naming that liar.
+
+``scripts/soak.py --liars`` plays thousands of them; ``tests/test_sim_liars.py`` a few dozen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rng import Rng
+from p2p_nertz.rules import Rules
+from p2p_nertz.sim.cheats import VoteFlapper
+from p2p_nertz.sim.invariants import check, forks
+from p2p_nertz.sim.liars import LIES, SCARCE, Liar, Lie, _State, install
+from p2p_nertz.sim.mixes import noisy
+from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, Simulation
+
+if TYPE_CHECKING:
+    from p2p_nertz.protocol.peer import Peer
+    from p2p_nertz.sim.network import SimResult
+
+__all__ = ["MAX_TIME", "LiarRun", "check_liars", "game", "held_open", "simulate"]
+
+#: Simulated seconds a game with liars may take (one round at the bots' pace takes 15 to 25;
+#: a liar voted out takes ``drop_after`` and a phase wait or two more).
+MAX_TIME = 150.0
+
+#: Simulated seconds a game goes on, its honest peers done, for them to hold as much of each
+#: liar's feed as each other (:class:`_Simulation`).
+GRACE = 5.0
+
+
+class _Simulation(Simulation):
+    """A simulation whose liars are installed on start (and again on each restart), and
+    which, once the honest peers are done, goes on until they hold as much of every liar's
+    feed as each other, each of them with every event it holds final, for :data:`GRACE` at
+    most: a liar's last event (a result signed after the end, say) may be final at one honest
+    peer only, whose fold refused it, a violation the others' folds have not folded yet (soak
+    seed 64: the honest ends differed by it)."""
+
+    def __init__(self, config: SimConfig, liars: Sequence[Liar]) -> None:
+        self.liars = tuple(liars)  # (before the constructor installs the cheats)
+        self.liar_states: dict[int, _State] = {}
+        self.done_at: float | None = None
+        super().__init__(config)
+
+    def _done(self, now: float) -> bool:
+        if not super()._done(now):
+            self.done_at = None
+            return False
+        if self.done_at is None:
+            self.done_at = now
+        honest = [p for p in self.peers if p is not None and p.seat not in self._cheaters()]
+        seats = range(len(self.peers))
+        even = all(len({p.held(liar.seat) for p in honest}) == 1 for liar in self.liars) and all(
+            p.events(q)[-1].lamport <= p.stable for p in honest for q in seats if p.events(q)
+        )
+        return even or now >= self.done_at + GRACE
+
+    def _cheat(self, seat: int, peer: Peer | None, *, restarted: bool = False) -> None:
+        super()._cheat(seat, peer, restarted=restarted)
+        for liar in self.liars:
+            if liar.seat == seat and peer is not None:
+                self.liar_states[seat] = install(peer, liar, self.liar_states.get(seat))
+
+
+def marks(liars: Sequence[Liar]) -> tuple[VoteFlapper, ...]:
+    """Cheats that do nothing (no flap) but name each liar's seat among the run's cheaters
+    (``Faults.cheaters``: the invariants hold cheaters to no honest rule)."""
+    return tuple(VoteFlapper(liar.seat, (liar.seat + 1) % 2, flaps=0) for liar in liars)
+
+
+def game(
+    seed: int,
+    *,
+    players: tuple[int, int] = (2, 4),
+    two: bool = False,
+    lies: Sequence[Lie] = LIES,
+) -> tuple[SimConfig, tuple[Liar, ...]]:
+    """The seeded game of ``scripts/soak.py --liars`` for ``seed``: its configuration and its
+    liars (one home, so that a test replays a soak's seed). ``two``: a second liar at 3 and 4
+    players; ``lies``: the lies drawn from (seed by seed in turn, the second liar's at
+    random)."""
+    rng = Rng(seed * 11 + 7_000_003)
+    low, high = players
+    n = low + rng.below(high - low + 1)
+    seats = list(range(n))
+    rng.shuffle(seats)
+    count = 2 if two and n >= 3 else 1
+    liars = []
+    for i in range(count):
+        lie = lies[seed % len(lies)] if i == 0 else rng.choice(lies)
+        at, rate = rng.random() * 8.0, 0.1 + rng.random() * 0.5
+        if lie in SCARCE:
+            at, rate = 0.0, 1.0  # (its field is in one or two events of a round)
+        liars.append(Liar(seats[i], lie, at=at, times=1 + rng.below(3), rate=rate, seed=seed))
+    faults = noisy(
+        rng,
+        deck_cheats=marks(liars),
+    )
+    config = SimConfig(
+        players=n,
+        seed=seed,
+        rules=Rules(target=None, rounds=1),
+        faults=faults,
+        peer=QUICK_TIMERS,
+        max_time=MAX_TIME,
+    )
+    return config, tuple(liars)
+
+
+@dataclass(slots=True)
+class LiarRun:
+    """A game with liars, played and checked (:func:`simulate`)."""
+
+    result: SimResult
+    #: lies each liar told, by seat (a liar may find no chance: a move lie in a game it left)
+    told: dict[int, int]
+    #: the liars holding play open at the end (:func:`held_open`: a known gap, not a
+    #: violation, docs/protocol.md §13)
+    held_open: tuple[int, ...] = ()
+
+
+def simulate(config: SimConfig, liars: Sequence[Liar]) -> LiarRun:
+    """Run ``config`` with ``liars`` (``config``'s faults must list :func:`marks` of them) and
+    check the invariants (:func:`check` and :func:`check_liars`); the run's violations leave
+    out the end a liar holding play open stops (:func:`held_open`), which the run names."""
+    missing = [liar.seat for liar in liars if liar.seat not in config.faults.cheaters]
+    if missing:
+        raise ValueError(f"liars not among the run's cheaters (marks): {missing}")
+    sim = _Simulation(config, liars)
+    result = sim.run()
+    problems = check(result) + check_liars(result)
+    holding = held_open(result)
+    if holding:
+        problems = [p for p in problems if not p.startswith(("termination:", "freeze:"))]
+    result.violations = problems
+    told = {seat: state.told for seat, state in sim.liar_states.items()}
+    return LiarRun(result, told, holding)
+
+
+def held_open(result: SimResult) -> tuple[int, ...]:
+    """The liars that hold play open at the end of an unfinished run: every honest peer still
+    in is in play, its final fold showing every honest member in play stuck and these liars in
+    play and not stuck. No rule ends a round one member never passes in (a liar whose moves
+    the table refuses, its own view of its tableau another, moves on for ever: docs/protocol.md
+    §13, *A member that never passes*); empty if the run finished or stopped otherwise."""
+    if result.finished:
+        return ()
+    cheaters = result.config.faults.cheaters
+    holding: set[int] = set()
+    for seat, p in enumerate(result.peers):
+        if p is None or seat in cheaters or seat in p.final.dropped:
+            continue
+        final = p.final
+        if final.phase is not Phase.PLAY or final.round.table is None:
+            return ()
+        table = final.round.table
+        playing = [q for q, on in enumerate(table.active) if on]
+        if any(not table.stuck[q] for q in playing if q not in cheaters):
+            return ()
+        open_by = {q for q in playing if q in cheaters and not table.stuck[q]}
+        if not open_by:
+            return ()
+        holding |= open_by
+    return tuple(sorted(holding))
+
+
+def check_liars(result: SimResult) -> list[str]:
+    """The fuzzer's invariants beyond :func:`check` (the module docstring), on a run
+    :func:`check` has audited."""
+    cheaters = result.config.faults.cheaters
+    problems = []
+    players = result.config.players
+    # (With two members the one left ends the game by an abandon; with liars at half the table
+    # or more, nothing can be decided safely, docs/protocol.md §9.3: no end is promised.)
+    if not result.finished and (players == 2 or 2 * len(cheaters) < players):
+        problems.append(f"freeze: not finished at t={result.time:.1f}s")
+    proven: set[int] = set()
+    for seat, p in enumerate(result.peers):
+        if p is None or seat in cheaters:
+            continue
+        final = p.final
+        for q in sorted(final.dropped):
+            if q not in cheaters:
+                problems.append(f"honest dropped: seat {seat}'s final fold dropped seat {q}")
+        for v in final.violations:
+            if v.seat not in cheaters:
+                problems.append(f"honest refused: seat {seat}'s fold refused seat {v.seat} {v}")
+            else:
+                proven.add(v.seat)
+        proven |= {q for q in final.flaps.faults if q in cheaters}
+    proven |= forks(result, [s for s, p in enumerate(result.peers) if p and s not in cheaters])
+    report = result.audit
+    named = {f.seat for f in report.errors} if report is not None else set()
+    problems.extend(
+        f"unproven: the peers proved seat {q}'s lie and the audit names it in no error"
+        for q in sorted(proven - named)
+    )
+    return problems

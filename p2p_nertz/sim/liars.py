@@ -1,0 +1,535 @@
+"""Lying members for the simulator: well-formed, validly signed messages with one field wrong.
+
+A :class:`Liar` is a member whose client lies in one way (:class:`Lie`), drawn from a seed,
+over every kind it sends: its events (join, commit, reveal, ready, move, claim, stuck, Nerts
+call, result, votes, leave, a shuffle game's deck events), its beats and acks, its wants. Each
+lie is re-signed with the liar's own key (a forgery is another class of test): the peers must
+take it as the protocol says, and a table with one liar must neither freeze nor split
+(``scripts/soak.py --liars``; ``tests/test_sim_liars.py``).
+
+The liar changes a field the honest core filled in; it never restates the rule it breaks (it
+does not know whether the move it changes is still legal, nor whether a count it raises names
+an event that exists): the peers' own rules decide, and the fuzzer's invariants
+(:func:`~p2p_nertz.sim.liar_games.check_liars`, beside
+:func:`~p2p_nertz.sim.invariants.check`) say whether they held.
+The lies, by where they are made:
+
+* in an event's body, re-signed as the liar's core signs it, so that its own feed holds the
+  lie (its chain stays whole): ``frontier_ahead`` (a count past what it holds of a feed, with
+  an id it does not hold), ``frontier_fork`` (the id of a count it holds, changed),
+  ``frontier_behind`` (a count below what it holds, with that event's id: a lie no one can tell
+  from slowness), ``lamport_back`` (the time of its previous event, or less: not above what
+  the frontier names), ``lamport_leap`` (a time leaping up to 2^33 ahead), ``move_card`` (a
+  move's turned-up cards or a claim's card changed), ``move_pile`` (a card move's source or
+  target changed), ``result_scores`` (a round's result with a score changed),
+  ``ready_visible`` (the dealt face-up cards changed), ``reveal_value`` (a nonce or secret that
+  does not match its commit);
+* as events of their own, signed through the liar's core: ``nerts_early`` (a Nerts call at a
+  random time, cards left or not), ``stuck_random`` (a pass at a random time), ``vote_ids``
+  (a vote for silence on a member heard, one of the ids it quotes changed),
+  ``vote_self`` (a vote on itself), ``vote_twice`` (a vote for silence on a member heard all
+  along, signed twice), ``vote_ahead`` (a vote counting events of a member past what it holds,
+  quoting ids it does not hold), ``join_twice`` (a second join), ``claim_after_leave`` (a
+  leave, then its last move signed again);
+* on the wire only, its log keeping the honest event (every copy it sends after is the lie):
+  ``seq_skip`` (an event under the seq after its own), ``seq_reuse`` (an event under the seq
+  of its previous one), ``vote_no_seat`` (a vote for silence on a member heard, signed for
+  the purpose, sent as one on a seat past the roster);
+* in its beats and acks: ``beat_ahead`` (a held count past what it holds, an id it does not
+  hold), ``beat_fork`` (a held id changed), ``beat_behind`` (a held count below what it
+  holds), ``beat_head`` (its head seq past its feed, an id of nothing), ``beat_lamport`` (a
+  beat timed up to 2^33 ahead or back below its clock);
+* in its wants: ``want_missing`` (wants for events that do not exist, or of a seat past the
+  roster), ``want_flood`` (twenty wants of random ranges to every member, every input for a
+  while).
+
+The simulator installs a liar on its seat's core (and again on each restart) by wrapping the
+outbox's signing and the core's flush (:func:`install`; the simulator's cheats reach into the
+core on purpose, as :mod:`p2p_nertz.sim.cheats` does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
+    VOTE_WINDOW,
+    Beat,
+    DeckReveal,
+    DeckWant,
+    Drop,
+    DropReason,
+    EventBody,
+    Join,
+    Leave,
+    Play,
+    Ready,
+    Result,
+    Reveal,
+    Want,
+    encode_body,
+    held_ids,
+    kind_of,
+)
+from p2p_nertz.protocol.effects import Effect, Record, Send
+from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rng import Rng
+from p2p_nertz.rules import Card, Move, MoveKind, Pile
+from p2p_nertz.rules.cards import new_deck
+from p2p_nertz.sim.cheats import signed_as
+
+if TYPE_CHECKING:
+    from p2p_nertz.protocol.peer import Peer
+
+__all__ = ["LIES", "Lie", "Liar", "install"]
+
+
+class Lie(enum.StrEnum):
+    """How a :class:`Liar` lies (the module docstring)."""
+
+    FRONTIER_AHEAD = "frontier_ahead"
+    FRONTIER_FORK = "frontier_fork"
+    FRONTIER_BEHIND = "frontier_behind"
+    LAMPORT_BACK = "lamport_back"
+    LAMPORT_LEAP = "lamport_leap"
+    MOVE_CARD = "move_card"
+    MOVE_PILE = "move_pile"
+    RESULT_SCORES = "result_scores"
+    READY_VISIBLE = "ready_visible"
+    REVEAL_VALUE = "reveal_value"
+    VOTE_IDS = "vote_ids"
+    NERTS_EARLY = "nerts_early"
+    STUCK_RANDOM = "stuck_random"
+    VOTE_SELF = "vote_self"
+    VOTE_TWICE = "vote_twice"
+    VOTE_AHEAD = "vote_ahead"
+    JOIN_TWICE = "join_twice"
+    CLAIM_AFTER_LEAVE = "claim_after_leave"
+    SEQ_SKIP = "seq_skip"
+    SEQ_REUSE = "seq_reuse"
+    VOTE_NO_SEAT = "vote_no_seat"
+    BEAT_AHEAD = "beat_ahead"
+    BEAT_FORK = "beat_fork"
+    BEAT_BEHIND = "beat_behind"
+    BEAT_HEAD = "beat_head"
+    BEAT_LAMPORT = "beat_lamport"
+    WANT_MISSING = "want_missing"
+    WANT_FLOOD = "want_flood"
+
+
+#: Every lie, in a fixed order (a seed draws from it).
+LIES: tuple[Lie, ...] = tuple(Lie)
+
+#: The lies whose field few events carry (one or two a round: the deal's, the result, the
+#: join): a game draws them from its start, at every chance.
+SCARCE = frozenset({Lie.READY_VISIBLE, Lie.REVEAL_VALUE, Lie.RESULT_SCORES, Lie.JOIN_TWICE})
+
+#: The lies made in an event's body as the core signs it (:func:`_body_lie`).
+_BODY = frozenset(
+    {
+        Lie.FRONTIER_AHEAD,
+        Lie.FRONTIER_FORK,
+        Lie.FRONTIER_BEHIND,
+        Lie.LAMPORT_BACK,
+        Lie.LAMPORT_LEAP,
+        Lie.MOVE_CARD,
+        Lie.MOVE_PILE,
+        Lie.RESULT_SCORES,
+        Lie.READY_VISIBLE,
+        Lie.REVEAL_VALUE,
+    }
+)
+#: The lies sent on the wire only (the log keeps the honest event).
+_WIRE = frozenset({Lie.SEQ_SKIP, Lie.SEQ_REUSE, Lie.VOTE_NO_SEAT})
+#: The lies in beats and acks.
+_BEAT = frozenset({Lie.BEAT_AHEAD, Lie.BEAT_FORK, Lie.BEAT_BEHIND, Lie.BEAT_HEAD, Lie.BEAT_LAMPORT})
+
+#: How far a leaping time may leap (past the clock-jump limit, 2^32, docs/protocol.md §4.5).
+LEAP = 1 << 33
+#: Wants a flooding liar sends every input, and for how many inputs.
+FLOOD_WANTS = 20
+FLOOD_INPUTS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Liar:
+    """Seat ``seat`` lies as ``lie`` says, ``times`` times, at chances drawn from ``seed``
+    from ``at`` (simulated seconds) on: each message of the right kind it signs from then is
+    a chance, taken with probability ``rate``."""
+
+    seat: int
+    lie: Lie
+    at: float = 1.0
+    times: int = 2
+    rate: float = 0.3
+    seed: int = 0
+
+
+class _State:
+    """What one installed liar has done (kept across restarts: one per seat)."""
+
+    def __init__(self, liar: Liar) -> None:
+        self.rng = Rng(f"liar-{liar.seed}-{liar.seat}-{liar.lie}")
+        self.left = liar.times
+        self.told = 0  # lies told (a chance taken whose message went out)
+        self.now = 0.0
+        self.swaps: dict[bytes, bytes] = {}  # honest wire -> the lie sent in its place
+        self.flooded = 0
+        self.last_play: Play | None = None
+        self.leaving = False
+        self.twice: tuple[int, int] | None = None  # (member, votes still to sign)
+
+
+def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
+    """Make ``peer`` (``liar.seat``'s core) lie from now on; returns the liar's state (give it
+    again on a restart, so that its lies and its wire swaps go on)."""
+    state = state or _State(liar)
+    outbox = peer._outbox  # (the simulator's liar reaches into the core on purpose)
+    author = peer._author
+    if liar.lie in _WIRE:
+        author.forger = True  # (its feed's other version is its own doing)
+    honest_event = outbox.sign_event
+    honest_beat = outbox.sign_beat
+    honest_flush = peer._flush
+    honest_liveness = author.liveness
+
+    def chance() -> bool:
+        if state.left <= 0 or state.now < liar.at or state.rng.random() >= liar.rate:
+            return False
+        state.left -= 1
+        state.told += 1
+        return True
+
+    def sign_event(
+        feeds: list[list[Message]], seat: int, body: EventBody, now: float | None
+    ) -> tuple[Message, EventBody]:
+        message, signed = honest_event(feeds, seat, body, now)
+        if isinstance(signed, Play):
+            state.last_play = signed
+        if liar.lie in _BODY:
+            lie = _body_lie(
+                liar.lie, state.rng, feeds=feeds, seat=seat, body=signed, message=message
+            )
+            if lie is not None and chance():
+                return _resign(peer, message, lie, replace=True)
+        elif liar.lie in _WIRE:
+            lied = _wire_lie(
+                liar.lie, state.rng, feeds=feeds, seat=seat, body=signed, message=message
+            )
+            # (a vote_no_seat's chance was taken as its vote was signed, in _extra)
+            voted = liar.lie is Lie.VOTE_NO_SEAT
+            if lied is not None and (voted or chance()):
+                wire = _resign(peer, message, lied, replace=False)[0].wire
+                state.swaps[message.wire] = wire
+        return message, signed
+
+    def sign_beat(
+        kind: Kind, body: Beat | Want | DeckReveal | DeckWant, *, tick: bool = True
+    ) -> bytes:
+        if liar.lie not in _BEAT or not isinstance(body, Beat) or not chance():
+            return honest_beat(kind, body, tick=tick)
+        feeds = [peer.events(q) for q in range(peer.spec.seats)]
+        lamport = outbox.clock + tick
+        if liar.lie is Lie.BEAT_LAMPORT:
+            up = state.rng.below(2) == 0
+            lamport = lamport + 1 + state.rng.below(LEAP) if up else state.rng.below(lamport)
+        else:
+            body = _beat_lie(liar.lie, state.rng, feeds, body)
+        outbox.clock += tick
+        return signed_as(peer, kind, body, lamport)
+
+    def flush(now: float) -> list[Effect]:
+        state.now = now
+        effects = honest_flush(now)
+        if state.swaps:
+            effects = [_swapped(e, state.swaps) for e in effects]
+        return effects
+
+    def liveness(now: float) -> None:
+        state.now = now
+        honest_liveness(now)
+        if author.recovery is None and not author.held_back:
+            _extra(peer, liar, state, chance)
+
+    outbox.sign_event = sign_event  # type: ignore[method-assign]
+    outbox.sign_beat = sign_beat  # type: ignore[method-assign]
+    peer._flush = flush  # type: ignore[method-assign]
+    author.liveness = liveness  # type: ignore[method-assign]
+    return state
+
+
+_Lied = tuple[EventBody, int, int, bytes | None]  # (body, lamport, seq, prev)
+
+
+def _swapped(effect: Effect, swaps: dict[bytes, bytes]) -> Effect:
+    """A send of an event lied on the wire, as the lie (its record stays honest)."""
+    if isinstance(effect, Send) and effect.data in swaps:
+        return Send(swaps[effect.data], effect.to)
+    return effect
+
+
+def _resign(
+    peer: Peer, message: Message, lie: _Lied, *, replace: bool
+) -> tuple[Message, EventBody]:
+    """``message`` signed again with the ``lie``'s body, time, seq and prev. ``replace``:
+    the lie takes the honest event's place in the effects queued (its record and its send),
+    and the core delivers the lie to itself; else the effects stay honest."""
+    outbox = peer._outbox
+    body, lamport, seq, prev = lie
+    wire = encode_message(
+        outbox.identity,
+        game_id=peer.spec.game_id,
+        seq=seq,
+        prev=prev,
+        lamport=lamport,
+        kind=kind_of(body),
+        body=encode_body(body),
+        version=outbox.version,
+    )
+    lied = decode_message(wire, game_id=peer.spec.game_id, roster=frozenset(peer.spec.peer_ids))
+    if replace:
+        effects = outbox.effects
+        for i in range(len(effects) - 1, -1, -1):
+            e = effects[i]
+            if isinstance(e, Record) and e.data == message.wire:
+                effects[i] = Record(wire, own=True)
+            elif isinstance(e, Send) and e.data == message.wire:
+                effects[i] = Send(wire, e.to)
+        outbox.clock = max(outbox.clock, lamport)
+        outbox.reserve(outbox.clock)
+    return lied, body
+
+
+def _prefix(rng: Rng) -> bytes:
+    return bytes(rng.below(256) for _ in range(ID_PREFIX))
+
+
+def _body_lie(
+    lie: Lie,
+    rng: Rng,
+    *,
+    feeds: Sequence[Sequence[Message]],
+    seat: int,
+    body: EventBody,
+    message: Message,
+) -> _Lied | None:
+    """``body`` (signed as ``message``) with one field wrong as ``lie`` says, or ``None`` if
+    it has no such field."""
+    lamport, seq, prev = message.lamport, message.seq, message.prev
+    frontier, ids = list(body.frontier), list(body.frontier_ids)
+    others = [q for q in range(len(frontier)) if q != seat]
+    if lie is Lie.FRONTIER_AHEAD:
+        q = rng.below(len(frontier))
+        frontier[q] += 1 + rng.below(3)
+        ids[q] = _prefix(rng)
+    elif lie is Lie.FRONTIER_FORK:
+        held = [q for q in others if frontier[q]]
+        if not held:
+            return None
+        q = rng.choice(held)
+        ids[q] = _prefix(rng)
+    elif lie is Lie.FRONTIER_BEHIND:
+        held = [q for q in others if frontier[q]]
+        if not held:
+            return None
+        q = rng.choice(held)
+        frontier[q] = rng.below(frontier[q])
+        ids[q] = held_ids(feeds, frontier)[q]
+    elif lie is Lie.LAMPORT_BACK:
+        own = feeds[seat]  # (the event is not in it yet: its last is the previous one)
+        top = own[-1].lamport if own else lamport - 1
+        return body, max(1, top - rng.below(3)), seq, prev
+    elif lie is Lie.LAMPORT_LEAP:
+        return body, lamport + 1 + rng.below(LEAP), seq, prev
+    else:
+        changed = _field_lie(lie, rng, body)
+        return None if changed is None else (changed, lamport, seq, prev)
+    return (
+        dataclasses.replace(body, frontier=tuple(frontier), frontier_ids=tuple(ids)),
+        lamport,
+        seq,
+        prev,
+    )
+
+
+def _field_lie(lie: Lie, rng: Rng, body: EventBody) -> EventBody | None:
+    """``body`` with one of its own fields (not the frontier) wrong, or ``None``."""
+    if lie is Lie.MOVE_CARD and isinstance(body, Play) and body.move.plays_card:
+        if body.card is not None and body.card.suit is not None:
+            same = [c for c in new_deck() if c.suit is body.card.suit and c != body.card]
+            return dataclasses.replace(body, card=rng.choice(same))
+        if body.reveals:
+            return dataclasses.replace(body, reveals=(_card(rng, body.reveals[0]),))
+        return None
+    if lie is Lie.MOVE_CARD and isinstance(body, Play) and body.move.kind is MoveKind.TURN:
+        if not body.reveals:
+            return None
+        reveals = list(body.reveals)
+        reveals[rng.below(len(reveals))] = _card(rng, reveals[0])
+        return dataclasses.replace(body, reveals=tuple(reveals))
+    if lie is Lie.MOVE_PILE and isinstance(body, Play) and body.move.plays_card:
+        return dataclasses.replace(body, move=_moved(rng, body.move))
+    if lie is Lie.RESULT_SCORES and isinstance(body, Result) and body.scores:
+        scores = list(body.scores)
+        scores[rng.below(len(scores))] += rng.choice((-5, -1, 1, 5))
+        return dataclasses.replace(body, scores=tuple(scores))
+    if lie is Lie.READY_VISIBLE and isinstance(body, Ready) and body.visible:
+        visible = list(body.visible)
+        i = rng.below(len(visible))
+        visible[i] = _card(rng, visible[i])
+        return dataclasses.replace(body, visible=tuple(visible))
+    if lie is Lie.REVEAL_VALUE and isinstance(body, Reveal):
+        return dataclasses.replace(body, value=bytes(rng.below(256) for _ in body.value))
+    return None
+
+
+def _card(rng: Rng, other: Card) -> Card:
+    """A card of the 52 other than ``other``."""
+    return rng.choice([c for c in new_deck() if c != other])
+
+
+#: Where a lying card move may say it goes, or comes from (work piles 1 to 4: every game has
+#: them; the rest is the same move's other fields).
+_SOURCES = (Pile.NERTS, Pile.WASTE, Pile.W1, Pile.W2, Pile.W3, Pile.W4)
+_TARGETS = (Pile.W1, Pile.W2, Pile.W3, Pile.W4)
+
+
+def _moved(rng: Rng, move: Move) -> Move:
+    """``move`` with its source changed (a claim), or its source or target (a tableau move)."""
+    if move.is_lake or rng.below(2) == 0:
+        source = rng.choice([p for p in _SOURCES if p is not move.source])
+        return dataclasses.replace(move, source=source)
+    target = rng.choice([p for p in _TARGETS if p is not move.target])
+    return dataclasses.replace(move, target=target)
+
+
+def _wire_lie(
+    lie: Lie,
+    rng: Rng,
+    *,
+    feeds: Sequence[Sequence[Message]],
+    seat: int,
+    body: EventBody,
+    message: Message,
+) -> _Lied | None:
+    """What the wire carries in place of ``message`` (``body``), or ``None``."""
+    own = feeds[seat]
+    if lie is Lie.SEQ_SKIP:
+        return body, message.lamport, message.seq + 1, message.prev
+    if lie is Lie.SEQ_REUSE:
+        if message.seq < 2:
+            return None
+        before = own[message.seq - 3].id if message.seq >= 3 else None
+        return body, message.lamport, message.seq - 1, before
+    if lie is Lie.VOTE_NO_SEAT and isinstance(body, Drop):
+        seats = len(feeds)
+        return (
+            dataclasses.replace(body, seat=seats + rng.below(200)),
+            message.lamport,
+            *(
+                message.seq,
+                message.prev,
+            ),
+        )
+    return None
+
+
+def _beat_lie(lie: Lie, rng: Rng, feeds: Sequence[Sequence[Message]], beat: Beat) -> Beat:
+    """``beat`` with one field wrong as ``lie`` says (unchanged if it has no such field)."""
+    held, ids = list(beat.held), list(beat.held_ids)
+    q = rng.below(len(held))
+    if lie is Lie.BEAT_AHEAD:
+        held[q] += 1 + rng.below(3)
+        ids[q] = _prefix(rng)
+    elif lie is Lie.BEAT_FORK and held[q]:
+        ids[q] = _prefix(rng)
+    elif lie is Lie.BEAT_BEHIND and held[q]:
+        held[q] = rng.below(held[q])
+        ids[q] = held_ids(feeds, held)[q]
+    elif lie is Lie.BEAT_HEAD:
+        return dataclasses.replace(
+            beat, head_seq=beat.head_seq + 1 + rng.below(3), head_id=_prefix_id(rng)
+        )
+    return dataclasses.replace(beat, held=tuple(held), held_ids=tuple(ids))
+
+
+def _prefix_id(rng: Rng) -> bytes:
+    return bytes(rng.below(256) for _ in range(32))
+
+
+def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
+    """The lies signed as events or wants of their own, at the end of an input."""
+    author = peer._author
+    final = peer.final
+    lie = liar.lie
+    take = chance  # (a callable: whether this input is a chance taken)
+    assert callable(take)
+    seats = peer.spec.seats
+    me = peer.seat
+    if me in final.dropped or final.phase is Phase.OVER:
+        return
+    if lie is Lie.CLAIM_AFTER_LEAVE:
+        if state.leaving and author.left and state.last_play is not None:
+            state.leaving = False
+            author.emit(dataclasses.replace(state.last_play, frontier=author.frontier()), None)
+        elif not author.left and final.phase is Phase.PLAY and state.last_play and take():
+            state.leaving = True
+            author.sign(Leave(()), None)
+        return
+    if author.left:
+        return
+    if lie is Lie.NERTS_EARLY and final.phase is Phase.PLAY and take():
+        author.sign(Play((), final.round.number, Move.call()), None)
+    elif lie is Lie.STUCK_RANDOM and final.phase is Phase.PLAY and take():
+        author.sign(Play((), final.round.number, Move.pass_()), None)
+    elif lie is Lie.JOIN_TWICE and take():
+        author.sign(Join(()), None)
+    elif lie is Lie.VOTE_SELF and take():
+        author.sign_vote(me, len(peer.events(me)), DropReason.SILENT, None)
+    elif lie is Lie.VOTE_IDS and take():
+        q = state.rng.choice([s for s in range(seats) if s != me])
+        feed = peer.events(q)
+        if feed:
+            quoted = [m.id[:ID_PREFIX] for m in feed[-VOTE_WINDOW:]]
+            quoted[state.rng.below(len(quoted))] = _prefix(state.rng)
+            author.sign(Drop((), q, len(feed), DropReason.SILENT, 0, tuple(quoted)), None)
+    elif lie is Lie.VOTE_AHEAD and take():
+        q = state.rng.choice([s for s in range(seats) if s != me])
+        last = len(peer.events(q)) + 1 + state.rng.below(3)
+        ids = tuple(_prefix(state.rng) for _ in range(min(last, VOTE_WINDOW)))
+        author.sign(Drop((), q, last, DropReason.SILENT, 0, ids), None)
+    elif lie is Lie.VOTE_TWICE:
+        if state.twice is None and take():
+            q = state.rng.choice([s for s in range(seats) if s != me and s not in final.dropped])
+            state.twice = (q, 2)
+        if state.twice is not None and state.twice[1] > 0:
+            q, count = state.twice
+            state.twice = (q, count - 1)
+            author.sign_vote(q, len(peer.events(q)), DropReason.SILENT, None)
+    elif lie is Lie.WANT_MISSING and take():
+        q = state.rng.below(seats + 2)
+        first = (len(peer.events(q)) if q < seats else 0) + 1 + state.rng.below(5)
+        _send_want(peer, Want(q, first, first + state.rng.below(100)))
+    elif lie is Lie.VOTE_NO_SEAT and take():
+        # A vote on a member heard, sent as one on a seat past the roster (_wire_lie).
+        q = state.rng.choice([s for s in range(seats) if s != me])
+        author.sign_vote(q, len(peer.events(q)), DropReason.SILENT, None)
+    elif lie is Lie.WANT_FLOOD and state.flooded < FLOOD_INPUTS and state.now >= liar.at:
+        state.told += state.flooded == 0
+        state.flooded += 1
+        for _ in range(FLOOD_WANTS):
+            q = state.rng.below(seats)
+            first = 1 + state.rng.below(max(1, len(peer.events(q))))
+            _send_want(peer, Want(q, first, first + state.rng.below(50)))
+
+
+def _send_want(peer: Peer, want: Want) -> None:
+    """Send every member ``want``, signed at the liar's clock."""
+    outbox = peer._outbox
+    outbox.effects.append(Send(signed_as(peer, Kind.WANT, want, outbox.clock)))

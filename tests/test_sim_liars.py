@@ -1,0 +1,93 @@
+"""Lying members, every lie (:mod:`p2p_nertz.sim.liars`, :mod:`p2p_nertz.sim.liar_games`).
+
+A liar signs well-formed, validly signed messages with one field wrong. Each seed below plays
+one lie (seed ``i`` plays ``LIES[i % len(LIES)]``) at 2 to 4 players on a noisy network, and
+the invariants must hold: the honest peers end alike, within a bounded simulated time where an
+end is promised, nobody honest is dropped or refused, and the audit names only liars and
+every liar whose lie the peers proved (``scripts/soak.py --liars`` plays thousands). One
+round each, the quick timers: about 0.3 s of CPU a game.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nertz.sim.liar_games import LiarRun, game, simulate
+from p2p_nertz.sim.liars import LIES, Lie
+
+pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
+
+
+def _play(seed: int, *, two: bool = False) -> LiarRun:
+    config, liars = game(seed, two=two)
+    return simulate(config, liars)
+
+
+def _honest(run: LiarRun) -> list[int]:
+    cheaters = run.result.config.faults.cheaters
+    return [s for s, p in enumerate(run.result.peers) if p is not None and s not in cheaters]
+
+
+#: One seed of each lie: seed i plays LIES[i % len(LIES)]; seed 8's liar holds play open (a
+#: known gap, the last test below), so ready_visible plays seed 36 here.
+EVERY_LIE = [seed if seed != 8 else seed + len(LIES) for seed in range(len(LIES))]
+
+
+@pytest.mark.parametrize("seed", EVERY_LIE)
+def test_liars_one_liar_every_lie_holds_the_invariants(seed: int) -> None:
+    run = _play(seed)
+    assert run.result.violations == []
+    assert run.held_open == ()
+    assert run.result.finished
+
+
+@pytest.mark.parametrize("seed", range(100, 106))
+def test_liars_two_liars_break_no_invariant(seed: int) -> None:
+    run = _play(seed, two=True)
+    assert run.result.violations == []
+
+
+@pytest.mark.parametrize(
+    "lie", [Lie.MOVE_PILE, Lie.RESULT_SCORES, Lie.NERTS_EARLY, Lie.LAMPORT_BACK]
+)
+def test_liars_a_proven_lie_is_named_by_the_audit_alone(lie: Lie) -> None:
+    # The first seed of each lie: every honest peer refuses, drops or penalises the liar, and
+    # the audit of every log names it, and nobody else.
+    seed = LIES.index(lie)
+    config, liars = game(seed)
+    run = simulate(config, liars)
+    liar = liars[0].seat
+    assert run.told[liar] > 0
+    peers = [run.result.peers[s] for s in _honest(run)]
+    assert all(p is not None for p in peers)
+    finals = [p.final for p in peers if p is not None]
+    # (Dropped, an event refused, or a false Nerts call penalised, RULES.md: play goes on.)
+    caught = [
+        liar in f.dropped
+        or any(v.seat == liar for v in f.violations)
+        or (f.round.table is not None and f.round.table.false_calls[liar] > 0)
+        for f in finals
+    ]
+    assert all(caught)
+    assert run.result.audit is not None
+    assert {f.seat for f in run.result.audit.errors} == {liar}
+
+
+def test_liars_a_liar_refused_for_ever_holds_play_open() -> None:
+    # A known gap (docs/protocol.md §13, *A member that never passes*): at two players the
+    # liar's face-up cards of the deal, changed, are taken by the other member (it cannot see
+    # them) and refused by the liar's own fold: from then on the table refuses every move of
+    # the liar's, which never passes, and the honest member, stuck, waits. The run names the
+    # liar instead of failing; the honest member neither split from anything nor was dropped.
+    config, liars = game(8)
+    assert liars[0].lie is Lie.READY_VISIBLE and config.players == 2
+    run = simulate(config, liars)
+    assert run.held_open == (liars[0].seat,)
+    assert not run.result.finished
+    assert run.result.violations == []
+
+
+def test_liars_a_seed_replays_exactly() -> None:
+    first, again = _play(3), _play(3)
+    assert first.result.log_digest() == again.result.log_digest()
+    assert first.told == again.told
