@@ -176,6 +176,16 @@ def test_render_footer_counts_down_until_the_core_takes_an_abandon() -> None:
     assert now.line(now.height - 1).startswith("a ends the game (Bob gone)")
 
 
+def test_render_footer_with_the_abandon_key_keeps_its_keys_whole() -> None:
+    # "a ends the game (Bea gone) · n w 1-4 pick, … · p stu": the keys cut at column 80.
+    for gone in (BOB, Gone(1, "Bob", silent=6.5, wait=23.5), Gone(1, "B" * 32, wait=30.0)):
+        screen = screen_of(abandon=gone)
+        footer = screen.line(screen.height - 1).rstrip()
+        assert len(footer) <= screen.width and footer.startswith("a ends the game")
+        assert footer.endswith(("· ? · q", "· ? help · q leaves", "· ? help")), footer
+    assert screen_of(abandon=BOB).line(screen.height - 1).rstrip().endswith("· ? help · q leaves")
+
+
 def test_render_refusals_of_the_abandon_key_show_as_refusals() -> None:
     screen = screen_of(status="cannot abandon: the game is already over")
     styles = screen.styles_of("cannot abandon")
