@@ -466,23 +466,41 @@ def _announce_lobby(
     out: _Out, args: argparse.Namespace, lobby: LobbyHost, endpoint: str, invited: set[str] | None
 ) -> None:
     """The host's first lines: where others join, and whether anybody may sit."""
-    where = endpoint.removeprefix("tcp://")
     out.emit(
         "lobby",
-        f"hosting as {args.name} ({lobby.table.identity.fingerprint}); others join with: "
-        f"nertz join --peer {where}"
-        + (f"  (or --discover {args.discover})" if args.discover else ""),
+        hosting_words(args.name, lobby.table.identity.fingerprint, endpoint, args.discover),
         endpoint=endpoint,
         fingerprint=lobby.table.identity.fingerprint,
         lobby_id=lobby.table.lobby_id.hex(),
         invited=sorted(invited) if invited is not None else None,
     )
     if invited is None:
-        text = (
-            "anybody who reaches this lobby may sit (each is shown as they do); "
-            "--invite FINGERPRINT makes the table invite-only"
-        )
-        out.emit("open", text, line=text)
+        out.emit("open", OPEN_WORDS, line=OPEN_WORDS.replace("\n", " "))
+
+
+#: What the host is told when anybody may sit (each line within 80 columns).
+OPEN_WORDS = (
+    "anybody who reaches this lobby may sit (each is shown as they do);\n"
+    "--invite FINGERPRINT makes the table invite-only"
+)
+
+#: The host's prompt, under the table (each line within 80 columns).
+PROMPT_WORDS = (
+    "press Enter to start when everybody is ready\n"
+    "(or type: remove SEAT|FINGERPRINT, invite FINGERPRINT, help)"
+)
+
+
+def hosting_words(name: str, fingerprint: str, endpoint: str, discover: str | None) -> str:
+    """The host's first lines: who hosts, then the command that joins on a line of its own,
+    so an 80-column terminal does not cut the address in two ("--peer 127.0.", "0.1:32867")."""
+    lines = [
+        f"hosting as {name} ({fingerprint})",
+        f"others join with: nertz join --peer {endpoint.removeprefix('tcp://')}",
+    ]
+    if discover:
+        lines.append(f"              or: nertz join --discover {discover}")
+    return "\n".join(lines)
 
 
 def _cmd_host(args: argparse.Namespace) -> int:
@@ -596,11 +614,7 @@ def host_command(lobby: LobbyHost, line: str) -> str:
 async def _host_prompt(lobby: LobbyHost, out: _Out, scope: trio.CancelScope) -> None:
     """Read the host's commands (:func:`host_command`) on standard input until ``scope`` is
     cancelled: waiting for standard input in trio, so nothing is left reading it afterwards."""
-    print(
-        "press Enter to start when everybody is ready "
-        "(remove SEAT|FINGERPRINT, invite FINGERPRINT, help)",
-        flush=True,
-    )
+    print(PROMPT_WORDS, flush=True)
     fd = sys.stdin.fileno()
     with scope:
         while lobby.table.started is None:

@@ -384,3 +384,20 @@ def test_a_bot_added_to_a_table_of_people_has_one_speed_by_every_door() -> None:
     html = (Path(__file__).parents[1] / "p2p_nertz/web/static/index.html").read_text()
     (slider,) = [line for line in html.splitlines() if 'id="bot-speed"' in line]
     assert f'value="{TABLE_BOT_SPEED}"' in slider, slider
+
+
+def test_the_hosts_first_lines_fit_80_columns_with_the_join_command_whole() -> None:
+    # A newcomer's `nertz host` printed "… others join with: nertz join --peer 127.0." and
+    # "0.1:32867" on the next row of an 80-column terminal.
+    from cli.lobby_cmd import OPEN_WORDS, PROMPT_WORDS, hosting_words
+    from p2p_nertz.protocol.names import MAX_NAME
+
+    longest = "N" * MAX_NAME
+    endpoint = "tcp://255.255.255.255:65535"
+    text = hosting_words(longest, "xqiq-b5gz-iwoo-nwm2", endpoint, "255.255.255.255")
+    for words in (text, OPEN_WORDS, PROMPT_WORDS):
+        assert all(len(line) <= 80 for line in words.splitlines()), words
+    lines = text.splitlines()
+    assert lines[1].split()[-4:] == ["nertz", "join", "--peer", "255.255.255.255:65535"]
+    assert lines[2].split()[-3:] == ["join", "--discover", "255.255.255.255"]
+    assert len(hosting_words("Ann", "xqiq-b5gz-iwoo-nwm2", endpoint, None).splitlines()) == 2
