@@ -24,7 +24,7 @@ from pathlib import Path
 import trio
 
 from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status
-from cli.terminal import Terminal, TerminalFront, open_curses
+from cli.terminal import TERMINAL_SIGNALS, Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Peer, PeerConfig, TableGone
@@ -119,10 +119,10 @@ class _Runner(TableRunner):
             self.wake.set()
 
     async def watch_signals(self, terminal: Terminal) -> None:
-        wanted = [signal.SIGINT, signal.SIGTERM, signal.SIGWINCH]
+        wanted = [signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS]
         with trio.open_signal_receiver(*wanted) as received:
             async for signum in received:
-                if signum == signal.SIGWINCH:
+                if signum in TERMINAL_SIGNALS:
                     terminal.resized()
                 else:
                     await self.carry_out(self.table.signal_received(signum))

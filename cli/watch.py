@@ -31,7 +31,7 @@ import zmq
 from cli.args import error_text, expected_errors
 from cli.files import load_spec
 from cli.keyfile import load_identity
-from cli.terminal import Terminal, open_curses, symbols_ok
+from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, symbols_ok
 from cli.web_cmd import browser_opener
 from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile import RecordKind, read_log
@@ -244,10 +244,10 @@ class _Watcher:
                 await self.wake.wait()
 
     async def signals(self) -> None:
-        wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGWINCH)
+        wanted = (signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS)
         with trio.open_signal_receiver(*wanted) as received:
             async for signum in received:
-                if signum == signal.SIGWINCH:
+                if signum in TERMINAL_SIGNALS:
                     if self.terminal is not None:
                         self.terminal.resized()
                         self.wake.set()

@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import sys
+import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -386,6 +387,31 @@ def test_play_abandon_key_ends_a_two_player_game_whose_bot_was_killed(tmp_path: 
     assert "(ended early)" in text and "the game was abandoned" in text
     leave(tty)
     assert b"winner(s): you" in tty.raw
+    assert b"Traceback" not in tty.raw
+
+
+def test_play_stopped_from_outside_then_continued_takes_its_terminal_again(
+    tmp_path: Path,
+) -> None:
+    # `kill -STOP` then the shell's `fg`: the shell had given the terminal its own modes back,
+    # so the table redrew nothing, keys echoed and waited for Enter. (Ctrl-Z is curses's own.)
+    tty = Tty(["play", "--bots", "1", "--speed", "1", "--rounds", "1",
+               "--dir", str(tmp_path / "game")])  # fmt: skip
+    tty.wait("[n] Nerts")
+    os.kill(tty.child.pid, signal.SIGSTOP)
+    fd = os.open(f"/proc/{tty.child.pid}/fd/0", os.O_RDWR | os.O_NOCTTY)
+    try:  # what a shell does when its job stops: its terminal in cooked mode again
+        modes = termios.tcgetattr(fd)
+        modes[3] |= termios.ICANON | termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, modes)
+    finally:
+        os.close(fd)
+    tty.stream.feed(b"\x1b[2J")  # (and its own lines over the table)
+    os.kill(tty.child.pid, signal.SIGCONT)
+    tty.wait("[n] Nerts")  # drawn again, whole
+    tty.send("s")  # one key, no Enter: taken at once
+    tty.wait(lambda text: text.splitlines()[HEIGHT - 2] == "turned the stock")
+    leave(tty)
     assert b"Traceback" not in tty.raw
 
 
