@@ -18,6 +18,7 @@ import pytest
 from cli_helpers import foreground, held_port, json_lines_until, lobby_where, make_key, nertz
 
 from cli.bots import spawn_lobby_bot
+from cli.keyfile import load_key
 from cli.main import build_parser
 from p2p_nertz.defaults import BOT_SPEEDS, PLAY_BOT_SPEED, TABLE_BOT_SPEED
 from p2p_nertz.logfile.format import LogHeader, encode_header
@@ -58,6 +59,9 @@ def test_keygen_makes_a_key_and_shows_its_fingerprint(tmp_path: Path) -> None:
     assert oct((tmp_path / "key").stat().st_mode & 0o777) == "0o600"
     shown = nertz("keygen", "--show", home=tmp_path)
     assert shown.stdout.split()[0] == fp
+    # The spectator's key for the members' --watcher, before any spec (a lobby game's spec
+    # exists only once it starts): `nertz watch` prints the same one.
+    assert shown.stdout.splitlines()[-1] == f"KEY: {load_key(tmp_path / 'key').peer_id.hex()}"
     again = nertz("keygen", home=tmp_path)
     one_error_line(again, fp, "--force")
     assert nertz("keygen", "--show", home=tmp_path).stdout.split()[0] == fp  # unchanged
