@@ -212,9 +212,11 @@ class Tracker:
         had them press keys the core refused (:meth:`follow_deal` says "go!" once they are
         up). ``out``: the player sits the round out (dropped, or out of a tiebreak): a
         resumed player, back from the next round, read "go!" over keys that answered "you
-        are not playing this round"."""
+        are not playing this round". A spectator read "go!" too."""
         if self._board_first():
             return f"round {number} is dealt — it starts once everyone has closed the board (Enter)"
+        if self.seat is None:  # (a spectator: nobody to send off)
+            return f"round {number} is dealt: play is on"
         if out:
             return f"round {number} is dealt without you: you sit this one out"
         if not up:
