@@ -40,7 +40,7 @@ from cli.args import (
 )
 from cli.bots import LEAVE_PATIENCE, LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.ended import ended_game, say_ended
-from cli.files import make_directory, read_small_file
+from cli.files import make_directory, read_small_file, refuse_a_spec
 from cli.keyfile import (
     config_home,
     default_key_path,
@@ -815,6 +815,7 @@ def _read_to_resume(path: Path) -> tuple[list[Any], LogHeader, LogSummary, Any]:
         raise NertzError(
             f"{str(path)!r} is {exc.strerror}, still playing the game (stop it to resume here)"
         ) from None
+    refuse_a_spec(path, "nertz resume reads your own .log of the game")
     try:
         with read_log(path) as reader:
             records = list(reader)
@@ -828,8 +829,9 @@ def _read_to_resume(path: Path) -> tuple[list[Any], LogHeader, LogSummary, Any]:
     if header is None or summary.fatal is not None:
         # What the reader found, said: a log cut inside its header (a crash or a cut at its
         # first bytes) is not garbage, but holds nothing to resume from either.
-        why = f": {summary.fatal}" if summary.fatal is not None else ""
-        raise NertzError(f"{str(path)!r} is not a p2p-nertz log we can resume{why}")
+        # (In the words every command that reads a log uses: LogProblem.words.)
+        what = "not a p2p-nertz log we can resume" if summary.fatal is None else summary.fatal.words
+        raise NertzError(f"{str(path)!r} is {what}")
     return records, header, summary, found
 
 

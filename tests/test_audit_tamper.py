@@ -391,7 +391,7 @@ def test_audit_tamper_garbage_file_is_unreadable(game: Game) -> None:
     report = game.audit(files=files)
     unreadable = _only(report.violations, K.UNREADABLE)
     assert [v.log for v in unreadable] == ["p4.log"]
-    assert "not a log" in unreadable[0].detail
+    assert unreadable[0].detail.startswith("not a p2p-nertz game log: ")
     assert report.exit_status == 2
 
 
