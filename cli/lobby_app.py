@@ -43,6 +43,7 @@ from p2p_nertz.ui.lobby import (
     SeatLine,
     SetReady,
     StartGame,
+    no_guest_words,
     press_lobby,
     render_lobby,
 )
@@ -450,7 +451,7 @@ class LobbyApp:
             return
         seats = self.host.table.seats
         if not 1 <= seat < len(seats):
-            self.say(f"no guest in seat {seat}", status=True)
+            self.say(no_guest_words(seat, len(seats)), status=True)
             return
         who = seats[seat]
         try:

@@ -82,6 +82,8 @@ from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
+from p2p_nertz.ui.lobby import no_guest_words
+from p2p_nertz.ui.view import counted
 
 __all__ = ["default_key_path"]
 
@@ -312,7 +314,7 @@ def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
             # them, is gone (the log was named before the table came up, off the screen now).
             names = [m.name for m in outcome.peer.spec.members]
             totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
-            print(f"after {len(final.game.history)} round(s): {totals}")
+            print(f"after {counted(len(final.game.history), 'round')}: {totals}")
             if outcome.log is not None:
                 print(f"signed log: {outcome.log}")
             print(f"nertz {command}: you left the game", file=sys.stderr)
@@ -597,8 +599,7 @@ def host_command(lobby: LobbyHost, line: str) -> str:
             if rest.isdigit():
                 n = int(rest)
                 if not 1 <= n < len(seats):
-                    guests = f"seats 1-{len(seats) - 1} are guests" if len(seats) > 1 else "none"
-                    return f"no guest in seat {n} ({guests}; the host is seat 0)"
+                    return no_guest_words(n, len(seats))
                 who = seats[n].peer_id
             else:
                 wanted = parse_invite(rest)

@@ -34,6 +34,7 @@ from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.runtime.table import TableRunner
 from p2p_nertz.runtime.watchport import WatcherAddress
 from p2p_nertz.ui.controller import TableController
+from p2p_nertz.ui.view import counted
 
 __all__ = ["Outcome", "make_node", "run_in_terminal", "run_table", "summary"]
 
@@ -202,7 +203,7 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
     final = peer.final
     names = [m.name for m in peer.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
-    print(f"after {len(final.game.history)} round(s): {totals}")
+    print(f"after {counted(len(final.game.history), 'round')}: {totals}")
     result = final.game.result
     if result is not None:
         print("winner(s): " + ", ".join(names[w] for w in result.winners))

@@ -43,6 +43,7 @@ from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
+from p2p_nertz.ui.view import counted
 from p2p_nertz.web.model import KEYS_ONLY, KeyPress, PageAction, view_json
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
 
@@ -305,7 +306,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     final = spectator.final
     names = [m.name for m in spectator.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
-    print(f"watched {spectator.held()} events; after {len(final.game.history)} round(s): {totals}")
+    rounds = counted(len(final.game.history), "round")
+    print(f"watched {spectator.held()} events; after {rounds}: {totals}")
     if spectator.rejected:
         print(f"refused {spectator.rejected} message(s)", file=sys.stderr)
     if port.summary():

@@ -20,7 +20,7 @@ from typing import ClassVar
 import pexpect
 import pyte
 import pytest
-from cli_helpers import at_end_of_test, kill_tree
+from cli_helpers import at_end_of_test, kill_tree, nertz
 
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import Kind, decode_message
@@ -233,7 +233,7 @@ def assert_said_on_lines_of_its_own(tty: Tty) -> None:
     lines = tty.text().splitlines()
     said = next((n for n, line in enumerate(lines) if line.startswith("after ")), None)
     assert said is not None, "no score said after the table:\n" + "\n".join(lines)
-    assert re.fullmatch(r"after \d+ round\(s\):( +\S+ -?\d+)+", lines[said]), lines[said:]
+    assert re.fullmatch(r"after (1 round|\d+ rounds):( +\S+ -?\d+)+", lines[said]), lines[said:]
     assert tty.screen.cursor.x == 0, (tty.screen.cursor.x, lines[tty.screen.cursor.y])
 
 
@@ -275,6 +275,14 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     status = tty.line(HEIGHT - 2)
     assert status.startswith("illegal: ") and "does not go on" in status, text
 
+    # A false call (x twice, cards left): legal at a cost, said so on our row. Taken unless
+    # a bot ended the round first (at full speed on a loaded machine): then it is refused.
+    tty.send("x")
+    tty.wait("left in your Nerts pile: x again to call anyway")
+    tty.send("x")
+    text = tty.wait(lambda t: "false call: Nerts!" in t or "the round is over" in t)
+    called = "false call: Nerts!" in text
+
     # The typed command line takes the notation; bad notation is refused in one line.
     tty.send(":zz\r")
     tty.wait("not a move: 'zz'")
@@ -301,9 +309,18 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     text = tty.wait("game over — winner: ", timeout=200, keep="p")
     assert re.search(r"^   lake: ", text, re.M)
     leave(tty)
-    played = re.search(rb"after (\d+) round\(s\)", tty.raw)
+    played = re.search(rb"after (\d+) rounds?:", tty.raw)
     assert played is not None and int(played[1]) >= 1, tty.raw[-500:]
     assert b"Traceback" not in tty.raw
+    # The players' logs audit VALID, the false call named as a notice (the rules allow it).
+    logs = sorted(str(p) for p in (tmp_path / "game").glob("**/*.log"))
+    done = nertz("audit", *logs, cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and "verdict: VALID" in done.stdout, done.stdout[-2000:]
+    said = [line for line in done.stdout.splitlines() if "false_nerts" in line]
+    named = [
+        line.startswith("notice false_nerts: ") and " called Nerts with " in line for line in said
+    ]
+    assert named == ([True] if called else []), said
 
 
 def test_play_ctrl_c_leaves_cleanly_and_the_bots_hold_the_leave(tmp_path: Path) -> None:

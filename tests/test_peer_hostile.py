@@ -68,6 +68,7 @@ from p2p_nertz.rules import (
     shuffled_deck,
 )
 from p2p_nertz.sim.logfiles import log_records
+from p2p_nertz.ui.tracker import Tracker
 from tests.audit_helpers import Game, events_of, rewrite
 
 VICTIM = 0  # the seat attacked
@@ -823,6 +824,9 @@ def test_false_nerts_call_is_penalised_alike_on_every_peer() -> None:
     net.run(_mid_game)
     assert _view(net.peers[B]).tableaux[B].nerts
     _play_when_possible(net, B, Move.call())  # a misclick: the public API allows it
+    # The caller's row says what the call was: not "Nerts!", as a call that ended the round.
+    names = [m.name for m in net.spec.members]
+    assert Tracker(names, seat=B).view(net.peers[B]).last[B] == "false Nerts call"
     net.run(lambda n: all(_final_table(p).false_calls[B] == 1 for p in n.peers))
     assert all(_final_table(p).status is RoundStatus.PLAYING for p in net.peers)
     net.run_until_over()

@@ -573,8 +573,17 @@ class Tracker:
             if message.kind in _PLAY_KINDS:
                 body = parse_body(message.kind, message.body, peer.spec.seats)
                 if isinstance(body, Play):
-                    return play_words(body.move, body.card, symbols=self.symbols)
+                    false = message.kind is Kind.NERTS and _false_call(peer, seat, body.round)
+                    return play_words(body.move, body.card, symbols=self.symbols, false_call=false)
         return ""
+
+
+def _false_call(peer: GameSource, seat: int, number: int) -> bool:
+    """Whether ``seat``'s Nerts call in round ``number`` was false: the round is this one and
+    its table does not count the seat among its callers (a false call costs, play goes on)."""
+    rs = peer.tentative.round
+    table = rs.table
+    return rs.number == number and table is not None and seat not in table.callers
 
 
 def status_line(
