@@ -118,6 +118,21 @@ def test_every_door_to_a_log_says_what_a_file_is_not_in_one_plain_line(
     assert "b'" not in line and "not a log:" not in line, line
 
 
+def test_a_node_given_another_file_for_its_log_says_what_it_is_not(
+    tmp_path: Path, game: tuple[Path, Path]
+) -> None:
+    key, spec = game
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\n")
+    done = nertz(
+        "node", "--key", str(key), "--spec", str(spec), "--log", str(other),
+        "--bind", "127.0.0.1:0", "--peer", "1=tcp://127.0.0.1:1", cwd=ROOT,
+    )  # fmt: skip
+    line = one_error_line(done, str(other))
+    assert line.endswith(f"{NOT_A_LOG}: it does not begin as one (NERTZLOG)"), line
+    assert other.read_text() == "hello\n"  # (not written)
+
+
 def test_audit_of_a_directory_says_it_is_one(tmp_path: Path) -> None:
     line = one_line("audit", str(tmp_path), home=tmp_path)
     assert "is a directory" in line and f"{tmp_path}/*.log" in line
