@@ -432,26 +432,33 @@ def deal_from(args: argparse.Namespace) -> Deal:
     return Deal(getattr(args, "deal", "commit"))
 
 
-def _per_seat(text: str, players: int, what: str) -> list[str]:
+def _per_seat(text: str, players: int, what: str, who: str) -> list[str]:
     values = [v.strip() for v in text.split(",") if v.strip()]
     if len(values) == 1:
         values *= players
     if len(values) != players:
-        raise NertzError(f"give one {what} for all players or one per player ({players})")
+        raise NertzError(f"give one {what} for all {who}s or one per {who} ({players})")
     return values
 
 
-def players_from(args: argparse.Namespace, strategies_text: str | None = None) -> list[Player]:
-    """One player per seat from ``--players``, ``--speed`` and the strategies (``--bots`` of
-    ``match``, unless ``strategies_text`` gives them: ``demo --strategy``)."""
-    from p2p_nertz.bots import STRATEGIES
-    from p2p_nertz.match import Player
+def bot_choices(
+    strategies: str, speeds: str, count: int, who: str = "player"
+) -> list[tuple[str, int]]:
+    """Each of ``count`` bots' strategy and speed level, from the comma-separated lists of
+    the command line (one value for all, or one per bot: ``match``, ``demo``, ``play
+    --bots``, whose refusals were "bad speed (1-10): '11'" beside demo's words).
 
-    n = args.players
-    strategies = _per_seat(args.bots if strategies_text is None else strategies_text, n, "strategy")
-    speeds = _per_seat(args.speed, n, "speed")
-    players = []
-    for seat, (strategy, speed) in enumerate(zip(strategies, speeds, strict=True), 1):
+    Raises:
+        NertzError: a list of another length, an unknown strategy, a speed out of range.
+    """
+    from p2p_nertz.bots import STRATEGIES
+
+    chosen = []
+    for strategy, speed in zip(
+        _per_seat(strategies, count, "strategy", who),
+        _per_seat(speeds, count, "speed", who),
+        strict=True,
+    ):
         if strategy not in STRATEGIES:
             known = ", ".join(sorted(STRATEGIES))
             raise NertzError(f"unknown strategy {strategy!r} (known: {known})")
@@ -459,8 +466,22 @@ def players_from(args: argparse.Namespace, strategies_text: str | None = None) -
             level = bot_speed()(speed)
         except argparse.ArgumentTypeError as exc:
             raise NertzError(f"--speed {exc}") from None
-        players.append(Player(strategy, level, f"P{seat}"))
-    return players
+        chosen.append((strategy, level))
+    return chosen
+
+
+def players_from(args: argparse.Namespace, strategies_text: str | None = None) -> list[Player]:
+    """One player per seat from ``--players``, ``--speed`` and the strategies (``--bots`` of
+    ``match``, unless ``strategies_text`` gives them: ``demo --strategy``)."""
+    from p2p_nertz.match import Player
+
+    strategies = args.bots if strategies_text is None else strategies_text
+    return [
+        Player(strategy, level, f"P{seat}")
+        for seat, (strategy, level) in enumerate(
+            bot_choices(strategies, args.speed, args.players), 1
+        )
+    ]
 
 
 EXIT_FAILED = 1

@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from cli.files import load_spec
+from cli.files import load_spec, refuse_a_spec
 from cli.parsers import SPEC_FILE, log_paths
 from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, Severity, audit
 from p2p_nertz.errors import NertzError
@@ -48,14 +48,17 @@ def find_spec_files(logs: list[Path]) -> list[GameSpec]:
     return found
 
 
-def sources(logs: list[Path]) -> list[LogSource]:
-    """Log sources for the files named on the command line.
+def sources(logs: list[Path], command: str = "audit") -> list[LogSource]:
+    """Log sources for the files named on the command line of ``nertz command``.
 
     Raises:
-        NertzError: a path is not a file (a usage error, not a finding), or a log holds
-            messages of another protocol version than this program's.
+        NertzError: a path is not a file, or is the game's spec (a usage error, not a
+            finding), or a log holds messages of another protocol version than this
+            program's.
     """
     log_paths(logs)  # (checked before this module was imported, and again here)
+    for log in logs:
+        refuse_a_spec(log, f"nertz {command} reads the players' .log files beside it")
     found = [LogSource.from_path(log) for log in logs]
     for source in found:
         try:

@@ -26,6 +26,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
+from p2p_nertz.ui.view import counted
 
 _EVENTS = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
 
@@ -131,7 +132,8 @@ def say_ended(command: str, path: Path, spec: GameSpec, ended: Ended, *, as_json
         what = "this game is over" + ("" if ended.final else " (as this log's table has it)")
         status = EXIT_OK
     winners = ", ".join(names[w] for w in ended.winners)
-    score = f"after {ended.rounds} round(s): {totals}" + (f", won by {winners}" if winners else "")
+    score = f"after {counted(ended.rounds, 'round')}: {totals}"
+    score += f", won by {winners}" if winners else ""
     if as_json:
         line = {
             "event": "ended",

@@ -11,13 +11,15 @@ huge file named by mistake is not read into memory). The error is an :class:`OSE
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from p2p_nertz.errors import NertzError
+from p2p_nertz.logfile.format import MAGIC
 from p2p_nertz.logfile.store import open_regular
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
 
-__all__ = ["load_spec", "make_directory", "read_small_file"]
+__all__ = ["load_spec", "make_directory", "read_small_file", "refuse_a_spec"]
 
 
 def read_small_file(path: Path, limit: int) -> tuple[bytes, int]:
@@ -67,3 +69,25 @@ def load_spec(path: Path) -> GameSpec:
         return GameSpec.from_wire(data)
     except NertzError as exc:
         raise NertzError(f"{str(path)!r} is not a game spec: {exc}") from None
+
+
+def refuse_a_spec(path: Path, reads: str) -> None:
+    """Refuse a game spec named where a log is wanted (``nertz replay game.spec``), in one
+    line that says what the command ``reads`` instead, and where (the spec's directory).
+
+    Raises:
+        NertzError: ``path`` is a game spec. (A file that cannot be read, or is neither,
+            is left for the reader of logs to say what it is not.)
+    """
+    try:
+        head, _ = read_small_file(path, len(MAGIC))
+    except OSError:
+        return
+    if head.startswith(MAGIC):
+        return  # (a log, whole or not: its reader says)
+    try:
+        load_spec(path)
+    except NertzError:
+        return
+    beside = shlex.quote(str(path.parent)) + "/*.log"
+    raise NertzError(f"{str(path)!r} is the game's spec, not a log: {reads} ({beside})")

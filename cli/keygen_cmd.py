@@ -23,6 +23,10 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
     if args.show:
         identity = load_key(path)
         print(f"{identity.fingerprint}  {path}")
+        # A lobby game's spec exists only once it starts, too late for the members' --watcher:
+        # the spectator's key, the one `nertz watch` prints, is this public key.
+        print("as a spectator (nertz watch), members push to you with --watcher HOST:PORT#KEY,")
+        print(f"KEY: {identity.peer_id.hex()}")
         return 0
     if path.exists() and not args.force:
         identity = load_key(path)

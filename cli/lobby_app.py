@@ -20,7 +20,7 @@ import trio
 
 from cli.args import PortHold, deal_from, liveness_argv
 from cli.bots import LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
-from cli.terminal import Terminal
+from cli.terminal import TERMINAL_SIGNALS, Terminal
 from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.lobby.messages import TableView
@@ -43,6 +43,7 @@ from p2p_nertz.ui.lobby import (
     SeatLine,
     SetReady,
     StartGame,
+    no_guest_words,
     press_lobby,
     render_lobby,
 )
@@ -271,10 +272,10 @@ class LobbyApp:
                 await self.wake.wait()
 
     async def _signals(self) -> None:
-        wanted = [signal.SIGINT, signal.SIGTERM, signal.SIGWINCH]
+        wanted = [signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS]
         with trio.open_signal_receiver(*wanted) as received:
             async for signum in received:
-                if signum == signal.SIGWINCH:
+                if signum in TERMINAL_SIGNALS:
                     self.terminal.resized()
                     self.poke()
                     continue
@@ -450,7 +451,7 @@ class LobbyApp:
             return
         seats = self.host.table.seats
         if not 1 <= seat < len(seats):
-            self.say(f"no guest in seat {seat}", status=True)
+            self.say(no_guest_words(seat, len(seats)), status=True)
             return
         who = seats[seat]
         try:

@@ -41,7 +41,7 @@ from cli.args import (
 )
 from cli.bots import LEAVE_PATIENCE, LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.ended import ended_game, say_ended
-from cli.files import make_directory, read_small_file
+from cli.files import make_directory, read_small_file, refuse_a_spec
 from cli.keyfile import (
     config_home,
     default_key_path,
@@ -81,6 +81,8 @@ from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
+from p2p_nertz.ui.lobby import no_guest_words
+from p2p_nertz.ui.view import counted
 
 __all__ = ["default_key_path"]
 
@@ -311,7 +313,7 @@ def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
             # them, is gone (the log was named before the table came up, off the screen now).
             names = [m.name for m in outcome.peer.spec.members]
             totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
-            print(f"after {len(final.game.history)} round(s): {totals}")
+            print(f"after {counted(len(final.game.history), 'round')}: {totals}")
             if outcome.log is not None:
                 print(f"signed log: {outcome.log}")
             print(f"nertz {command}: you left the game", file=sys.stderr)
@@ -437,23 +439,41 @@ def _announce_lobby(
     out: _Out, args: argparse.Namespace, lobby: LobbyHost, endpoint: str, invited: set[str] | None
 ) -> None:
     """The host's first lines: where others join, and whether anybody may sit."""
-    where = endpoint.removeprefix("tcp://")
     out.emit(
         "lobby",
-        f"hosting as {args.name} ({lobby.table.identity.fingerprint}); others join with: "
-        f"nertz join --peer {where}"
-        + (f"  (or --discover {args.discover})" if args.discover else ""),
+        hosting_words(args.name, lobby.table.identity.fingerprint, endpoint, args.discover),
         endpoint=endpoint,
         fingerprint=lobby.table.identity.fingerprint,
         lobby_id=lobby.table.lobby_id.hex(),
         invited=sorted(invited) if invited is not None else None,
     )
     if invited is None:
-        text = (
-            "anybody who reaches this lobby may sit (each is shown as they do); "
-            "--invite FINGERPRINT makes the table invite-only"
-        )
-        out.emit("open", text, line=text)
+        out.emit("open", OPEN_WORDS, line=OPEN_WORDS.replace("\n", " "))
+
+
+#: What the host is told when anybody may sit (each line within 80 columns).
+OPEN_WORDS = (
+    "anybody who reaches this lobby may sit (each is shown as they do);\n"
+    "--invite FINGERPRINT makes the table invite-only"
+)
+
+#: The host's prompt, under the table (each line within 80 columns).
+PROMPT_WORDS = (
+    "press Enter to start when everybody is ready\n"
+    "(or type: remove SEAT|FINGERPRINT, invite FINGERPRINT, help)"
+)
+
+
+def hosting_words(name: str, fingerprint: str, endpoint: str, discover: str | None) -> str:
+    """The host's first lines: who hosts, then the command that joins on a line of its own,
+    so an 80-column terminal does not cut the address in two ("--peer 127.0.", "0.1:32867")."""
+    lines = [
+        f"hosting as {name} ({fingerprint})",
+        f"others join with: nertz join --peer {endpoint.removeprefix('tcp://')}",
+    ]
+    if discover:
+        lines.append(f"              or: nertz join --discover {discover}")
+    return "\n".join(lines)
 
 
 def _cmd_host(args: argparse.Namespace) -> int:
@@ -546,8 +566,7 @@ def host_command(lobby: LobbyHost, line: str) -> str:
             if rest.isdigit():
                 n = int(rest)
                 if not 1 <= n < len(seats):
-                    guests = f"seats 1-{len(seats) - 1} are guests" if len(seats) > 1 else "none"
-                    return f"no guest in seat {n} ({guests}; the host is seat 0)"
+                    return no_guest_words(n, len(seats))
                 who = seats[n].peer_id
             else:
                 wanted = parse_invite(rest)
@@ -567,11 +586,7 @@ def host_command(lobby: LobbyHost, line: str) -> str:
 async def _host_prompt(lobby: LobbyHost, out: _Out, scope: trio.CancelScope) -> None:
     """Read the host's commands (:func:`host_command`) on standard input until ``scope`` is
     cancelled: waiting for standard input in trio, so nothing is left reading it afterwards."""
-    print(
-        "press Enter to start when everybody is ready "
-        "(remove SEAT|FINGERPRINT, invite FINGERPRINT, help)",
-        flush=True,
-    )
+    print(PROMPT_WORDS, flush=True)
     fd = sys.stdin.fileno()
     with scope:
         while lobby.table.started is None:
@@ -768,6 +783,7 @@ def _read_to_resume(path: Path) -> tuple[list[Any], LogHeader, LogSummary, Any]:
         raise NertzError(
             f"{str(path)!r} is {exc.strerror}, still playing the game (stop it to resume here)"
         ) from None
+    refuse_a_spec(path, "nertz resume reads your own .log of the game")
     try:
         with read_log(path) as reader:
             records = list(reader)
@@ -781,8 +797,9 @@ def _read_to_resume(path: Path) -> tuple[list[Any], LogHeader, LogSummary, Any]:
     if header is None or summary.fatal is not None:
         # What the reader found, said: a log cut inside its header (a crash or a cut at its
         # first bytes) is not garbage, but holds nothing to resume from either.
-        why = f": {summary.fatal}" if summary.fatal is not None else ""
-        raise NertzError(f"{str(path)!r} is not a p2p-nertz log we can resume{why}")
+        # (In the words every command that reads a log uses: LogProblem.words.)
+        what = "not a p2p-nertz log we can resume" if summary.fatal is None else summary.fatal.words
+        raise NertzError(f"{str(path)!r} is {what}")
     return records, header, summary, found
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 
 from cli.args import EXIT_OK, players_from, rules_from
@@ -24,9 +25,12 @@ def rules_text() -> str:
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
-    from p2p_nertz.rules.book import rule_topic
+    from p2p_nertz.rules.book import reflow, rule_topic
 
-    sys.stdout.write(rule_topic(" ".join(args.topic)) if args.topic else rules_text())
+    text = rule_topic(" ".join(args.topic)) if args.topic else rules_text()
+    if sys.stdout.isatty():  # (a terminal narrower than the book: its words whole)
+        text = reflow(text, shutil.get_terminal_size().columns)
+    sys.stdout.write(text)
     return EXIT_OK
 
 

@@ -27,7 +27,7 @@ import argparse
 import contextlib
 import secrets
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +35,7 @@ import trio
 
 from cli.args import (
     EXIT_FAILED,
+    bot_choices,
     deal_from,
     default_log_dir,
     default_name,
@@ -63,7 +64,6 @@ from cli.node_cmd import load_identity, load_spec, parse_peers
 from cli.parsers import DEFAULT_BOT_SPEED
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
-from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import GameSpec
@@ -147,18 +147,6 @@ def _no_quick_options(args: argparse.Namespace) -> None:
         )
 
 
-def _per_bot(text: str, bots: int, what: str, check: Callable[[str], bool]) -> list[str]:
-    values = [v.strip() for v in text.split(",") if v.strip()]
-    if len(values) == 1:
-        values *= bots
-    if len(values) != bots:
-        raise NertzError(f"give one {what} for all bots or one per bot ({bots})")
-    for v in values:
-        if not check(v):
-            raise NertzError(f"bad {what}: {v!r}")
-    return values
-
-
 def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
     """The keys and the spec of a game against bots (``nertz play --bots``, its arguments
     parsed): the player's name, ``bot1``…; with ``--seed`` the same each time (a test makes
@@ -195,10 +183,7 @@ def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
 def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     config = liveness_from(args)
     identities, spec = bots_game(args)
-    strategies = _per_bot(args.strategy, args.bots, "strategy", lambda s: s in STRATEGIES)
-    speeds = _per_bot(
-        args.speed, args.bots, "speed (1-10)", lambda s: s.isdigit() and 1 <= int(s) <= 10
-    )
+    bots = bot_choices(args.strategy, args.speed, args.bots, "bot")
     workdir, spec_path, note = game_dir(args.dir, "play", spec)
     if note:  # (before the table takes the screen: there when it gives it back)
         print(note)
@@ -219,8 +204,8 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
                 seat=spec.seat_of(identity.peer_id),
                 number=n,
                 endpoint_of=None,
-                strategy=strategies[n - 1],
-                speed=speeds[n - 1],
+                strategy=bots[n - 1][0],
+                speed=str(bots[n - 1][1]),
                 options=liveness_argv(args) + (["--practice"] if args.practice else []),
             )
             children.append(child)

@@ -35,7 +35,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     logs: list[Path] = args.logs
     spec = read_spec(args.spec) if args.spec is not None else None
     loaded = load(
-        sources(logs), spec=spec, candidates=find_spec_files(logs) if spec is None else ()
+        sources(logs, "replay"), spec=spec, candidates=find_spec_files(logs) if spec is None else ()
     )
     if not isinstance(loaded, Replay):
         errors = loaded.errors

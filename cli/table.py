@@ -24,7 +24,7 @@ from pathlib import Path
 import trio
 
 from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status
-from cli.terminal import Terminal, TerminalFront, open_curses
+from cli.terminal import TERMINAL_SIGNALS, Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Peer, PeerConfig, TableGone
@@ -34,6 +34,7 @@ from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.runtime.table import TableRunner
 from p2p_nertz.runtime.watchport import WatcherAddress
 from p2p_nertz.ui.controller import TableController
+from p2p_nertz.ui.view import counted
 
 __all__ = ["Outcome", "make_node", "run_in_terminal", "run_table", "summary"]
 
@@ -119,10 +120,10 @@ class _Runner(TableRunner):
             self.wake.set()
 
     async def watch_signals(self, terminal: Terminal) -> None:
-        wanted = [signal.SIGINT, signal.SIGTERM, signal.SIGWINCH]
+        wanted = [signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS]
         with trio.open_signal_receiver(*wanted) as received:
             async for signum in received:
-                if signum == signal.SIGWINCH:
+                if signum in TERMINAL_SIGNALS:
                     terminal.resized()
                 else:
                     await self.carry_out(self.table.signal_received(signum))
@@ -202,7 +203,7 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
     final = peer.final
     names = [m.name for m in peer.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
-    print(f"after {len(final.game.history)} round(s): {totals}")
+    print(f"after {counted(len(final.game.history), 'round')}: {totals}")
     result = final.game.result
     if result is not None:
         print("winner(s): " + ", ".join(names[w] for w in result.winners))

@@ -14,6 +14,7 @@ import contextlib
 import curses
 import locale
 import os
+import signal
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -29,7 +30,20 @@ from p2p_nertz.ui.render import MIN_HEIGHT, MIN_WIDTH
 from p2p_nertz.ui.screen import Span
 from p2p_nertz.ui.view import TableView
 
-__all__ = ["CursesTerminal", "Terminal", "TerminalFront", "open_curses", "symbols_ok"]
+__all__ = [
+    "TERMINAL_SIGNALS",
+    "CursesTerminal",
+    "Terminal",
+    "TerminalFront",
+    "open_curses",
+    "symbols_ok",
+]
+
+TERMINAL_SIGNALS = (signal.SIGWINCH, signal.SIGCONT)
+"""The signals after which a screen takes its terminal again (:meth:`Terminal.resized`): a
+resize, and a continue. A program stopped from outside (``kill -STOP``, then ``fg``) got its
+terminal back in the shell's modes: keys echoed and waited for Enter, nothing was redrawn.
+(Ctrl-Z is curses's own: it gives the terminal back and takes it again itself.)"""
 
 
 class Terminal(Protocol):
@@ -48,7 +62,8 @@ class Terminal(Protocol):
         """Wait until a key may be there."""
 
     def resized(self) -> None:
-        """The terminal was resized (SIGWINCH): take the new size."""
+        """The terminal was resized (SIGWINCH), or given back (SIGCONT: :data:`TERMINAL_SIGNALS`):
+        take its size, and its modes, again."""
 
 
 _ARROWS = {
@@ -98,8 +113,12 @@ class CursesTerminal:
     def resized(self) -> None:
         try:
             columns, lines = os.get_terminal_size(sys.__stdout__.fileno())  # type: ignore[union-attr]
+            foreground = os.tcgetpgrp(sys.__stdin__.fileno()) == os.getpgrp()  # type: ignore[union-attr]
         except (OSError, AttributeError, ValueError):
             return
+        if foreground:  # (in the background, setting the modes would stop us again: SIGTTOU)
+            with contextlib.suppress(curses.error):
+                curses.reset_prog_mode()  # a shell that took the terminal back gave it its own
         curses.resizeterm(lines, columns)
         self.window.clear()
         self._width, self._height = self._measure()

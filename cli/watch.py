@@ -31,7 +31,7 @@ import zmq
 from cli.args import error_text, expected_errors
 from cli.files import load_spec
 from cli.keyfile import load_identity
-from cli.terminal import Terminal, open_curses, symbols_ok
+from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, symbols_ok
 from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.peer import Effect
@@ -42,6 +42,7 @@ from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
+from p2p_nertz.ui.view import counted
 
 if TYPE_CHECKING:  # (the browser's modules: imported by --web alone, in watch_in_browser)
     from p2p_nertz.web.model import PageAction
@@ -248,10 +249,10 @@ class _Watcher:
                 await self.wake.wait()
 
     async def signals(self) -> None:
-        wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGWINCH)
+        wanted = (signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS)
         with trio.open_signal_receiver(*wanted) as received:
             async for signum in received:
-                if signum == signal.SIGWINCH:
+                if signum in TERMINAL_SIGNALS:
                     if self.terminal is not None:
                         self.terminal.resized()
                         self.wake.set()
@@ -309,7 +310,8 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     final = spectator.final
     names = [m.name for m in spectator.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
-    print(f"watched {spectator.held()} events; after {len(final.game.history)} round(s): {totals}")
+    rounds = counted(len(final.game.history), "round")
+    print(f"watched {spectator.held()} events; after {rounds}: {totals}")
     if spectator.rejected:
         print(f"refused {spectator.rejected} message(s)", file=sys.stderr)
     if port.summary():

@@ -278,6 +278,28 @@ def test_audit_tamper_false_nerts_call_is_named(game: Game) -> None:
     false = _only(report.violations, K.FALSE_NERTS)
     assert [(v.seat, v.seq, v.event) for v in false][:1] == [(0, move.seq, "nerts")]
     assert false[0].found is not None and "left" in false[0].found
+    # A notice (the rules allow the call, at a cost), naming the caller and the cost; the
+    # results its peers signed never applied that cost: those are the errors.
+    assert false[0].severity is Severity.NOTICE
+    name = game.spec.members[0].name
+    assert false[0].detail.startswith(f"{name} called Nerts with ")
+    assert f"a cost of {game.spec.rules.false_call_penalty} points" in false[0].detail
+    assert not report.valid  # (the feed after it, signed again, no longer replays)
+
+
+def test_audit_tamper_nerts_call_after_the_cut_is_no_false_call(game: Game) -> None:
+    # A call with cards left that the rules do not take (here: signed after T*, when the
+    # round is over) costs nothing and is no false call: the notice is for calls they take.
+    logs = game.copy()
+    (first,) = game.audit(logs).rounds
+    assert first.status == "nerts" and first.cut is not None
+    seat = next(s for s in range(game.spec.seats) if s not in first.callers)
+    late = next(m for m in events_of(logs, seat, game.spec) if m.lamport > first.cut)
+    frontier = late.body[0]  # type: ignore[index]
+    rewrite(game, logs, seat, late.seq, lambda m: {"kind": Kind.NERTS, "body": [frontier, 1]})
+    report = game.audit(logs)
+    assert not _only(report.violations, K.FALSE_NERTS)
+    assert not report.valid  # (its reveal is gone: the feed no longer replays)
 
 
 def test_audit_tamper_equivocation_is_named(game: Game) -> None:
@@ -369,7 +391,7 @@ def test_audit_tamper_garbage_file_is_unreadable(game: Game) -> None:
     report = game.audit(files=files)
     unreadable = _only(report.violations, K.UNREADABLE)
     assert [v.log for v in unreadable] == ["p4.log"]
-    assert "not a log" in unreadable[0].detail
+    assert unreadable[0].detail.startswith("not a p2p-nertz game log: ")
     assert report.exit_status == 2
 
 

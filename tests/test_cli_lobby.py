@@ -18,6 +18,7 @@ import pytest
 from cli_helpers import foreground, held_port, json_lines_until, lobby_where, make_key, nertz
 
 from cli.bots import spawn_lobby_bot
+from cli.keyfile import load_key
 from cli.main import build_parser
 from p2p_nertz.defaults import BOT_SPEEDS, PLAY_BOT_SPEED, TABLE_BOT_SPEED
 from p2p_nertz.logfile.format import LogHeader, encode_header
@@ -58,6 +59,9 @@ def test_keygen_makes_a_key_and_shows_its_fingerprint(tmp_path: Path) -> None:
     assert oct((tmp_path / "key").stat().st_mode & 0o777) == "0o600"
     shown = nertz("keygen", "--show", home=tmp_path)
     assert shown.stdout.split()[0] == fp
+    # The spectator's key for the members' --watcher, before any spec (a lobby game's spec
+    # exists only once it starts): `nertz watch` prints the same one.
+    assert shown.stdout.splitlines()[-1] == f"KEY: {load_key(tmp_path / 'key').peer_id.hex()}"
     again = nertz("keygen", home=tmp_path)
     one_error_line(again, fp, "--force")
     assert nertz("keygen", "--show", home=tmp_path).stdout.split()[0] == fp  # unchanged
@@ -386,3 +390,20 @@ def test_a_bot_added_to_a_table_of_people_has_one_speed_by_every_door() -> None:
     html = (Path(__file__).parents[1] / "p2p_nertz/web/static/index.html").read_text()
     (slider,) = [line for line in html.splitlines() if 'id="bot-speed"' in line]
     assert f'value="{TABLE_BOT_SPEED}"' in slider, slider
+
+
+def test_the_hosts_first_lines_fit_80_columns_with_the_join_command_whole() -> None:
+    # A newcomer's `nertz host` printed "… others join with: nertz join --peer 127.0." and
+    # "0.1:32867" on the next row of an 80-column terminal.
+    from cli.lobby_cmd import OPEN_WORDS, PROMPT_WORDS, hosting_words
+    from p2p_nertz.protocol.names import MAX_NAME
+
+    longest = "N" * MAX_NAME
+    endpoint = "tcp://255.255.255.255:65535"
+    text = hosting_words(longest, "xqiq-b5gz-iwoo-nwm2", endpoint, "255.255.255.255")
+    for words in (text, OPEN_WORDS, PROMPT_WORDS):
+        assert all(len(line) <= 80 for line in words.splitlines()), words
+    lines = text.splitlines()
+    assert lines[1].split()[-4:] == ["nertz", "join", "--peer", "255.255.255.255:65535"]
+    assert lines[2].split()[-3:] == ["join", "--discover", "255.255.255.255"]
+    assert len(hosting_words("Ann", "xqiq-b5gz-iwoo-nwm2", endpoint, None).splitlines()) == 2

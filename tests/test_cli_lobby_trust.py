@@ -188,7 +188,7 @@ async def test_host_prompt_removes_and_invites(tmp_path: Path) -> None:
                 await trio.sleep(0.01)
         # Seats count from 0, as on the table: the host is 0, Eve (the first guest) 1.
         assert "no guest in seat 2" in host_command(lobby, "remove 2")
-        assert "no guest in seat 0" in host_command(lobby, "remove 0")
+        assert "seat 0 is you, the host: the guest is in seat 1" in host_command(lobby, "remove 0")
         assert "removed" in host_command(lobby, "remove 1")
         with trio.fail_after(15):
             while not refused:

@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import sys
+import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import ClassVar
 import pexpect
 import pyte
 import pytest
-from cli_helpers import at_end_of_test, kill_tree
+from cli_helpers import at_end_of_test, kill_tree, nertz
 
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import Kind, decode_message
@@ -244,7 +245,7 @@ def assert_said_on_lines_of_its_own(tty: Tty) -> None:
     lines = tty.text().splitlines()
     said = next((n for n, line in enumerate(lines) if line.startswith("after ")), None)
     assert said is not None, "no score said after the table:\n" + "\n".join(lines)
-    assert re.fullmatch(r"after \d+ round\(s\):( +\S+ -?\d+)+", lines[said]), lines[said:]
+    assert re.fullmatch(r"after (1 round|\d+ rounds):( +\S+ -?\d+)+", lines[said]), lines[said:]
     assert tty.screen.cursor.x == 0, (tty.screen.cursor.x, lines[tty.screen.cursor.y])
 
 
@@ -286,6 +287,14 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     status = tty.line(HEIGHT - 2)
     assert status.startswith("illegal: ") and "does not go on" in status, text
 
+    # A false call (x twice, cards left): legal at a cost, said so on our row. Taken unless
+    # a bot ended the round first (at full speed on a loaded machine): then it is refused.
+    tty.send("x")
+    tty.wait("left in your Nerts pile: x again to call anyway")
+    tty.send("x")
+    text = tty.wait(lambda t: "false call: Nerts!" in t or "the round is over" in t)
+    called = "false call: Nerts!" in text
+
     # The typed command line takes the notation; bad notation is refused in one line.
     tty.send(":zz\r")
     tty.wait("not a move: 'zz'")
@@ -312,9 +321,18 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     text = tty.wait("game over — winner: ", timeout=200, keep="p")
     assert re.search(r"^   lake: ", text, re.M)
     leave(tty)
-    played = re.search(rb"after (\d+) round\(s\)", tty.raw)
+    played = re.search(rb"after (\d+) rounds?:", tty.raw)
     assert played is not None and int(played[1]) >= 1, tty.raw[-500:]
     assert b"Traceback" not in tty.raw
+    # The players' logs audit VALID, the false call named as a notice (the rules allow it).
+    logs = sorted(str(p) for p in (tmp_path / "game").glob("**/*.log"))
+    done = nertz("audit", *logs, cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and "verdict: VALID" in done.stdout, done.stdout[-2000:]
+    said = [line for line in done.stdout.splitlines() if "false_nerts" in line]
+    named = [
+        line.startswith("notice false_nerts: ") and " called Nerts with " in line for line in said
+    ]
+    assert named == ([True] if called else []), said
 
 
 def test_play_ctrl_c_leaves_cleanly_and_the_bots_hold_the_leave(tmp_path: Path) -> None:
@@ -398,6 +416,31 @@ def test_play_abandon_key_ends_a_two_player_game_whose_bot_was_killed(tmp_path: 
     assert "(ended early)" in text and "the game was abandoned" in text
     leave(tty)
     assert b"winner(s): you" in tty.raw
+    assert b"Traceback" not in tty.raw
+
+
+def test_play_stopped_from_outside_then_continued_takes_its_terminal_again(
+    tmp_path: Path,
+) -> None:
+    # `kill -STOP` then the shell's `fg`: the shell had given the terminal its own modes back,
+    # so the table redrew nothing, keys echoed and waited for Enter. (Ctrl-Z is curses's own.)
+    tty = Tty(["play", "--bots", "1", "--speed", "1", "--rounds", "1",
+               "--dir", str(tmp_path / "game")])  # fmt: skip
+    tty.wait("[n] Nerts")
+    os.kill(tty.child.pid, signal.SIGSTOP)
+    fd = os.open(f"/proc/{tty.child.pid}/fd/0", os.O_RDWR | os.O_NOCTTY)
+    try:  # what a shell does when its job stops: its terminal in cooked mode again
+        modes = termios.tcgetattr(fd)
+        modes[3] |= termios.ICANON | termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, modes)
+    finally:
+        os.close(fd)
+    tty.stream.feed(b"\x1b[2J")  # (and its own lines over the table)
+    os.kill(tty.child.pid, signal.SIGCONT)
+    tty.wait("[n] Nerts")  # drawn again, whole
+    tty.send("s")  # one key, no Enter: taken at once
+    tty.wait(lambda text: text.splitlines()[HEIGHT - 2] == "turned the stock")
+    leave(tty)
     assert b"Traceback" not in tty.raw
 
 

@@ -202,7 +202,7 @@ def test_host_and_join_without_bot_seat_two_people_at_the_terminal_table(tmp_pat
     guest = None
     try:
         host.wait("others join with: nertz join --peer")
-        # The port it bound, from the line as printed (the screen wraps it at 80 columns).
+        # The port it bound, from the line as printed.
         while (told := re.search(rb"nertz join --peer (\S+:\d+)\r?\n", host.raw)) is None:
             assert host.pump(0.1), host.raw
         where = told[1].decode()

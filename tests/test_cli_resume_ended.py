@@ -21,6 +21,7 @@ from cli_helpers import json_lines_until, node_game, stop_all
 from cli.args import EXIT_LEFT
 from cli.keyfile import load_identity
 from p2p_nertz.rules import Rules
+from p2p_nertz.ui.view import counted
 from tests.test_cli_play import Tty
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -105,7 +106,7 @@ def test_resume_of_a_finished_game_says_it_is_over_with_the_score(tmp_path: Path
     # One round, or more when it ended tied (the tiebreak, RULES.md): the bots' timing on real
     # processes decides that; resume says the rounds the node's own final counted.
     assert final["rounds"] >= 1, final
-    assert f"after {final['rounds']} round(s): {totals}" in line
+    assert f"after {counted(final['rounds'], 'round')}: {totals}" in line
     assert logs[0].stat().st_size == size
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from cli_helpers import nertz
 
 from cli.main import main
 from cli.match_cmd import rules_text
+from p2p_nertz.rules.book import reflow, rule_topic
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "p2p_nertz" / "rules" / "rules.md"
@@ -56,3 +58,38 @@ def test_every_rule_names_its_sources() -> None:
     assert len(bullets) > 30
     for bullet in bullets:
         assert re.search(r"\[0\d\d", bullet), bullet
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text``, without a table's separator rows (their dashes are padding)."""
+    return [w for w in text.split() if not re.fullmatch(r"[|\-]+", w)]
+
+
+def test_the_rule_book_reflowed_to_80_columns_keeps_every_word_and_every_item() -> None:
+    # The book is written ~96 wide: an 80-column terminal cut a word on most of its lines.
+    book = RULES.read_text(encoding="utf-8")
+    assert max(len(line) for line in book.splitlines()) > 80  # (else nothing to show here)
+    narrow = reflow(book, 80)
+    assert all(len(line) <= 80 for line in narrow.splitlines())
+    assert _words(narrow) == _words(book)
+
+    def starts(text: str, pattern: str) -> list[str]:
+        return [line for line in text.splitlines() if re.match(pattern, line)]
+
+    assert starts(narrow, "#") == starts(book, "#")
+    assert len(starts(narrow, r"\s*(- |\d+\. )")) == len(starts(book, r"\s*(- |\d+\. )"))
+    assert reflow(book, 200) == book  # a terminal wide enough: as written
+
+
+def test_nertz_rules_in_an_80_column_terminal_cuts_no_word() -> None:
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(
+        sys.executable, ["-m", "cli", "rules", "lake"], cwd=str(ROOT), dimensions=(24, 80),
+        encoding="utf-8", timeout=60,
+    )  # fmt: skip
+    out = child.read()
+    child.close()
+    assert child.exitstatus == 0, out
+    lines = out.replace("\r\n", "\n").splitlines()
+    assert lines[0] == "### The lake" and all(len(line) <= 80 for line in lines)
+    assert _words(out) == _words(rule_topic("lake"))

@@ -14,6 +14,7 @@ from cli_helpers import nertz, one_error_line
 
 from cli.keyfile import write_key
 from cli.main import build_parser
+from p2p_nertz.logfile.format import NOT_A_LOG
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
@@ -89,7 +90,47 @@ def test_a_bad_log_says_why_in_words(tmp_path: Path) -> None:
     bad.write_bytes(b"garbage\n" * 10)
     done = nertz("audit", str(bad), cwd=ROOT)
     assert done.returncode != 0 and "Traceback" not in done.stderr
-    assert "not a readable log: not a log: " in done.stdout, done.stdout
+    assert f"unreadable: {NOT_A_LOG}: it does not begin as one" in done.stdout, done.stdout
+    assert "b'" not in done.stdout  # (not Python's bytes)
+
+
+@pytest.mark.parametrize("command", ["audit", "replay", "resume"])
+def test_every_door_to_a_log_says_what_a_file_is_not_in_one_plain_line(
+    tmp_path: Path, game: tuple[Path, Path], command: str
+) -> None:
+    # A newcomer gave `nertz replay` the game's spec: "unreadable: not a readable log: not a
+    # log: does not start with b'NERTZLOG'". The spec is named, and where the logs are.
+    _, spec = game
+    line = one_line(command, str(spec), home=tmp_path)
+    assert line.startswith(f"nertz {command}: error: {str(spec)!r} is the game's spec, not a "), (
+        line
+    )
+    assert f"nertz {command} reads " in line and f"({tmp_path}/*.log)" in line, line
+    # Any other file: what it is not, in the one set of words all three use (LogProblem.words).
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\n")
+    line = one_line(command, str(other), home=tmp_path) if command != "audit" else ""
+    if command == "audit":  # (the audit's report: a finding, its verdict, status 2)
+        done = nertz(command, str(other), cwd=ROOT)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        (line,) = [t for t in done.stdout.splitlines() if t.startswith("ERROR")]
+    assert f"{NOT_A_LOG}: it does not begin as one (NERTZLOG)" in line, line
+    assert "b'" not in line and "not a log:" not in line, line
+
+
+def test_a_node_given_another_file_for_its_log_says_what_it_is_not(
+    tmp_path: Path, game: tuple[Path, Path]
+) -> None:
+    key, spec = game
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\n")
+    done = nertz(
+        "node", "--key", str(key), "--spec", str(spec), "--log", str(other),
+        "--bind", "127.0.0.1:0", "--peer", "1=tcp://127.0.0.1:1", cwd=ROOT,
+    )  # fmt: skip
+    line = one_error_line(done, str(other))
+    assert line.endswith(f"{NOT_A_LOG}: it does not begin as one (NERTZLOG)"), line
+    assert other.read_text() == "hello\n"  # (not written)
 
 
 def test_audit_of_a_directory_says_it_is_one(tmp_path: Path) -> None:

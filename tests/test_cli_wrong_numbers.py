@@ -88,3 +88,22 @@ def test_every_port_argument_refuses_what_is_not_a_port_there(
         line = one_error_line(done, argument.split()[1], value)
         assert done.returncode == 2, line
     assert list(tmp_path.iterdir()) == []  # (nothing was started: no key, no log)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--speed", "11"], ["--speed takes a whole number from 1 to 10", "not '11'"]),
+        (["--strategy", "foo"], ["unknown strategy 'foo'", "greedy, lookahead"]),
+        (["--speed", "1,2,3"], ["one speed for all bots or one per bot (2)"]),
+    ],
+)
+def test_play_against_bots_refuses_their_speed_and_strategy_in_the_demos_words(
+    tmp_path: Path, argv: list[str], words: list[str]
+) -> None:
+    # `play --bots 2 --speed 11` said "bad speed (1-10): '11'", beside demo's and match's
+    # "--speed takes a whole number from 1 to 10, not '11'" for the same mistake.
+    done = _nertz(tmp_path, "play", "--bots", "2", *argv)
+    line = one_error_line(done, *words)
+    assert done.returncode == 2, line
+    assert list(tmp_path.iterdir()) == []

@@ -25,8 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from peer_helpers import PeerNetwork, PuppetPeer, Wires, beat_body, beat_of, forge, sign, snapshot
 
+from p2p_nertz.audit import FindingKind, Severity
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.logfile import Record
 from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason, Play, Ready, held_ids, parse_body
 from p2p_nertz.protocol.delivery import ANSWER_BURST
 from p2p_nertz.protocol.envelope import (
@@ -65,6 +67,9 @@ from p2p_nertz.rules import (
     Tableau,
     shuffled_deck,
 )
+from p2p_nertz.sim.logfiles import log_records
+from p2p_nertz.ui.tracker import Tracker
+from tests.audit_helpers import Game, events_of, rewrite
 
 VICTIM = 0  # the seat attacked
 B = 1  # the member whose key signs the forgeries
@@ -819,6 +824,9 @@ def test_false_nerts_call_is_penalised_alike_on_every_peer() -> None:
     net.run(_mid_game)
     assert _view(net.peers[B]).tableaux[B].nerts
     _play_when_possible(net, B, Move.call())  # a misclick: the public API allows it
+    # The caller's row says what the call was: not "Nerts!", as a call that ended the round.
+    names = [m.name for m in net.spec.members]
+    assert Tracker(names, seat=B).view(net.peers[B]).last[B] == "false Nerts call"
     net.run(lambda n: all(_final_table(p).false_calls[B] == 1 for p in n.peers))
     assert all(_final_table(p).status is RoundStatus.PLAYING for p in net.peers)
     net.run_until_over()
@@ -828,6 +836,45 @@ def test_false_nerts_call_is_penalised_alike_on_every_peer() -> None:
     assert score.players[B].penalty == rules.false_call_penalty > 0
     assert all(p.penalty == 0 for p in score.players if p.seat != B)
     assert net.peers[0].final.violations == ()
+    # The peers' logs audit valid: the call is named, a notice (an honest mistake the rules
+    # allow at a cost), and the signed results carry the penalty the audit recomputes.
+    game = Game(net.spec, net.identities, [_log_of(net, s) for s in range(net.n)], None)  # type: ignore[arg-type]
+    report = game.audit()
+    assert report.valid and report.exit_status == 0, [str(v) for v in report.violations]
+    (false,) = [v for v in report.violations if v.kind is FindingKind.FALSE_NERTS]
+    assert false.severity is Severity.NOTICE and false.seat == B and false.event == "nerts"
+    name = net.spec.members[B].name
+    assert false.detail.startswith(f"{name} called Nerts with ")
+    assert f"a cost of {rules.false_call_penalty} points" in false.detail
+    assert report.totals == net.peers[0].final.game.totals
+    # Results signed without the penalty (each author's own, signed again) are errors.
+    logs = game.copy()
+    penalty = rules.false_call_penalty
+
+    def unpaid(m: Message) -> dict[str, Any]:
+        frontier, number, digest, scores, *more = m.body  # type: ignore[misc]
+        paid = [s + penalty if i == B else s for i, s in enumerate(scores)]
+        return {"body": [frontier, number, digest, paid, *more]}
+
+    for seat in range(net.n):
+        (result,) = events_of(logs, seat, net.spec, Kind.RESULT)
+        rewrite(game, logs, seat, result.seq, unpaid)
+    report = game.audit(logs)
+    assert {v.kind for v in report.errors} == {FindingKind.RESULT_MISMATCH}
+    assert [v.kind for v in report.violations if v.severity is Severity.NOTICE] == [
+        FindingKind.FALSE_NERTS
+    ]
+
+
+def _log_of(net: PeerNetwork, seat: int) -> list[Record]:
+    """``seat``'s log of the game ``net`` played: every event its peer holds, in the order
+    of their Lamport times (an order in which each could have been delivered)."""
+    peer, spec = net.peers[seat], net.spec
+    held = sorted(
+        (m for s in range(net.n) for m in peer.events(s)),
+        key=lambda m: (m.lamport, spec.seat_of(m.author), m.seq),
+    )
+    return log_records(spec, seat, [m.wire for m in held])
 
 
 class StackedDeckPeer(Peer):

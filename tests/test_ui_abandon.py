@@ -46,6 +46,7 @@ from p2p_nertz.ui import (
     press,
     render,
 )
+from p2p_nertz.ui.controller import TableController
 from p2p_nertz.ui.keys import ENTER, NO_ABANDON, Action
 from p2p_nertz.ui.view import Gone
 
@@ -174,6 +175,16 @@ def test_render_footer_counts_down_until_the_core_takes_an_abandon() -> None:
     assert ABANDON_HELP[1] in screen_of(help=True, abandon=Gone(1, "Bob", wait=1.0)).text()
     now = screen_of(abandon=Gone(1, "Bob", silent=30.0, wait=0.0))
     assert now.line(now.height - 1).startswith("a ends the game (Bob gone)")
+
+
+def test_render_footer_with_the_abandon_key_keeps_its_keys_whole() -> None:
+    # "a ends the game (Bea gone) · n w 1-4 pick, … · p stu": the keys cut at column 80.
+    for gone in (BOB, Gone(1, "Bob", silent=6.5, wait=23.5), Gone(1, "B" * 32, wait=30.0)):
+        screen = screen_of(abandon=gone)
+        footer = screen.line(screen.height - 1).rstrip()
+        assert len(footer) <= screen.width and footer.startswith("a ends the game")
+        assert footer.endswith(("· ? · q", "· ? help · q leaves", "· ? help")), footer
+    assert screen_of(abandon=BOB).line(screen.height - 1).rstrip().endswith("· ? help · q leaves")
 
 
 def test_render_refusals_of_the_abandon_key_show_as_refusals() -> None:
@@ -425,6 +436,16 @@ def test_tracker_shows_a_real_member_dropped_then_back_as_playing_again() -> Non
     ]
 
 
+class Shown:
+    """A front end that keeps the last view it is shown."""
+
+    def __init__(self) -> None:
+        self.last: TableView | None = None
+
+    def show(self, view: TableView) -> None:
+        self.last = view
+
+
 def _row(screen: Screen, start: str) -> str:
     return next(screen.line(i) for i in range(screen.height) if screen.line(i).startswith(start))
 
@@ -544,3 +565,25 @@ def test_tracker_offers_the_key_by_the_core_answer_alone() -> None:
     tracker.suspected.add(1)
     assert tracker.may_abandon(early) == Gone(1, "Bob", silent=6.0, wait=24.0)
     assert Tracker(("Ann", "Bob"), None).may_abandon(taken) == "a spectator only watches"
+
+
+def test_a_table_opened_on_a_round_the_player_sits_out_does_not_say_go() -> None:
+    """A player dropped, then back (``nertz resume``: a fresh table on the round it is out
+    of), read "round 1 is dealt — go!" while every key answered "you are not playing this
+    round": the status line says it sits the round out."""
+    config = PeerConfig(suspect_after=0.5, drop_after=1.0, phase_timeout=5.0)
+    net = PeerNetwork(3, seed=6, rules=Rules(target=None, rounds=3), config=config)
+    net.run(dealt)
+    cy = net.peers[2]
+    net.silence(2)
+    net.run(lambda _: 2 in net.peers[0].final.dropped)
+    net.silenced.discard(2)  # it comes back, learns it was dropped, asks to rejoin
+    net.run(lambda _: 2 in cy.final.dropped and 2 in cy.final.rejoining)
+    number = cy.tentative.round.number
+    assert cy.view is not None and not cy.view.active[2]
+    table = TableController(tuple(m.name for m in net.spec.members), 2, Shown(), symbols=False)
+    status = table.view(cy, net.now).status
+    assert status == f"round {number} is dealt without you: you sit this one out"
+    # The players still in read "go!" on a table opened on the same round.
+    ann = TableController(tuple(m.name for m in net.spec.members), 0, Shown(), symbols=False)
+    assert ann.view(net.peers[0], net.now).status == f"round {number} is dealt — go!"

@@ -116,6 +116,27 @@ def test_keys_a_false_call_needs_a_second_x() -> None:
     assert actions == []
 
 
+def test_keys_a_typed_false_call_asks_first_like_the_key() -> None:
+    # `:X` with cards left made a false call at once, and said only "called Nerts!".
+    table = table_of()
+    state, actions = keys(table, [":", "X", ENTER])
+    assert actions == [] and "x again" in state.status
+    state, actions = keys(table, "x", state)
+    assert moves(actions) == ["X"] and "false call" in state.status
+    _, actions = keys(table, [":", *"x", ENTER, "n"])  # any other key: no call
+    assert actions == []
+    done = table_of("N: - | 1: QH JS 10H | 2: KH | 3: 5D | 4: 8C | S: 2C 7H 9S | W: 6H AS")
+    assert moves(keys(done, [":", "X", ENTER])[1]) == ["X"]
+
+
+def test_keys_a_typed_run_longer_than_its_pile_says_so() -> None:
+    # `1:9>2` said "Q♥ does not go on …", of a move nobody asked for.
+    state, actions = keys(table_of(), [":", *"3:2>4", ENTER])
+    assert actions == [] and state.status == "illegal: the work pile 3 holds 1 card, not 2"
+    state, _ = keys(table_of(), [":", *"1:9>2", ENTER])
+    assert state.status == "illegal: the work pile 1 holds 3 cards, not 9"
+
+
 def test_keys_a_valid_call_goes_at_once() -> None:
     table = table_of("N: - | 1: QH JS 10H | 2: KH | 3: 5D | 4: 8C | S: 2C 7H 9S | W: 6H AS")
     assert moves(keys(table, "x")[1]) == ["X"]

@@ -283,8 +283,8 @@ def test_the_host_removes_a_guest_by_seat_number() -> None:
     done, actions = press_lobby(keys, "2", three)  # seats from 0: the host is 0
     assert actions == [RemoveSeat(2)] and not done.removing
     for key, said in (
-        ("0", "no guest in seat 0"),
-        ("3", "no guest in seat 3"),
+        ("0", "seat 0 is you, the host: the guests are in seats 1-2"),
+        ("3", "no guest in seat 3: the guests are in seats 1-2"),
         ("9", "no guest in seat 9"),
         ("ESC", "no guest"),
     ):

@@ -24,7 +24,7 @@ from p2p_nertz.ui.tracker import (
     WAITING_ON_YOU,
     status_line,
 )
-from p2p_nertz.ui.view import Board, bots_hint, how_to_play, open_move_words, tie_words
+from p2p_nertz.ui.view import Board, bots_hint, counted, how_to_play, open_move_words, tie_words
 from p2p_nertz.web.model import view_json
 
 #: Seat 0's waste shows the A♥: a card move is open (to the lake), the pass is legal all the
@@ -147,6 +147,22 @@ def test_how_to_play_explains_slide_under_and_the_page_speaks_of_the_pointer_fir
     assert "the rotate button moves" in variant and " r moves" not in variant
 
 
+def test_how_to_play_says_the_waste_turns_back_before_the_top_card_goes_under() -> None:
+    # RULES.md, everyone stuck: the stock is re-formed first (its waste turned back over), then
+    # its top card goes to the bottom; the page said only the second half.
+    for pointer in (False, True):
+        text = " ".join(how_to_play(Rules(), pointer=pointer))
+        turned = text.index("each waste turns back over as the stock")
+        assert turned < text.index("its top card goes to the bottom"), text
+
+
+def test_counts_are_said_in_words_not_with_a_parenthesised_s() -> None:
+    table = table_from(IDLE, IDLE)
+    state, _ = press(KeyState(), "x", Context(table, 0))
+    assert state.status.startswith("1 card left in your Nerts pile: "), state.status  # (KS)
+    assert [counted(n, "round") for n in (0, 1, 2)] == ["0 rounds", "1 round", "2 rounds"]
+
+
 def test_the_bots_hint_names_a_terminal_command_only_at_the_terminal() -> None:
     for practice in (True, False):
         page = bots_hint(practice=practice, speed="5", page=True)
@@ -222,7 +238,7 @@ def test_the_status_line_says_when_everyone_else_is_stuck_and_waits_for_us() -> 
     for said in (
         "illegal: 4♦ does not go on 10♣ (one rank lower, the other colour)",
         "leave the game? y leaves, any key stays",
-        "13 card(s) left in your Nerts pile: x again to call anyway (false call: −5 pts)",
+        "13 cards left in your Nerts pile: x again to call anyway (false call: −5 pts)",
         "K♠ picked: l to the lake, 1-4 onto a work pile, Esc cancels",
     ):
         assert status_line(both, 0, said) == said
@@ -279,7 +295,7 @@ def test_the_pages_false_call_question_names_its_button_the_terminals_its_key() 
     sent = view_json(view)["status"]
     assert "click “yes, call Nerts” to call anyway" in sent and "x again" not in sent, sent
     left, penalty = len(table.tableaux[0].nerts), table.rules.false_call_penalty
-    assert sent.startswith(f"{left} card(s) left in your Nerts pile"), sent
+    assert sent.startswith(f"{counted(left, 'card')} left in your Nerts pile"), sent
     assert f"(false call: −{penalty} pts)" in sent, sent
 
 

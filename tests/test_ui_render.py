@@ -377,4 +377,4 @@ def test_tracker_says_a_round_dealt_under_the_board_waits_for_it_to_close() -> N
     spectator = Tracker(NAMES)  # (nobody waits for a spectator's board)
     spectator.notice(st.RoundScored(1, make_table().score(), (1, 2, 3)))
     spectator.notice(st.PhaseChanged(st.Phase.PLAY, 2))
-    assert spectator.messages[-1] == "round 2 is dealt — go!"
+    assert spectator.messages[-1] == "round 2 is dealt: play is on"  # ("go!" to nobody)

@@ -584,7 +584,7 @@ class _Look:
                     self.headless.append(
                         Finding(
                             FindingKind.UNREADABLE,
-                            f"not a readable log: {fatal.kind.value}: {fatal.detail}",
+                            fatal.words,
                             log=source.name,
                             offset=fatal.offset,
                         )

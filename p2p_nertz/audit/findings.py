@@ -8,7 +8,8 @@ Kinds have a :class:`Severity`. **Errors** are what a valid game cannot contain:
 forgery, a broken or forked feed, a rule broken by a signed event, a result that disagrees.
 **Notices** are facts worth saying that prove nothing wrong: a log that stops before events
 the other logs hold (its peer left when the game was over), an event only one log holds, a game
-that is not finished. An audit is *valid* when it finds no error.
+that is not finished, a false Nerts call (the rules allow one, at a cost the scores carry). An
+audit is *valid* when it finds no error.
 
 (A *finding*, not a violation: a notice proves nothing wrong, and
 :class:`p2p_nertz.protocol.state.Violation` is the fold's refusal of one event, which the audit
@@ -99,7 +100,10 @@ class FindingKind(enum.StrEnum):
     UNAVAILABLE_CARD = "unavailable_card"
     """A claim of a card that was not at the top of the pile it names."""
     FALSE_NERTS = "false_nerts"
-    """A Nerts call with cards left in the caller's Nerts pile (penalised by the rules)."""
+    """A Nerts call with cards left in the caller's Nerts pile (notice: the rules allow it, at
+    a cost: no bonus and the false-call penalty, which the recomputed scores carry, so a
+    result that left it out is a ``result_mismatch``; a call the rules refuse, by a member
+    not in the round or a second call, is ``refused``)."""
     RESULT_MISMATCH = "result_mismatch"
     """A signed result whose lake digest or scores disagree with the recomputed ones."""
     BAD_SHUFFLE = "bad_shuffle"
@@ -178,6 +182,7 @@ _NOTICES = frozenset(
         FindingKind.INCOMPLETE,
         FindingKind.PROVISIONAL_SPLIT,
         FindingKind.SAME_MEMBER,
+        FindingKind.FALSE_NERTS,
     }
 )
 

@@ -9,10 +9,10 @@ capped votes of the last pass.
 
 :class:`Fold` turns each event the fold refuses into a finding of a precise kind, by its
 :class:`~p2p_nertz.protocol.state.RefusalCode` (the tables below: never its words), names false
-Nerts calls (which the rules penalise rather than refuse), replays every finished round with
-every revealed deck when asked (``deep``), and keeps for the report and the evidence what each
-round came to: its end, its scores, the signed results that match, the forfeits and their
-causes, and the decisive events where two logs that finished differently part.
+Nerts calls (a notice: the rules penalise them rather than refuse them), replays every finished
+round with every revealed deck when asked (``deep``), and keeps for the report and the evidence
+what each round came to: its end, its scores, the signed results that match, the forfeits and
+their causes, and the decisive events where two logs that finished differently part.
 """
 
 from __future__ import annotations
@@ -380,16 +380,7 @@ class Fold:
         if nerts_call:
             after = state.table
             if after is not None and after.false_calls[event.seat] > before_calls:
-                left = len(before.nerts) if before is not None else 0
-                found.add(
-                    Finding(
-                        FindingKind.FALSE_NERTS,
-                        "a Nerts call with cards left in the caller's Nerts pile (penalised)",
-                        expected="an empty Nerts pile",
-                        found=f"{left} card(s) left",
-                        **found.about(event),
-                    )
-                )
+                found.add(_false_call(found, event, before, state.rules.false_call_penalty))
         if state.past_rounds:
             for finished in state.past_rounds:
                 self._replay(finished)
@@ -648,3 +639,21 @@ def _top(tableau: Tableau | None, pile: Pile | None) -> Card | None:
         return tableau.top(pile)
     except IllegalMoveError:
         return None
+
+
+def _false_call(found: Collector, event: Event, before: Tableau | None, penalty: int) -> Finding:
+    """The notice of a false Nerts call: the caller, the cards left, what it cost (the rules
+    allow the call; the scores recomputed carry its ``penalty``, and every signed result is
+    checked against them)."""
+    left = len(before.nerts) if before is not None else 0
+    cards = f"{left} card{'s' if left != 1 else ''}"
+    name = found.spec.members[event.seat].name
+    return Finding(
+        FindingKind.FALSE_NERTS,
+        f"{name} called Nerts with {cards} left in their Nerts pile: a false call, which the "
+        f"rules allow at a cost of {penalty} points and any Nerts bonus (the scores recomputed "
+        "carry it)",
+        expected="an empty Nerts pile",
+        found=f"{cards} left",
+        **found.about(event),
+    )

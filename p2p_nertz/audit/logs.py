@@ -159,7 +159,7 @@ class Logs:
             self.found.add(
                 Finding(
                     FindingKind.UNREADABLE,
-                    f"not a readable log: {fatal.kind.value}: {fatal.detail}",
+                    fatal.words,
                     log=log.name,
                     offset=fatal.offset,
                 )

@@ -300,6 +300,34 @@ class LogProblem:
     def __str__(self) -> str:
         return f"{self.kind.value} at offset {self.offset}: {self.detail}"
 
+    @property
+    def words(self) -> str:
+        """What a file with this fatal problem is not, in a person's words (every command
+        that reads a log says it so: ``nertz audit``, ``replay``, ``resume``).
+
+        >>> empty = ProblemKind.NOT_A_LOG
+        >>> LogProblem(kind=empty, offset=0, length=0, detail="the file is empty").words
+        'not a p2p-nertz game log: the file is empty'
+        >>> cut = ProblemKind.BAD_HEADER
+        >>> LogProblem(kind=cut, offset=8, length=0, detail="the header frame is cut short").words
+        'not a readable game log: its header is damaged (the header frame is cut short)'
+        """
+        if self.kind is ProblemKind.NOT_A_LOG:
+            return f"{NOT_A_LOG}: {self.detail}"
+        what = _FATAL_WORDS.get(self.kind, self.kind.value)
+        return f"not a readable game log: {what} ({self.detail})"
+
+
+NOT_A_LOG = "not a p2p-nertz game log"
+"""What a file that does not start as a log is (:attr:`LogProblem.words`)."""
+_NOT_ITS_START = f"it does not begin as one ({MAGIC.decode()})"
+"""Why, for a file of other bytes (Python's ``b'NERTZLOG'`` said nothing to a person)."""
+
+_FATAL_WORDS = {
+    ProblemKind.UNSUPPORTED_VERSION: "a log format this nertz does not read",
+    ProblemKind.BAD_HEADER: "its header is damaged",
+}
+
 
 class TailState(enum.Enum):
     """How a log ends after its last good frame."""
@@ -800,7 +828,7 @@ class LogDecoder:
         have = min(n - i, len(MAGIC))
         # Compare as soon as bytes arrive, so a garbage file fails on its first chunk.
         if view[i : i + have] != MAGIC[:have]:
-            self._stop(ProblemKind.NOT_A_LOG, 0, 0, f"does not start with {MAGIC!r}")
+            self._stop(ProblemKind.NOT_A_LOG, 0, 0, _NOT_ITS_START)
             return n, False
         if n - i < PREFIX_SIZE:
             return i, False

@@ -560,7 +560,7 @@ def _check_recoverable(
     """Return the header if the log may be appended to after cutting its tail, else raise."""
     fatal = summary.fatal
     if fatal is not None:
-        raise LogFormatError(f"{path}: {fatal}", offset=fatal.offset)
+        raise LogFormatError(f"{path}: {fatal.words}", offset=fatal.offset)
     header = summary.header
     assert header is not None  # only a fatal problem leaves a log without a header
     if expected is not None and (

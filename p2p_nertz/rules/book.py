@@ -4,11 +4,12 @@ docs/rules.md points there): ``nertz rules`` prints it, the page's server serves
 from __future__ import annotations
 
 import re
+import textwrap
 from importlib import resources
 
 from p2p_nertz.errors import NertzError
 
-__all__ = ["RULE_BOOK", "UnknownTopic", "rule_book", "rule_topic", "rule_topics"]
+__all__ = ["RULE_BOOK", "UnknownTopic", "reflow", "rule_book", "rule_topic", "rule_topics"]
 
 RULE_BOOK = ("p2p_nertz.rules", "rules.md")
 """Where the rule book ships: its package and its file name."""
@@ -81,3 +82,59 @@ def rule_topic(words: str, book: str | None = None) -> str:
             "enough: nertz rules lake)"
         )
     return "\n".join(book[s:e].rstrip("\n") + "\n" for s, e in chosen)
+
+
+_ITEM = re.compile(r"(\s*)(- |\d+\. )")
+"""A list item's first line: its indent and its mark."""
+
+
+def reflow(book: str, width: int) -> str:
+    """``book`` (the rule book, or some of its sections) with its paragraphs and list items
+    wrapped again to ``width`` columns: the book is written ~96 wide, and an 80-column
+    terminal cut a word in two on most lines of ``nertz rules``. Headings stay as they are;
+    a table row too wide loses its cells' padding, and wraps under itself if it must. A
+    book that fits is returned unchanged.
+
+    >>> reflow("- a book\\n  of five words", 12).splitlines()
+    ['- a book of', '  five words']
+    """
+    if all(len(line) <= width for line in book.splitlines()):
+        return book
+    out: list[str] = []
+    block: list[str] = []  # a paragraph or a list item: its lines
+    indent = ""  # the first line's prefix (a list item's mark)
+
+    def flush() -> None:
+        if block:
+            words = " ".join(line.strip() for line in block)[len(indent.strip()) :].strip()
+            out.extend(
+                textwrap.wrap(
+                    words,
+                    max(width, len(indent) + 10),
+                    initial_indent=indent,
+                    subsequent_indent=" " * len(indent),
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+            )
+            block.clear()
+
+    for line in book.split("\n"):
+        item = _ITEM.match(line)
+        if line.startswith("|") and len(line) > width:  # a row: no padding, words whole
+            flush()
+            row = re.sub(r"-{3,}", "---", re.sub(r" +\|", " |", line))
+            out.extend(textwrap.wrap(row, width, subsequent_indent="  ", break_long_words=False))
+        elif not line.strip() or line.startswith(("#", "|")):
+            flush()
+            out.append(line)
+        elif item is not None:
+            flush()
+            indent = item.group(1) + item.group(2)
+            block.append(line)
+        else:
+            if not block:
+                indent = ""
+            block.append(line)
+    flush()
+    return "\n".join(out)

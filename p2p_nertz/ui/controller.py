@@ -342,15 +342,16 @@ class TableController:
         self.tracker.follow_deal(peer)
         if table is None or table.over or self.tracker.board is not None:
             return
+        out = self.seat is not None and not table.active[self.seat]
         if number > self._up and cards_up(table, self.seat):
             self._up = number
             if self.keys.status in ("", NOT_UP, self.tracker.dealt(number, up=False)):
-                self.keys = replace(self.keys, status=self.tracker.dealt(number))
+                self.keys = replace(self.keys, status=self.tracker.dealt(number, out=out))
         if number <= self._dealt:
             return
         self._dealt = number
         if self.keys.confirm is None:
-            words = self.tracker.dealt(number, up=self._up >= number)
+            words = self.tracker.dealt(number, up=self._up >= number, out=out)
             self.keys = replace(self.keys, selected=None, status=words)
 
     def _context(self, peer: Peer, now: float) -> Context:

@@ -410,10 +410,13 @@ def explain(ctx: Context, move: Move) -> str:
         return f"illegal: there is no work pile {int(target)}"
     if target is source:
         return "illegal: a pile onto itself"
+    run = tableau.pile(source)
+    if move.count > len(run):  # `1:9>2`: more cards than the pile holds
+        held = f"{len(run)} card" + ("" if len(run) == 1 else "s")
+        return f"illegal: the {pile_name(source)} holds {held}, not {move.count}"
     dest = tableau.top(target)
     if dest is None:
         return f"illegal: {show(card)} cannot go to work pile {int(target)}"
-    run = tableau.pile(source)
     if source.is_work and len(run) > 1:
         return (
             f"illegal: no part of work pile {int(source)} ({show(run[0])}…{show(run[-1])}) "
@@ -483,6 +486,8 @@ def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, lis
             return KeyState(status=f"not a move: {text!r} — {_short(exc)}"), []
         if ctx.seat is None:
             return KeyState(status=SPECTATOR), []
+        if move.kind is MoveKind.CALL:  # typed `X` asks first, as the key does (false call)
+            return _table_key(KeyState(), "x", "x", ctx)
         return _play(ctx, move)
     if len(key) == 1 and key.isprintable() and len(text) < _MAX_COMMAND:
         return replace(state, command=text + key), []

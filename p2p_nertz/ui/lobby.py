@@ -68,6 +68,7 @@ __all__ = [
     "SeatLine",
     "SetReady",
     "StartGame",
+    "no_guest_words",
     "press_lobby",
     "render_lobby",
     "rules_text",
@@ -395,8 +396,25 @@ def _removing(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, 
     if key.isdigit() and 1 <= int(key) < ctx.seats:
         return replace(done, status=f"removing the guest in seat {key}…"), [RemoveSeat(int(key))]
     if key.isdigit():
-        return replace(done, status=f"no guest in seat {key}"), []
+        return replace(done, status=no_guest_words(int(key), ctx.seats)), []
     return replace(done, status="no guest removed"), []
+
+
+def no_guest_words(seat: int, seats: int) -> str:
+    """Why the host cannot remove seat ``seat`` of a table of ``seats`` (the lobby's ``x``
+    key, the plain lobby's ``remove``): seat 0 is the host (a newcomer read "no guest in
+    seat 0" of their own seat), and which seats are guests.
+
+    >>> no_guest_words(0, 3)
+    'seat 0 is you, the host: the guests are in seats 1-2'
+    >>> no_guest_words(5, 2)
+    'no guest in seat 5: the guest is in seat 1'
+    """
+    if seats > 2:
+        guests = f"the guests are in seats 1-{seats - 1}"
+    else:
+        guests = "the guest is in seat 1" if seats == 2 else "no guest has sat down"
+    return f"{'seat 0 is you, the host' if seat == 0 else f'no guest in seat {seat}'}: {guests}"
 
 
 def _unknown(k: str) -> str:

@@ -298,7 +298,14 @@ class _Painter:
             else:
                 text = f" ends the game ({gone.name} gone)"
             row.add("a", Style.KEY).add(text, Style.WARN)
-            row.add(" · " + _hint(view.rules), Style.DIM)
+            # The keys after it, whole: cut at the edge ("· p stu") they read as a fault.
+            room = self.width - len(row) - len(" · ")
+            keys = next(
+                (k for k in (_hint(view.rules), "? help · q leaves", "? help") if len(k) <= room),
+                "",
+            )
+            if keys:
+                row.add(" · " + keys, Style.DIM)
         else:
             row.add(_hint(view.rules), Style.DIM)
         return row.spans()

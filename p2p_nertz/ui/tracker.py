@@ -199,7 +199,7 @@ class Tracker:
         del self.messages[:-MAX_MESSAGES]
         self.changes += 1
 
-    def dealt(self, number: int, *, up: bool = True) -> str:
+    def dealt(self, number: int, *, up: bool = True, out: bool = False) -> str:
         """The words of round ``number``'s deal: its announcement, and the status line it
         leaves (:meth:`~p2p_nertz.ui.controller.TableController.view`). While the last round's
         board is still up before a player, the round waits for them to close it
@@ -210,9 +210,15 @@ class Tracker:
         ``ready`` folded (docs/protocol.md §8.3), in a shuffle deal each card turns up once
         the others' shares arrive (docs/shuffle.md §10.14). "go!" over ``??`` and stock 0
         had them press keys the core refused (:meth:`follow_deal` says "go!" once they are
-        up)."""
+        up). ``out``: the player sits the round out (dropped, or out of a tiebreak): a
+        resumed player, back from the next round, read "go!" over keys that answered "you
+        are not playing this round". A spectator read "go!" too."""
         if self._board_first():
             return f"round {number} is dealt — it starts once everyone has closed the board (Enter)"
+        if self.seat is None:  # (a spectator: nobody to send off)
+            return f"round {number} is dealt: play is on"
+        if out:
+            return f"round {number} is dealt without you: you sit this one out"
         if not up:
             return f"round {number} is dealt: turning your cards up (waiting for the others)"
         return f"round {number} is dealt — go!"
@@ -222,9 +228,11 @@ class Tracker:
         that reported it; else :meth:`follow_deal` says whether they show in the held view,
         which the share store may open sooner (the board's words meanwhile, if it is up)."""
         up = final is None or final.round.number != number or cards_up(final.round.table, self.seat)
+        table = final.round.table if final is not None and final.round.number == number else None
+        out = table is not None and self.seat is not None and not table.active[self.seat]
         self.turning, self.told = (None, False) if up else (number, False)
         if up or self._board_first():
-            self.say(self.dealt(number, up=up))
+            self.say(self.dealt(number, up=up, out=out))
 
     def _board_first(self) -> bool:
         """The last round's board is still up before the player: a deal waits for its close."""
@@ -236,13 +244,15 @@ class Tracker:
         else (once) that they are turning up (before each view, and before a key is taken)."""
         if self.turning is None or self.board is not None:
             return
+        view = source.view
+        out = view is not None and self.seat is not None and not view.active[self.seat]
         if source.tentative.round.number != self.turning:
             self.turning = None  # (that round is gone: its own deal spoke for the next)
-        elif source.view is not None and cards_up(source.view, self.seat):
-            self.say(self.dealt(self.turning))
+        elif view is not None and cards_up(view, self.seat):
+            self.say(self.dealt(self.turning, out=out))
             self.turning = None
         elif not self.told:
-            self.say(self.dealt(self.turning, up=False))
+            self.say(self.dealt(self.turning, up=False, out=out))
             self.told = True
 
     def card(self, card: Card) -> str:
@@ -563,8 +573,17 @@ class Tracker:
             if message.kind in _PLAY_KINDS:
                 body = parse_body(message.kind, message.body, peer.spec.seats)
                 if isinstance(body, Play):
-                    return play_words(body.move, body.card, symbols=self.symbols)
+                    false = message.kind is Kind.NERTS and _false_call(peer, seat, body.round)
+                    return play_words(body.move, body.card, symbols=self.symbols, false_call=false)
         return ""
+
+
+def _false_call(peer: GameSource, seat: int, number: int) -> bool:
+    """Whether ``seat``'s Nerts call in round ``number`` was false: the round is this one and
+    its table does not count the seat among its callers (a false call costs, play goes on)."""
+    rs = peer.tentative.round
+    table = rs.table
+    return rs.number == number and table is not None and seat not in table.callers
 
 
 def status_line(

@@ -44,6 +44,7 @@ __all__ = [
     "TableView",
     "card_text",
     "cards_up",
+    "counted",
     "board_columns",
     "bots_hint",
     "decided_by",
@@ -447,9 +448,13 @@ _MOVES_OF_NO_CARD = {
 """The moves that move no card, in words (:func:`play_words`)."""
 
 
-def play_words(move: Move, card: Card | None = None, *, symbols: bool = True) -> str:
+def play_words(
+    move: Move, card: Card | None = None, *, symbols: bool = True, false_call: bool = False
+) -> str:
     """A move in words, for the status line and the players' last actions (the notation is
-    for the ``:`` command line and the logs); ``card``: the card moved, when known (a claim's).
+    for the ``:`` command line and the logs); ``card``: the card moved, when known (a claim's);
+    ``false_call``: the move is a Nerts call the table took as false (cards left), said so (a
+    newcomer's false call read "Nerts!" on their row, as a call that ended the round).
 
     >>> play_words(Move.parse("N>L"), Card.parse("7H"))
     '7♥ to the lake'
@@ -457,7 +462,11 @@ def play_words(move: Move, card: Card | None = None, *, symbols: bool = True) ->
     ('waste card onto work pile 3', 'turned the stock')
     >>> play_words(Move.parse("1:3>4"), Card.parse("9C"), symbols=False)
     '3 cards from 9C onto work pile 4'
+    >>> play_words(Move.call()), play_words(Move.call(), false_call=True)
+    ('Nerts!', 'false Nerts call')
     """
+    if false_call and move.kind is MoveKind.CALL:
+        return "false Nerts call"
     if move.kind in _MOVES_OF_NO_CARD:
         return _MOVES_OF_NO_CARD[move.kind]
     source, target = move.source, move.target
@@ -605,22 +614,36 @@ _CALL_KEY = "x again to call anyway"
 _CALL_BUTTON = "click “yes, call Nerts” to call anyway"
 
 
+def counted(count: int, noun: str) -> str:
+    """``count`` ``noun``, the noun plural but for one: words for people, not "13 card(s)"
+    (a newcomer read "after 0 round(s)"). Nouns of this program only: an ``s`` makes them
+    plural.
+
+    >>> counted(1, "card"), counted(13, "card"), counted(0, "round")
+    ('1 card', '13 cards', '0 rounds')
+    """
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def false_call_question(left: int, penalty: int) -> str:
     """The question a call with cards left in the Nerts pile asks first, at the terminal
     (the page says its button: :func:`page_status`).
 
     >>> false_call_question(3, 10)
-    '3 card(s) left in your Nerts pile: x again to call anyway (false call: −10 pts)'
+    '3 cards left in your Nerts pile: x again to call anyway (false call: −10 pts)'
+    >>> false_call_question(1, 5)[:35]
+    '1 card left in your Nerts pile: x a'
     """
     # (In points, as the players' rows: "(false call: −5)" was a number without its unit.)
-    return f"{left} card(s) left in your Nerts pile: {_CALL_KEY} (false call: −{penalty} pts)"
+    cards = counted(left, "card")
+    return f"{cards} left in your Nerts pile: {_CALL_KEY} (false call: −{penalty} pts)"
 
 
 def page_status(status: str) -> str:
     """The status line as the page shows it: a question names the page's button, not the
     terminal's key (the page's Nerts! button reads "yes, call Nerts" while it asks).
 
-    >>> page_status(false_call_question(3, 10))[35:]
+    >>> page_status(false_call_question(3, 10))[33:]
     'click “yes, call Nerts” to call anyway (false call: −10 pts)'
     """
     return status.replace(_CALL_KEY, _CALL_BUTTON)
@@ -707,9 +730,11 @@ def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
         "card left in",
         f"your Nerts pile; {goal}.",
         "",
-        f"{stuck} When everyone has passed, every stock rotates: the top card",
-        "goes to the bottom. A card someone else puts in the lake after your pass",
-        "makes it stale: the table says so, and you pass again.",
+        # (RULES.md, everyone stuck: the stock re-formed first, as when it runs out; a
+        # newcomer read only "the top card goes to the bottom" and looked for it there.)
+        f"{stuck} When everyone has passed, each waste turns back over as the",
+        "stock, and its top card goes to the bottom. Another's card in the lake after",
+        "your pass makes it stale: the table says so, and you pass again.",
         "Two cards for one place: the first played stays, the other goes back.",
     ]
     call, rotate = ("Nerts!", "the rotate button") if pointer else ("x", "r")
