@@ -7,9 +7,10 @@ after ``drop_after``. The others send to the seat's endpoint, the first machine'
 hears nobody. Before session 30 a process restored from a log holding more of its feed than
 its join signed at once: the copy's bot played under seqs the first process used too, its
 beats were timed above events it never heard of, and past ``drop_after`` it abandoned the other
-(two players) or voted the members out: at 2 players at once the honest seat was dropped for
-equivocation (the audit's *clock_below_ack* and *equivocation*), at 3 the same, and a second
-later at 3 for *withheld*. Now a restored process, like a new one, signs nothing past its head
+(two players) or voted the members out: at once the honest seat was dropped for equivocation
+(the audit's *clock_below_ack* and *equivocation*), a second later at 3 players for *withheld*
+(at 2 the copy abandoned the other), after ``drop_after`` for silence at 3 and with a fork
+proven at 2. Now a restored process, like a new one, signs nothing past its head
 until a member has said what it holds of our feed: the copy signs nothing, sends wants, and
 stops unheard at ``drop_after``; the first process plays on.
 """
