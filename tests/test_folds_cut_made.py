@@ -75,17 +75,19 @@ def test_folds_cut_made_by_a_drop_there_that_the_same_events_readmit() -> None:
 def test_soak_seed_8227_every_fold_at_once_keeps_the_cut_of_a_member_readmitted() -> None:
     """The seed itself: no violation; the audit of every log and every peer restored from its
     log reach the live peers' drops and readmissions (seat 1 cut at 93, back from 99; the
-    cheater, seat 2, dropped at 108, below its fork at 110), not seat 0 dropped at 84. (Seat 2
-    was dropped at 109 until session 22: the member asleep here, seat 0, no longer votes on
-    waking, docs/protocol.md §9.2, and the game's timing moved.)"""
+    cheater, seat 2, dropped at its fork at 112), not seat 0 dropped at 84. (Seat 2 was dropped
+    at 109 until session 22: the member asleep here, seat 0, no longer votes on waking,
+    docs/protocol.md §9.2, and the game's timing moved; at 108, below its fork at 110, until
+    session 30: seat 1, restarted from its log, now waits for a member's word before it signs,
+    §9.6, and the timing moved again.)"""
     result = run(SimConfig.soak(8227, players=(2, 4), peer=QUICK_TIMERS))
     assert result.spec.seats == 3
     assert result.violations == []  # (sim.run checks the invariants, the audit's among them)
     audited = audit_logs(result).state
-    assert (audited.dropped, audited.gaps) == ({2: 108}, {1: ((93, 99),)})
+    assert (audited.dropped, audited.gaps) == ({2: 112}, {1: ((93, 99),)})
     for seat, peer in enumerate(result.peers):
         assert peer is not None
-        assert (peer.final.dropped, peer.final.gaps) == ({2: 108}, {1: ((93, 99),)}), seat
+        assert (peer.final.dropped, peer.final.gaps) == ({2: 112}, {1: ((93, 99),)}), seat
         restored = restored_peer(result, seat)
         assert restored.tentative.digest() == peer.tentative.digest(), seat
         assert restored.final.dropped == peer.final.dropped, seat

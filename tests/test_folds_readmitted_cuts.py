@@ -145,14 +145,16 @@ def test_impose_cuts_keeps_a_readmitted_cut_only_where_the_fold_readmits_from_it
 
 def test_soak_seed_16034_every_audit_reaches_the_peers_readmissions() -> None:
     """The seed itself: no violation; every peer, the audit of every log and the audit of
-    each log alone end with seat 0 back from 12 at 16 and seat 3 back from 74 at 75, no one
-    out, and no finding. (At 76 until session 22: seat 3, asleep here, signed a vote for
-    silence and its withdrawal on waking, which a waker no longer does, docs/protocol.md
-    §9.2.)"""
+    each log alone end with seat 0 back from 12 at 17 and seat 3, asleep past the drop timer,
+    out at 81, and no finding. (Until session 30 seat 0 was back at 16 and seat 3 back from 74
+    at 75, no one out: seat 3, restarted from its log before it sleeps, now waits for a
+    member's word before it signs, docs/protocol.md §9.6, and the game's timing moved; at 76
+    until session 22: seat 3 signed a vote for silence and its withdrawal on waking, which a
+    waker no longer does, §9.2.)"""
     result = run(SimConfig.soak(16034, players=(2, 6), peer=QUICK_TIMERS))
     assert result.spec.seats == 4
     assert result.violations == []  # (sim.run checks the invariants, the audit's among them)
-    want = ({}, {0: ((12, 16),), 3: ((74, 75),)})
+    want = ({3: 81}, {0: ((12, 17),)})
     for seat, peer in enumerate(result.peers):
         assert peer is not None
         assert (peer.final.dropped, peer.final.gaps) == want, seat

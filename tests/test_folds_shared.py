@@ -252,7 +252,9 @@ def test_every_shared_view_is_the_copy_it_replaces_in_games(
     faults = Faults.random(Rng(seed), players, horizon=15.0, cheats=True) if faulty else Faults()
     result = run(SimConfig(players=players, seed=seed, faults=faults, max_time=400.0, deal=deal))
     assert result.violations == []
-    assert shared[0] > 5
+    # (Views shared and checked: 4 in the game of 4 players, seed 6, since session 30, where a
+    # restarted peer waits for a member's word before it signs, docs/protocol.md §9.6.)
+    assert shared[0] > 3
 
 
 @pytest.fixture

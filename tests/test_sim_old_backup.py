@@ -33,16 +33,6 @@ SEAT = 1  # the seat whose log is put back from a copy
 CRASH_AT = 10.0  # (mid round at every seed below: the copy's seat signed 20-40 events by then)
 GONE_AT = 60.0  # the others have finished (or dropped the seat) and gone home by then
 
-# A restored process that holds more than our join signs past it at once on main (a restart
-# beat, a move, a vote: a fork of the first process's feed, or a beat timed past its events);
-# session 30's twins rule (branch twins31: a restored process waits for a member's word) makes
-# it sign nothing until then, and these become the cases above. Strict: they fail once it lands.
-_NEEDS_WORD = pytest.mark.xfail(
-    strict=True,
-    reason="a restored process that holds more than its join signs before a member's word on "
-    "its feed on main: twins31's rule (protocol.md §9.6) lands it; then drop this mark",
-)
-
 
 def _resumed(players: int, seed: int, copy_at: float, *, everyone_gone: bool) -> SimResult:
     """Seat 1 killed at :data:`CRASH_AT` and resumed on a copy of its log taken at
@@ -131,25 +121,25 @@ def test_sim_a_copy_of_the_log_from_the_start_resumed_among_the_others_stops_not
     _check_honest(result)
 
 
-@_NEEDS_WORD
 @pytest.mark.parametrize(("players", "seed"), [(2, 1), (3, 2), (4, 1)])
 def test_sim_a_copy_of_the_log_from_mid_round_resumed_with_everyone_gone_stops_noted(
     players: int, seed: int
 ) -> None:
-    """A copy taken mid round (5 s in), resumed after everyone went home: on main the process
-    signs past its head at once (a vote for silence, a move: seqs the first process used, a
-    fork in the audit of every log); waiting for a member's word it stops unheard instead."""
+    """A copy taken mid round (5 s in), resumed after everyone went home: before session 31
+    the process signed past its head at once (a vote for silence, a move: seqs the first
+    process used, a fork in the audit of every log); waiting for a member's word (§9.6) it
+    stops unheard instead."""
     result = _resumed(players, seed, 5.0, everyone_gone=True)
     _check_honest(result)
 
 
-@_NEEDS_WORD
 @pytest.mark.parametrize(("players", "seed"), [(2, 1), (3, 2), (4, 1)])
 def test_sim_a_copy_of_the_log_from_mid_round_resumed_among_the_others_stops_noted(
     players: int, seed: int
 ) -> None:
-    """The mid-round copy resumed among the others: on main its restart beat, timed at its
-    reservation, names a head below events the first process signed earlier (a lie about time
-    in the others' proof notes); waiting for a word it learns its feed goes on and stops."""
+    """The mid-round copy resumed among the others: before session 31 its restart beat, timed
+    at its reservation, named a head below events the first process signed earlier (a lie
+    about time in the others' proof notes); waiting for a word it learns its feed goes on and
+    stops."""
     result = _resumed(players, seed, 5.0, everyone_gone=False)
     _check_honest(result)

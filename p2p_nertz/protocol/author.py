@@ -113,12 +113,12 @@ class Author:
         self.doubt_until: float | None = None
         self.elsewhere: int | None = None
         self.leave_due = False  # a leave asked while held back (signed once released)
-        # Knowing nothing of ours past our join (new, or restored from our join alone), no
-        # member has told us yet what it holds of our feed (WordsOnUs.told): our key may have
-        # signed past it elsewhere. Until one has, we sign nothing past our join, and send no
-        # beat but a new peer's first (the same bytes wherever our key starts): wants instead
-        # (docs/protocol.md §9.6, *a second machine that hears nobody*). Not alone at the table,
-        # nor a process that sat at the lobby that made the game (``PeerConfig.fresh``).
+        # New, or restored from our log (a copy of which may be resumed elsewhere), no member
+        # has told us yet what it holds of our feed (WordsOnUs.told): our key may have signed
+        # past our head elsewhere. Until one has, we sign nothing past it, and send no beat but
+        # a new peer's first (the same bytes wherever our key starts): wants instead (§9.6, *a
+        # second machine that hears nobody*, *two copies resumed*). Not alone at the table, nor
+        # a new process that sat at the lobby that made the game (``PeerConfig.fresh``).
         self.unheard = len(peer_ids) > 1 and not config.fresh
         # A cheater's core that signed another version of its own feed itself (the simulator's
         # Equivocation) knows where it came from: it neither doubts nor stops on it.

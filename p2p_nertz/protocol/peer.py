@@ -555,13 +555,13 @@ class Peer:
         for ask in peer._delivery.read_back(list(records), now):
             peer._do(ask, now)
         own = peer._feeds[peer.seat]
-        peer._author.unheard = len(own) <= 1 < peer._n  # (our join alone, others: Author.unheard)
+        peer._author.unheard = peer._n > 1 and (len(own) <= 1 or not recover)  # (a copy: unheard)
         if own:
             peer._outbox.effects.append(Send(own[-1].wire))  # (signed before: the same bytes)
         if recover:
             peer._author.recovery = Recovery(peer.seat, peer._n, len(own), now)
             peer._author.recovery_want(now)
-        elif len(own) == 1:  # (no beat timed past our join before a word: Author.unheard)
+        elif own and peer._author.unheard:  # (no beat timed past our head before a word)
             peer._author.doubt_want(now)
         else:
             if not own:

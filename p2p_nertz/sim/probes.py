@@ -11,7 +11,10 @@ where a drop rests on a later withdrawal, and which reaches session 15's answer 
 where it applies). ``rule=False`` takes both out instead (no cut is ever offered), to show
 that a game needs them. :func:`count_hand_ons` counts §9.2's *Handed on in play*
 (``protocol/relays.py``): the votes for silence that started a hand-on, the beats sent at once
-with them, and the beats forwarded in play after.
+with them, and the beats forwarded in play after. :func:`no_imposed_cuts` and
+:func:`no_held_chains` take out a rule that reaches the same answer as another in some games
+(the cuts imposed over a fold; the chain the logs of the members still in hold), so that a
+test shows the other rule makes it alone.
 Not for use outside tests and scripts: it rebinds module attributes of the core for the
 block's length, in this process only.
 """
@@ -24,12 +27,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from p2p_nertz.audit import auditor
+from p2p_nertz.audit.delivery import ForkWatch
 from p2p_nertz.protocol import folds
 from p2p_nertz.protocol.last_words import LastWords
 from p2p_nertz.protocol.relays import Relays
 from p2p_nertz.protocol.state import GameState
 
-__all__ = ["HandOns", "LiftedCuts", "count_hand_ons", "count_lifted_cuts"]
+__all__ = [
+    "HandOns",
+    "LiftedCuts",
+    "count_hand_ons",
+    "count_lifted_cuts",
+    "no_held_chains",
+    "no_imposed_cuts",
+]
 
 
 @dataclass(slots=True)
@@ -195,6 +206,37 @@ def count_hand_ons() -> Iterator[HandOns]:
     ]
     with _patched(patches):
         yield counts
+
+
+@contextmanager
+def no_imposed_cuts() -> Iterator[None]:
+    """Impose no cut over a fold's fixed point while the block runs: ``folds.impose_cuts``
+    (a peer's tentative fold, a spectator's) and the audit's passes return the fixed point
+    they are given. Every fold is then the roster's rule alone (``Roster._decided``, §9.2),
+    without §9.2's *events no other member announced holding* (``Folds._cut_unheld``), which
+    reaches the same drops in the games of soak seed 2086's class: to show that the rule
+    alone makes them (``tests/test_sim_drop_cuts.py``)."""
+
+    def impose_cuts(fold_with: Any, start: folds.Trial[Any], *args: Any) -> folds.Trial[Any]:
+        del fold_with, args
+        return start
+
+    with _patched([(folds, "impose_cuts", impose_cuts), (auditor, "impose_cuts", impose_cuts)]):
+        yield
+
+
+@contextmanager
+def no_held_chains() -> Iterator[None]:
+    """While the block runs, the audit takes no chain of a member proven to fork from what the
+    logs of the members still in hold (``ForkWatch.held_chain`` finds none): where the
+    counted votes quote a chain past the fork (``state.voted_chain``, §9.2), that rule alone
+    decides the chain the next pass folds (``tests/test_sim_variants.py``, seed 893)."""
+
+    def held_chain(self: ForkWatch, seat: int, dropped: dict[int, int]) -> None:
+        del self, seat, dropped
+
+    with _patched([(ForkWatch, "held_chain", held_chain)]):
+        yield
 
 
 @contextmanager

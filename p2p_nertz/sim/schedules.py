@@ -19,7 +19,7 @@ from p2p_nertz.protocol.envelope import InvalidMessageError, Kind, Message, deco
 if TYPE_CHECKING:
     from p2p_nertz.sim.network import Simulation
 
-__all__ = ["LateLift"]
+__all__ = ["LateLift", "LoneWithdrawals"]
 
 
 @dataclass(slots=True)
@@ -88,10 +88,74 @@ class LateLift:
 
     @staticmethod
     def _withdrawal(message: Message, seats: int) -> bool:
-        if message.kind is not Kind.DROP or not message.seq:
+        body = _drop(message, seats)
+        return body is not None and body.reason is DropReason.WITHDRAW
+
+
+@dataclass(slots=True)
+class LoneWithdrawals:
+    """Each withdrawal against ``member`` is signed alone: a vote of one of ``voters`` against
+    ``member`` reaches another of them only once that receiver has withdrawn its own vote
+    against ``member``, for at most ``bound`` seconds after it was first offered there.
+
+    Each voter, hearing ``member`` again after voting it out for silence, withdraws before it
+    holds the others' votes, though those votes come before every withdrawal in the order and
+    drop ``member`` there (soak seed 2086's game, docs/protocol.md §9.2: the drop stands as
+    the votes decide it without the member's events past its cut). A clean network seldom
+    plays it: the voters, as close as their timers, hold each other's votes first.
+
+    ``withdrawn``: the voters seen to have signed that withdrawal.
+    """
+
+    member: int
+    voters: frozenset[int]
+    bound: float = 3.0
+    withdrawn: set[int] = field(default_factory=set)
+    _offered: dict[bytes, float] = field(default_factory=dict)
+
+    def holds(self, sim: Simulation, seat: int, data: bytes, now: float) -> bool:
+        """Whether ``data``, arriving at ``seat``, waits (:class:`Schedule`)."""
+        if seat not in self.voters or seat in self.withdrawn:
             return False
+        spec = sim.spec
         try:
-            body = parse_body(message.kind, message.body, seats)
-        except Exception:  # (any failure: a body the receiver refuses, not ours to hold)
+            message = decode_unverified(
+                data, game_id=spec.game_id, roster=spec.peer_ids, cache=sim.envelopes
+            )
+        except InvalidMessageError:
+            return False  # (the receiver refuses it, as it would anyway)
+        author = spec.seat_of(message.author)
+        body = _drop(message, spec.seats)
+        if author == seat or author not in self.voters or body is None:
             return False
-        return isinstance(body, Drop) and body.reason is DropReason.WITHDRAW
+        if body.seat != self.member or body.reason is DropReason.WITHDRAW:
+            return False
+        if self._withdrew(sim, seat):
+            return False
+        first = self._offered.setdefault(message.id, now)
+        return now - first < self.bound
+
+    def _withdrew(self, sim: Simulation, seat: int) -> bool:
+        """Whether ``seat``'s last event on :attr:`member` is a withdrawal (noted once seen)."""
+        peer = sim.peers[seat]
+        if peer is None:
+            return False
+        for event in reversed(peer.events(seat)):
+            body = _drop(event, sim.spec.seats)
+            if body is not None and body.seat == self.member:
+                if body.reason is not DropReason.WITHDRAW:
+                    return False
+                self.withdrawn.add(seat)
+                return True
+        return False
+
+
+def _drop(message: Message, seats: int) -> Drop | None:
+    """The body of ``message`` if it is an event of the drop kind, else ``None``."""
+    if message.kind is not Kind.DROP or not message.seq:
+        return None
+    try:
+        body = parse_body(message.kind, message.body, seats)
+    except Exception:  # (any failure: a body the receiver refuses, not ours to hold)
+        return None
+    return body if isinstance(body, Drop) else None

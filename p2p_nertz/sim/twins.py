@@ -25,8 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from p2p_nertz.bots import BotDriver
+from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.protocol.peer import Effect, Elsewhere, Note, Peer, Record, Send
+from p2p_nertz.rng import Rng, derive_seed
 
 if TYPE_CHECKING:
     from p2p_nertz.sim.network import Simulation
@@ -44,6 +45,12 @@ class Twin:
     at: float
     deaf_for: float | None = None
     hears: frozenset[int] = frozenset()
+    #: resumed from a copy of the seat's log as it is at ``at`` (``nertz resume`` of a copy on
+    #: a second machine; docs/protocol.md §9.6, *two copies resumed at once*), not started
+    #: with an empty log
+    resume: bool = False
+    #: its bot plays (at the run's pace, from a stream of its own), as a resumed node's does
+    plays: bool = False
 
     def hears_from(self, sender: int, now: float) -> bool:
         """Whether a message ``sender`` sends to the seat at ``now`` reaches the twin too."""
@@ -62,7 +69,7 @@ class TwinEnd:
     detail: str
 
 
-_START, _TICK, _MESSAGE = b"s", b"t", b"m"
+_START, _TICK, _MESSAGE, _BOT = b"s", b"t", b"m", b"b"
 
 
 class Twins:
@@ -77,6 +84,8 @@ class Twins:
         self.notes: list[list[tuple[int, Note]]] = [[] for _ in twins]
         self.ends: list[TwinEnd] = []
         self._tick_at: list[float | None] = [None] * len(twins)
+        self._bots: list[BotDriver | None] = [None] * len(twins)
+        self._rngs: list[Rng | None] = [None] * len(twins)
 
     def start(self) -> None:
         """Schedule each twin's start."""
@@ -98,19 +107,15 @@ class Twins:
         """Carry out one happening of a twin (its start, a tick, a message arriving)."""
         what, index, payload = data[:1], int.from_bytes(data[1:3], "big"), data[3:]
         if what == _START:
-            twin = self.twins[index]
-            sim = self.sim
-            new = Peer(
-                sim.identities[twin.seat], sim.spec, now, sim.config.peer, envelopes=sim.envelopes
-            )
-            self.peers[index] = new
-            self._apply(index, new.start(now), now)
+            self._begin(index, now)
             return
         peer = self.peers[index]
         if peer is None:
             return
         if what == _MESSAGE:
             self._apply(index, peer.feed(payload, now), now)
+        elif what == _BOT:
+            self._play(index, peer, now)
         elif self._tick_at[index] == now:
             self._tick_at[index] = None
             self._apply(index, peer.tick(now), now)
@@ -122,6 +127,58 @@ class Twins:
             if gone is not None:
                 self.notes[index].extend((len(self.logs[index]), n) for n in gone.notes)
                 self._end(index, now, "gone", gone.reason.value)
+
+    def _begin(self, index: int, now: float) -> None:
+        """Start twin ``index``: a new process, or one resumed from a copy of its seat's log."""
+        twin = self.twins[index]
+        sim = self.sim
+        seat = twin.seat
+        if twin.resume:
+            records = list(sim.logs[seat])
+            self.logs[index] = list(records)
+            self.notes[index] = list(sim.notes[seat])  # (a copy of the file holds its notes)
+            new, effects = Peer.restore(
+                sim.identities[seat],
+                sim.spec,
+                records,
+                now,
+                sim.config.peer,
+                reserved=sim.reserved[seat],
+                envelopes=sim.envelopes,
+            )
+        else:
+            new = Peer(
+                sim.identities[seat], sim.spec, now, sim.config.peer, envelopes=sim.envelopes
+            )
+            effects = new.start(now)
+        self.peers[index] = new
+        if twin.plays:
+            rng = Rng(derive_seed(sim.config.seed, f"twin {index}"))
+            self._rngs[index] = rng
+            self._bots[index] = BotDriver(
+                make_strategy(sim.config.strategy, rng.fork(seat)),
+                Pacing(sim.config.speed),
+                wait_for_deals=False,
+            )
+            self._next_look(index, now)
+        self._apply(index, effects, now)
+
+    def _next_look(self, index: int, now: float) -> None:
+        bot, rng = self._bots[index], self._rngs[index]
+        assert bot is not None and rng is not None
+        self._push(now + bot.delay(rng), _BOT, index)
+
+    def _play(self, index: int, peer: Peer, now: float) -> None:
+        """Twin ``index``'s bot looks at its table, and plays what it chooses (as the run's)."""
+        bot = self._bots[index]
+        if bot is None:
+            return
+        move = bot.choose(peer)
+        effects = bot.play(peer, move, now) if move is not None else None
+        if effects is not None:
+            self._apply(index, effects, now)
+        if self.peers[index] is not None:
+            self._next_look(index, now)
 
     def _end(self, index: int, now: float, how: str, detail: str) -> None:
         self.peers[index] = None
