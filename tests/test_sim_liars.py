@@ -47,6 +47,20 @@ def test_liars_two_liars_break_no_invariant(seed: int) -> None:
     assert run.result.violations == []
 
 
+def test_liars_a_second_vote_of_one_liar_beside_another_names_nobody_honest() -> None:
+    """Soak ``--two-liars --players 3-4`` seed 14: seat 3 votes seat 2 out for silence twice
+    (counting 19), then on seat 2's proven lie (a time below its previous event's) on proof
+    counting 29, its first vote standing. The freeze followed the second vote, so the honest
+    peers made seat 2's events 20 to 29 final; the drop on proof cut at 19 (the first vote's);
+    the audit left them out and named seats 0 and 1 for moves their own folds took
+    (``roster.frozen_at``: a second vote while one stands leaves the freeze)."""
+    config, liars = game(14, players=(3, 4), two=True)
+    assert [(liar.seat, liar.lie) for liar in liars] == [(3, Lie.VOTE_TWICE), (2, Lie.LAMPORT_BACK)]
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    assert run.result.finished
+
+
 @pytest.mark.parametrize(
     "lie", [Lie.MOVE_PILE, Lie.RESULT_SCORES, Lie.NERTS_EARLY, Lie.LAMPORT_BACK]
 )
