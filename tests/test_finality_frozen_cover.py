@@ -81,3 +81,21 @@ def test_a_vote_on_proof_freezes_the_cover_as_one_for_silence_does() -> None:
     finality.freezes = standing_freezes(_roster(_vote(OTHER, DropReason.EQUIVOCATION)))
     assert finality.freezes == {TARGET: {OTHER: COUNT}}
     assert finality.bounds({}, {}, 0, PAST) == _lamport(TARGET, COUNT + 1) - 1
+
+
+def test_a_second_vote_while_one_stands_does_not_raise_the_freeze() -> None:
+    """A liar votes seat 1 out for silence counting 3, then, its vote standing, on proof
+    counting all 5: the roster counts its first vote only (one vote a voter), so a drop on
+    proof cuts at 3, and the freeze stays there; raised to 5, the voter's cover made seat 1's
+    events 4 and 5 final, which the cut then left out, and the audit, which knows the cut from
+    the start, folded another game and named honest members (soak ``--two-liars`` seed 14).
+    A withdrawal then a new vote freezes at the new vote's count."""
+    finality = _finality()
+    again = Drop((0, 0, 0), TARGET, EVENTS, DropReason.EQUIVOCATION, fork_seq=EVENTS + 1)
+    roster = _roster(_vote(VOTER), (VOTER, again))
+    assert [body.last_seq for _, body in roster.votes[TARGET]] == [COUNT]
+    finality.freezes = standing_freezes(roster)
+    assert finality.freezes == {TARGET: {VOTER: COUNT}}
+    assert finality.bounds({}, {}, 0, PAST) == _lamport(TARGET, COUNT + 1) - 1
+    renewed = _roster(_vote(VOTER), _vote(VOTER, DropReason.WITHDRAW), (VOTER, again))
+    assert standing_freezes(renewed) == {TARGET: {VOTER: EVENTS}}

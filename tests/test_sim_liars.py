@@ -48,6 +48,37 @@ def test_liars_two_liars_break_no_invariant(seed: int) -> None:
     assert run.result.violations == []
 
 
+def test_liars_a_second_vote_of_one_liar_beside_another_names_nobody_honest() -> None:
+    """Soak ``--two-liars --players 3-4`` seed 14: seat 3 votes seat 2 out for silence twice
+    (counting 19), then on seat 2's proven lie (a time below its previous event's) on proof
+    counting 29, its first vote standing. The freeze followed the second vote, so the honest
+    peers made seat 2's events 20 to 29 final; the drop on proof cut at 19 (the first vote's);
+    the audit left them out and named seats 0 and 1 for moves their own folds took
+    (``roster.frozen_at``: a second vote while one stands leaves the freeze)."""
+    config, liars = game(14, players=(3, 4), two=True)
+    assert [(liar.seat, liar.lie) for liar in liars] == [(3, Lie.VOTE_TWICE), (2, Lie.LAMPORT_BACK)]
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    assert run.result.finished
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (docs/protocol.md §13, Two liars at half the table): seat 3's vote for silence "
+    "on seat 1 counts 29 (its frontier 28) and quotes 29 ids it does not hold; with the votes "
+    "on proof of seats 0 and 2, roster.vote_cut reads the ids parting at seq 1 and cuts seat 1 "
+    "at 0, below its events every honest fold made final (its join among them); the audit "
+    "never counts them, the game never leaves joining, honest commits are refused",
+)
+def test_liars_a_vote_quoting_ids_it_does_not_hold_cuts_below_what_is_final() -> None:
+    """Soak ``--two-liars --players 3-4`` seed 15: ``vote_ahead`` at seat 3, ``seq_reuse`` (a
+    fork, proven) at seat 1."""
+    config, liars = game(15, players=(3, 4), two=True)
+    assert [(liar.seat, liar.lie) for liar in liars] == [(3, Lie.VOTE_AHEAD), (1, Lie.SEQ_REUSE)]
+    run = simulate(config, liars)
+    assert run.result.violations == []
+
+
 @pytest.mark.parametrize(
     "lie", [Lie.MOVE_PILE, Lie.RESULT_SCORES, Lie.NERTS_EARLY, Lie.LAMPORT_BACK]
 )

@@ -993,10 +993,14 @@ def frozen_at(count: int | None, body: Drop) -> int | None:
     """The count at which a voter's announcements of ``body.seat``'s feed are frozen after its
     drop event ``body``, ``count`` before it (``None``: not frozen): a vote for silence,
     withholding or proof freezes them at its count, a withdrawal lifts the freeze, any other
-    drop event leaves it as it was (§9.2, *the freeze*; :func:`freezes`)."""
+    drop event leaves it as it was (§9.2, *the freeze*; :func:`freezes`). A second vote while
+    one stands leaves it too: the roster keeps one vote a voter, the first (:meth:`Roster.vote`),
+    and a drop on proof cuts at its count, so a freeze the second one raised would let events
+    past that cut be final (an honest member never votes twice; a liar did, soak
+    ``--two-liars`` seed 14, docs/protocol.md §9.2, *a second vote*)."""
     if body.reason is DropReason.WITHDRAW:
         return None
-    return body.last_seq if body.reason in _CAPPED else count
+    return body.last_seq if body.reason in _CAPPED and count is None else count
 
 
 def frozen_below(roster: Roster, seat: int, cut: int) -> bool:
