@@ -76,15 +76,58 @@ def test_liars_a_proven_lie_is_named_by_the_audit_alone(lie: Lie) -> None:
 def test_liars_a_liar_refused_for_ever_holds_play_open() -> None:
     # A known gap (docs/protocol.md §13, *A member that never passes*): at two players the
     # liar's face-up cards of the deal, changed, are taken by the other member (it cannot see
-    # them) and refused by the liar's own fold: from then on the table refuses every move of
-    # the liar's, which never passes, and the honest member, stuck, waits. The run names the
-    # liar instead of failing; the honest member neither split from anything nor was dropped.
+    # them) and refused by the liar's own fold: its own table then has no deal for it, so it
+    # signs no move at all and never passes, and the honest member, stuck, waits. The run
+    # names the liar instead of failing; the honest member neither split nor was dropped.
     config, liars = game(8)
     assert liars[0].lie is Lie.READY_VISIBLE and config.players == 2
     run = simulate(config, liars)
     assert run.held_open == (liars[0].seat,)
     assert not run.result.finished
     assert run.result.violations == []
+
+
+def test_liars_a_liar_that_never_reveals_is_abandoned_at_two_players() -> None:
+    # Seed 1377 (move_card, two players): the liar's fold, parted from the table's by its own
+    # lies, refuses the honest member's claims and its valid Nerts call, so the liar plays on
+    # and never reveals. The honest member, in reveal, votes it out *withheld*; nobody can be
+    # dropped at two members, so that vote counts the liar gone (Membership.gone_for, §9.3)
+    # and the honest member abandons it: the game ends (it waited for good before).
+    config, liars = game(1377)
+    liar = liars[0].seat
+    assert liars[0].lie is Lie.MOVE_CARD and config.players == 2
+    run = simulate(config, liars)
+    assert run.result.finished
+    assert run.result.violations == []
+    (honest,) = _honest(run)
+    peer = run.result.peers[honest]
+    assert peer is not None
+    assert liar in peer.final.dropped
+    assert run.result.audit is not None
+    assert {f.seat for f in run.result.audit.errors} == {liar}
+
+
+def test_liars_a_liar_whose_fold_ended_the_round_abandons_the_honest_member() -> None:
+    # Seed 1209 (move_card, two players), the other way round: the liar's own fold takes its
+    # Nerts call (the table's refuses it: a false call), so the liar reveals, waits for the
+    # honest member's reveal, votes it out *withheld* and, that vote counting it gone, its
+    # code abandons it. Nothing stops a player from abandoning a live opponent (§9.3): the
+    # game ends on the rounds scored (none: the round is void), alike on both sides, and the
+    # audit names the liar alone. It waited for good before.
+    config, liars = game(1209)
+    liar = liars[0].seat
+    assert liars[0].lie is Lie.MOVE_CARD and config.players == 2
+    run = simulate(config, liars)
+    assert run.result.finished
+    assert run.result.violations == []
+    (honest,) = _honest(run)
+    peer = run.result.peers[honest]
+    assert peer is not None
+    assert honest in peer.final.dropped
+    assert peer.final.round.table is not None
+    assert peer.final.round.table.false_calls[liar] == 1
+    assert run.result.audit is not None
+    assert {f.seat for f in run.result.audit.errors} == {liar}
 
 
 def test_liars_a_seed_replays_exactly() -> None:
