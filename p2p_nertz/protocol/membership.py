@@ -343,9 +343,10 @@ class Membership:
         return out
 
     def gone_for(self, seat: int, now: float) -> float:
-        """How long ``seat`` has counted as gone: silent past ``drop_after``, or talking while
-        finality waits for it past ``phase_timeout`` (§9.2). Negative: not gone, and how much
-        longer before it is."""
+        """How long ``seat`` has counted as gone: silent past ``drop_after``, talking while
+        finality waits for it past ``phase_timeout`` (§9.2), or voted out *withheld* by us for
+        the event of the final phase or a share it owes (since the vote). Negative: not gone,
+        and how much longer before it is."""
         timers = self.timers
         # (Silent past drop_after while we listened: not while our own process, or its disk,
         # held us, until we have read what waited, listening.silence_vote_at.)

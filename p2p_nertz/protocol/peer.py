@@ -400,7 +400,8 @@ class Peer:
 
     def gone_for(self, now: float) -> float | None:
         """How long the one other member left has counted as gone for an abandon (silent past
-        ``drop_after``, or talking while finality waits for it past ``phase_timeout``, §9.2);
+        ``drop_after``, or talking while finality waits for it past ``phase_timeout``, or
+        voted out *withheld* here for a phase event or a share it owes, §9.2, §9.3);
         negative: how much longer before it does. ``None``: no abandon is possible now
         (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
