@@ -115,15 +115,41 @@ def test_liars_a_proven_lie_is_named_by_the_audit_alone(lie: Lie) -> None:
 def test_liars_a_liar_refused_for_ever_holds_play_open() -> None:
     # A known gap (docs/protocol.md §13, *A member that never passes*): at two players the
     # liar's face-up cards of the deal, changed, are taken by the other member (it cannot see
-    # them) and refused by the liar's own fold: from then on the table refuses every move of
-    # the liar's, which never passes, and the honest member, stuck, waits. The run names the
-    # liar instead of failing; the honest member neither split from anything nor was dropped.
+    # them) and refused by the liar's own fold: its own table then has no deal for it, so it
+    # signs no move at all and never passes, and the honest member, stuck, waits. The run
+    # names the liar instead of failing; the honest member neither split nor was dropped.
     config, liars = game(8)
     assert liars[0].lie is Lie.READY_VISIBLE and config.players == 2
     run = simulate(config, liars)
     assert run.held_open == (liars[0].seat,)
     assert not run.result.finished
     assert run.result.violations == []
+
+
+@pytest.mark.parametrize(("seed", "out"), [(1377, "liar"), (1209, "honest")])
+def test_liars_a_game_of_two_held_at_the_end_of_play_ends_by_an_abandon(
+    seed: int, out: str
+) -> None:
+    # move_card at two players: the liar's fold, parted from the table's by its own lies,
+    # and the table's disagree on a Nerts call, and the side in reveal waits for the other's
+    # reveal for ever. Its vote *withheld* now counts the other gone (Membership.gone_for,
+    # §9.3), and it abandons it: in 1377 the honest member abandons the liar; in 1209 the
+    # liar's own fold took its false call, and its code abandons the honest member (nothing
+    # stops a player from abandoning a live opponent, §9.3: the round is void, both sides end
+    # alike). Either way the game ends and the audit names the liar alone (it waited for good
+    # before: docs/protocol.md §13, *A member that never passes*).
+    config, liars = game(seed)
+    liar = liars[0].seat
+    assert liars[0].lie is Lie.MOVE_CARD and config.players == 2
+    run = simulate(config, liars)
+    assert run.result.finished
+    assert run.result.violations == []
+    (honest,) = _honest(run)
+    peer = run.result.peers[honest]
+    assert peer is not None
+    assert peer.final.dropped.keys() == {liar if out == "liar" else honest}
+    assert run.result.audit is not None
+    assert {f.seat for f in run.result.audit.errors} == {liar}
 
 
 def test_liars_a_seed_replays_exactly() -> None:

@@ -389,7 +389,7 @@ class Author:
             if q not in membership.voted or any(q in r for r in records):
                 pass  # (withdrawn since, or voted again by this process)
             elif q in waiting:
-                membership.phase_votes[q] = Awaited.of(final, q)
+                membership.phase_votes[q] = (now, Awaited.of(final, q))
             else:
                 if shares is None:
                     shares = ShareWaits()

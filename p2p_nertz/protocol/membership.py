@@ -105,9 +105,10 @@ class Membership:
         #: seat -> when we voted it out for a share it still owes (it counts as gone since),
         #: and what it owed then (the vote is withdrawn once that is held: withheld_relieved)
         self.share_votes: dict[int, tuple[float, tuple[Owed, ...]]] = {}
-        #: seat -> the event of the final phase we voted it out *withheld* for (withdrawn
-        #: once held: withheld_relieved); the members whose event is held, not waited for
-        self.phase_votes: dict[int, Awaited] = {}
+        #: seat -> when we voted it out *withheld* for the event of the final phase (it
+        #: counts as gone since, as for a share) and that event (the vote is withdrawn once
+        #: it is held: withheld_relieved); the members whose event is held, not waited for
+        self.phase_votes: dict[int, tuple[float, Awaited]] = {}
         self.held_waits: frozenset[int] = frozenset()
         self.withheld_back: set[int] = set()  # seats of our votes *withheld* in our log
         self.suspected: set[int] = set()
@@ -273,7 +274,7 @@ class Membership:
                     continue
                 self.proven_seats.add(q)
                 self.share_votes.pop(q, None)  # (one vote a member: this one says why)
-                self.phase_votes[q] = awaited
+                self.phase_votes[q] = (now, awaited)
                 yield q
 
     def withheld_shares(
@@ -321,7 +322,7 @@ class Membership:
         out = []
         held = folds.tentative
         owed: dict[int, Sequence[Owed | Awaited]] = {q: v[1] for q, v in shares.items()}
-        owed.update((q, (awaited,)) for q, awaited in phases.items())
+        owed.update((q, (awaited,)) for q, (_, awaited) in phases.items())
         for q, items in sorted(owed.items()):
             gone = q not in self.voted or q in final.dropped  # (it owes nothing; drop stands)
             if not gone and not (
@@ -342,18 +343,21 @@ class Membership:
         return out
 
     def gone_for(self, seat: int, now: float) -> float:
-        """How long ``seat`` has counted as gone: silent past ``drop_after``, or talking while
-        finality waits for it past ``phase_timeout`` (§9.2). Negative: not gone, and how much
-        longer before it is."""
+        """How long ``seat`` has counted as gone: silent past ``drop_after``, talking while
+        finality waits for it past ``phase_timeout`` (§9.2), or voted out *withheld* by us for
+        the event of the final phase or a share it owes (since the vote). Negative: not gone,
+        and how much longer before it is."""
         timers = self.timers
         # (Silent past drop_after while we listened: not while our own process, or its disk,
         # held us, until we have read what waited, listening.silence_vote_at.)
         gone = now - silence_vote_at(self._heard[seat], timers.drop_after, self.listening, now)
-        withheld = self.share_votes.get(seat)
-        if withheld is not None:
-            # Voted out for a share it owes (two members: nobody can be dropped, so the one
-            # left may abandon; docs/shuffle.md §10.4).
-            gone = max(gone, now - withheld[0])
+        for votes in (self.share_votes, self.phase_votes):
+            withheld = votes.get(seat)
+            if withheld is not None:
+                # Voted out for a share it owes, or for the event the final phase waits for
+                # (two members: nobody can be dropped, so the one left may abandon; §9.3,
+                # docs/shuffle.md §10.4): a member heard that never reveals holds the game.
+                gone = max(gone, now - withheld[0])
         stall = self.stall.get(seat)
         if stall is not None and now < self._heard[seat] + timers.suspect_after:
             # (A member silent now is the silence timers' alone, as Author.liveness says: a

@@ -399,10 +399,9 @@ class Peer:
         return self._membership.silent_for(now, self.tentative.dropped)
 
     def gone_for(self, now: float) -> float | None:
-        """How long the one other member left has counted as gone for an abandon (silent past
-        ``drop_after``, or talking while finality waits for it past ``phase_timeout``, §9.2);
-        negative: how much longer before it does. ``None``: no abandon is possible now
-        (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
+        """How long the one other member left has counted as gone for an abandon (§9.2, §9.3:
+        ``Membership.gone_for``); negative: how much longer before it does. ``None``: no
+        abandon is possible now (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
         partner = st.abandon_partner(self._final, self.tentative, self.seat)
         return None if not isinstance(partner, int) else self._membership.gone_for(partner, now)
 
