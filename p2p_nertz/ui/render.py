@@ -39,6 +39,7 @@ from p2p_nertz.ui.view import (
     Pace,
     TableView,
     card_text,
+    counted,
     decided_by,
     how_to_play,
     pace_words,
@@ -405,7 +406,7 @@ class _TablePainter:
             head.add(pen.suit(suit), style).add(" " + _SUIT_NAMES[suit], Style.DIM)
             if columns[i]:  # ("♣ clubs 2" was a number without its unit)
                 n = len(columns[i])
-                head.add(f": {n} pile{'s' if n != 1 else ''}", Style.DIM)
+                head.add(f": {counted(n, 'pile')}", Style.DIM)
         rows = [head.spans()]
         depth = max((len(c) for c in columns), default=0)
         if depth == 0:

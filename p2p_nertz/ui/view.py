@@ -498,7 +498,7 @@ def decided_by(termination: Termination, rules: Rules) -> str:
     """
     if termination is Termination.ROUNDS:
         rounds = rules.rounds or 0
-        return f"after {rounds} round{'s' if rounds != 1 else ''}"
+        return f"after {counted(rounds, 'round')}"
     return {
         Termination.TARGET: f"{rules.target} points reached",
         Termination.LAST_ROUND: "tied: the last round decided",
@@ -693,11 +693,11 @@ def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
     only where the page's own help lists them."""
     piles = f"1-{rules.work_piles}"
     goal = (
-        f"play {rules.rounds} round{'s' if rules.rounds != 1 else ''}; the highest total wins"
+        f"play {counted(rules.rounds, 'round')}; the highest total wins"
         if rules.rounds is not None
         else f"rounds go on until someone has {rules.target} points"
     )
-    draw = f"{rules.draw} card{'s' if rules.draw != 1 else ''} at a time"
+    draw = f"{counted(rules.draw, 'card')} at a time"
     if pointer:
         first = [
             "Empty your Nerts pile first: then the Nerts! button ends the round.",
