@@ -48,6 +48,7 @@ from p2p_nertz.sim.liars import LIES, Lie
 from p2p_nertz.testing.liar_nodes import BOUND, audit_logs, check, draw, play
 
 ROOT = Path(__file__).resolve().parent.parent
+VERDICTS = ("ok", "slow", "alone", "held-open", "FAIL")
 
 
 def seeds_of(lies: Sequence[Lie], per_lie: int) -> list[int]:
@@ -102,7 +103,15 @@ def one(seed: int, args: argparse.Namespace, players: tuple[int, int], root: Pat
         if seat not in run.cheaters:
             refused.update(counts)
     verdict = (
-        "FAIL" if problems else "held-open" if holding else "slow" if run.wall > args.slow else "ok"
+        "FAIL"
+        if problems
+        else "held-open"
+        if holding
+        else "alone"
+        if run.alone
+        else "slow"
+        if run.wall > args.slow
+        else "ok"
     )
     if verdict == "ok" and not args.keep:
         shutil.rmtree(workdir)
@@ -118,6 +127,7 @@ def one(seed: int, args: argparse.Namespace, players: tuple[int, int], root: Pat
         "audit": sorted(f"{f.kind}@{f.seat}" for f in report.errors),
         "dropped": sorted({q for p in run.peers if p is not None for q in p.final.dropped}),
         "wall": run.wall,
+        "still": run.longest_still,
         "cpu": time.process_time() - cpu,
         "dir": str(workdir),
     }
@@ -126,7 +136,8 @@ def one(seed: int, args: argparse.Namespace, players: tuple[int, int], root: Pat
 def line(r: dict) -> str:
     head = (
         f"seed {r['seed']:4d} {r['lie']:<17} {r['players']}p liar {r['liar']} told {r['told']}"
-        f" {r['verdict']:<9} {r['wall']:5.1f}s {r['cpu']:4.1f}cpu dropped {r['dropped']}"
+        f" {r['verdict']:<9} {r['wall']:5.1f}s (still {r['still']:4.1f}) {r['cpu']:4.1f}cpu"
+        f" dropped {r['dropped']}"
     )
     detail = f" refused {r['refused']} audit {sorted(set(r['audit']))}"
     fail = "".join(f"\n    {p}" for p in r["problems"])
@@ -164,13 +175,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_lie: dict[str, Counter[str]] = defaultdict(Counter)
     for r in results:
         by_lie[r["lie"]][r["verdict"]] += 1
-    print(f"\n{'lie':<18} ok slow held-open FAIL   (load {os.getloadavg()[0]:.1f})")
-    for lie in LIES:
+        by_lie["all"][r["verdict"]] += 1
+    print(f"\n{'lie':<18} {' '.join(VERDICTS)}   (load {os.getloadavg()[0]:.1f})")
+    for lie in [*LIES, "all"]:
         if lie in by_lie:
-            c = by_lie[lie]
-            print(f"{lie:<18} {c['ok']:2d} {c['slow']:4d} {c['held-open']:9d} {c['FAIL']:4d}")
-    c = Counter(r["verdict"] for r in results)
-    print(f"{'all':<18} {c['ok']:2d} {c['slow']:4d} {c['held-open']:9d} {c['FAIL']:4d}")
+            counts = " ".join(f"{by_lie[lie][v]:{len(v)}d}" for v in VERDICTS)
+            print(f"{lie:<18} {counts}")
+    c = by_lie["all"]
     return 1 if c["FAIL"] else 0
 
 

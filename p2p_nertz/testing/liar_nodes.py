@@ -17,6 +17,9 @@ have passed (a freeze).
 file, the forks the honest logs hold), and the base invariants that concern real nodes:
 no node raised, every honest node ended with the game over and one final state, the audit of
 every log reaches that state (where no result is provisional) and names no honest member.
+An honest node left alone in the game (the liar gone, at two players) that stops as the rule
+of the table gone says (docs/protocol.md §9.9) is named (:attr:`RealLiarRun.alone`), not
+failed: the simulator, which never stops a peer, has it play the round out alone.
 A game whose liar holds play open (:func:`~p2p_nertz.sim.liar_games.holding_open`: a member
 that never passes, docs/protocol.md §13) is named, not failed.
 """
@@ -34,6 +37,7 @@ import trio
 
 from p2p_nertz.audit import AuditReport, LogSource, audit
 from p2p_nertz.logfile import RecordKind, Recovery, read_log
+from p2p_nertz.protocol.gone import TableGone
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
@@ -134,10 +138,38 @@ class RealLiarRun:
     refused: list[dict[str, int]]
     #: what a node raised (none should: a traceback would reach a person)
     raised: list[str] = field(default_factory=list)
+    #: why each node stopped waiting, the table gone (:attr:`PeerNode.gone`), by seat
+    gone: list[TableGone | None] = field(default_factory=list)
+    #: the game's pace as the honest nodes saw it, looked at every second: (seconds, what
+    #: their tentative folds held: events, phases) (:attr:`longest_still`)
+    progress: list[tuple[float, tuple[object, ...]]] = field(default_factory=list)
 
     @property
     def cheaters(self) -> frozenset[int]:
         return frozenset(liar.seat for liar in self.liars)
+
+    @property
+    def longest_still(self) -> float:
+        """The longest stretch of seconds in which no honest node's fold moved (a stall
+        shorter than the bound: what a slow game spent its time on)."""
+        longest, since, last = 0.0, 0.0, None
+        for at, seen in self.progress:
+            if seen != last:
+                since, last = at, seen
+            longest = max(longest, at - since)
+        return longest
+
+    @property
+    def alone(self) -> tuple[int, ...]:
+        """The honest seats whose node stopped in play, the table gone with nobody else
+        still in the game by its fold (the liar left or was voted out, the others too): the
+        rule of docs/protocol.md §9.9 ends their wait after ``gone_after``, where the
+        simulator, which never stops a peer, has them play the round out alone."""
+        return tuple(
+            seat
+            for seat, gone in enumerate(self.gone)
+            if seat not in self.cheaters and gone is not None and not gone.seats and not gone.ended
+        )
 
 
 async def play(
@@ -180,10 +212,23 @@ async def play(
         if all(ended[s] for s in honest):
             all_honest.set()
 
+    progress: list[tuple[float, tuple[object, ...]]] = []
+
+    async def watch() -> None:  # (a record of the pace for the scan; nothing waits on it)
+        while True:
+            seen = tuple(
+                (sum(len(peer.events(q)) for q in range(spec.seats)), str(peer.tentative.phase))
+                for peer in (nodes[s]._peer for s in honest)
+                if peer is not None
+            )
+            progress.append((time.monotonic() - start, seen))
+            await trio.sleep(1.0)
+
     with trio.move_on_after(bound):
         async with trio.open_nursery() as nursery:
             for seat in range(spec.seats):
                 nursery.start_soon(run, seat)
+            nursery.start_soon(watch)
             await all_honest.wait()
             nursery.cancel_scope.cancel()  # (a liar voted out may watch until the table is gone)
     wall = time.monotonic() - start
@@ -199,6 +244,8 @@ async def play(
         told={s: n.told for s, n in enumerate(nodes) if isinstance(n, LiarNode)},
         refused=[dict(node.refusals.counts) for node in nodes],
         raised=raised,
+        progress=progress,
+        gone=[node.gone for node in nodes],
     )
 
 
@@ -236,7 +283,7 @@ def check(run: RealLiarRun, report: AuditReport | None = None) -> tuple[list[str
         peer = run.peers[seat]
         if peer is None or not run.ended[seat]:
             continue
-        if peer.final.phase is not Phase.OVER:
+        if peer.final.phase is not Phase.OVER and seat not in run.alone:
             problems.append(f"unfinished: seat {seat} ended with its game in {peer.final.phase}")
         finals.append(peer)
     if len({p.final.digest() for p in finals}) > 1:
