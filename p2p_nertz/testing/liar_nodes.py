@@ -17,9 +17,9 @@ have passed (a freeze).
 file, the forks the honest logs hold), and the base invariants that concern real nodes:
 no node raised, every honest node ended with the game over and one final state, the audit of
 every log reaches that state (where no result is provisional) and names no honest member.
-An honest node left alone in the game (the liar gone, at two players) that stops as the rule
-of the table gone says (docs/protocol.md §9.9) is named (:attr:`RealLiarRun.alone`), not
-failed: the simulator, which never stops a peer, has it play the round out alone.
+An honest node left alone in the game (the liar left or voted out, at two players) that stops
+as the rule of the table gone says (docs/protocol.md §9.9) is named (:attr:`RealLiarRun.alone`),
+not failed: the simulator, which never stops a peer, has it play the round out alone.
 A game whose liar holds play open (:func:`~p2p_nertz.sim.liar_games.holding_open`: a member
 that never passes, docs/protocol.md §13) is named, not failed.
 """
@@ -161,15 +161,20 @@ class RealLiarRun:
 
     @property
     def alone(self) -> tuple[int, ...]:
-        """The honest seats whose node stopped in play, the table gone with nobody else
-        still in the game by its fold (the liar left or was voted out, the others too): the
-        rule of docs/protocol.md §9.9 ends their wait after ``gone_after``, where the
-        simulator, which never stops a peer, has them play the round out alone."""
-        return tuple(
-            seat
-            for seat, gone in enumerate(self.gone)
-            if seat not in self.cheaters and gone is not None and not gone.seats and not gone.ended
-        )
+        """The honest seats whose node stopped in play, the table gone, with nobody else
+        still in the game by its final fold (the liar left, or was voted out and went quiet;
+        at two players): the rule of docs/protocol.md §9.9 ends their wait after
+        ``gone_after``, where the simulator, which never stops a peer, has them play the round
+        out alone (§13, *Alone after the other member left*)."""
+        alone = []
+        for seat, gone in enumerate(self.gone):
+            peer = self.peers[seat]
+            if seat in self.cheaters or gone is None or gone.ended or peer is None:
+                continue
+            out = peer.final.dropped
+            if all(q in out for q in range(self.spec.seats) if q != seat):
+                alone.append(seat)
+        return tuple(alone)
 
 
 async def play(
