@@ -22,6 +22,7 @@ import pytest
 import trio
 
 from p2p_nertz.audit import FindingKind
+from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.sim.liars import Liar, Lie
 from p2p_nertz.testing.games import bot_game
 from p2p_nertz.testing.liar_nodes import LABEL, RealLiarRun, audit_logs, check, play
@@ -39,6 +40,13 @@ def _play(tmp_path: Path, lie: Lie, *, liar_seed: int = 0) -> RealLiarRun:
     identities, spec = bot_game(LABEL, PLAYERS, 0)
     liar = Liar(LIAR, lie, at=1.0, times=1, rate=1.0, seed=liar_seed)
     return trio.run(lambda: play(spec, identities, [liar], tmp_path))
+
+
+def _honest(run: RealLiarRun) -> list[Peer]:
+    """The honest nodes' cores at the end."""
+    peers = [run.peers[seat] for seat in HONEST]
+    assert all(peers)
+    return [p for p in peers if p is not None]
 
 
 def _judged(run: RealLiarRun) -> set[FindingKind]:
@@ -61,10 +69,7 @@ def test_node_liars_a_seq_lied_on_the_wire_is_a_fork_the_honest_nodes_drop(
     honest node holds the pair, proves it, drops the liar; the audit names the fork."""
     run = _play(tmp_path, lie)
     accused = _judged(run)
-    for seat in HONEST:
-        peer = run.peers[seat]
-        assert peer is not None
-        assert LIAR in peer.final.dropped
+    assert all(LIAR in peer.final.dropped for peer in _honest(run))
     assert FindingKind.EQUIVOCATION in accused
 
 
@@ -77,11 +82,8 @@ def test_node_liars_a_vote_on_no_seat_is_refused_and_its_author_voted_out(
     feed; the game ends without it."""
     run = _play(tmp_path, Lie.VOTE_NO_SEAT)
     _judged(run)
-    for seat in HONEST:
-        peer = run.peers[seat]
-        assert peer is not None
-        assert run.refused[seat].get("bad_body", 0) >= 1
-        assert LIAR in peer.final.dropped
+    assert all(LIAR in peer.final.dropped for peer in _honest(run))
+    assert all(run.refused[seat].get("bad_body", 0) >= 1 for seat in HONEST)
 
 
 def test_node_liars_a_flood_of_wants_drops_nobody(tmp_path: Path) -> None:
@@ -89,10 +91,7 @@ def test_node_liars_a_flood_of_wants_drops_nobody(tmp_path: Path) -> None:
     honest nodes answer what they can, the game ends alike and nobody is dropped."""
     run = _play(tmp_path, Lie.WANT_FLOOD)
     _judged(run)
-    for seat in HONEST:
-        peer = run.peers[seat]
-        assert peer is not None
-        assert not peer.final.dropped
+    assert not any(peer.final.dropped for peer in _honest(run))
 
 
 def test_node_liars_a_beat_timed_ahead_is_a_lie_about_time_the_honest_nodes_prove(
@@ -104,8 +103,5 @@ def test_node_liars_a_beat_timed_ahead_is_a_lie_about_time_the_honest_nodes_prov
     the liar; the audit of the logs names its clock."""
     run = _play(tmp_path, Lie.BEAT_LAMPORT, liar_seed=4)  # (its draw: up, 2,439,533,664)
     accused = _judged(run)
-    for seat in HONEST:
-        peer = run.peers[seat]
-        assert peer is not None
-        assert LIAR in peer.final.dropped
+    assert all(LIAR in peer.final.dropped for peer in _honest(run))
     assert FindingKind.CLOCK_BELOW_ACK in accused
