@@ -337,7 +337,7 @@ def test_table_gone_heard_lately_counts_only_members_still_in_by_the_final_fold(
     reason="open (docs/protocol.md §13, Alone after the other member left): with nobody else "
     "still in the game the table is gone once the member has listened gone_after, so the one "
     "left alone in play by a leave stops there, its round unscored; the simulator, which "
-    "never stops a peer, plays it out (scripts/scan_real_liars.py seeds 45, 73, 81)",
+    "never stops a peer, plays it out (scripts/scan_real_liars.py seeds 45, 73, 101)",
 )
 def test_table_gone_a_member_alone_after_the_other_left_plays_the_round_out() -> None:
     # Two players; seat 1 leaves in play and goes home. Seat 0 is the only member still in:
