@@ -330,3 +330,28 @@ def test_table_gone_heard_lately_counts_only_members_still_in_by_the_final_fold(
     assert not heard_lately(final, [10.0, 1.0, 9.9], ears, 10.0, **ask)  # seat 2 is out
     final.dropped = {1: 0, 2: 0}
     assert not heard_lately(final, [10.0, 9.9, 9.9], ears, 10.0, **ask)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (docs/protocol.md §13, Alone after the other member left): with nobody else "
+    "still in the game the table is gone once the member has listened gone_after, so the one "
+    "left alone in play by a leave stops there, its round unscored; the simulator, which "
+    "never stops a peer, plays it out (scripts/scan_real_liars.py seeds 45, 73, 101)",
+)
+def test_table_gone_a_member_alone_after_the_other_left_plays_the_round_out() -> None:
+    # Two players; seat 1 leaves in play and goes home. Seat 0 is the only member still in:
+    # it waits on nobody, and its own events are final at once.
+    net = PeerNetwork(2, seed=3, rules=Rules(target=None, rounds=1), config=QUICK)
+    net.run(_in_play)
+    alone = net.peers[0]
+    for effect in net.peers[1].leave(net.now):
+        net.send(1, effect) if isinstance(effect, Send) else None
+    net.run(lambda n: 1 in alone.final.left, within=30.0)
+    net.silence(1)
+    net.run(
+        lambda n: alone.final.phase is Phase.OVER or alone.table_gone(n.now) is not None,
+        within=300.0,
+    )
+    assert alone.table_gone(net.now) is None
+    assert alone.final.phase is Phase.OVER

@@ -30,7 +30,9 @@ from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.sim.logfiles import log_files
 
 if TYPE_CHECKING:
+    from p2p_nertz.protocol.envelope import EnvelopeCache
     from p2p_nertz.protocol.peer import Peer
+    from p2p_nertz.protocol.spec import GameSpec
     from p2p_nertz.sim.network import SimResult
 
 __all__ = ["audit_logs", "check", "outcomes", "settled"]
@@ -67,16 +69,22 @@ def forks(result: SimResult, among: Iterable[int] | None = None) -> set[int]:
 def forked_events(result: SimResult, among: Iterable[int] | None = None) -> set[tuple[int, int]]:
     """The (seat, seq) of every event signed in two versions, as the logs show (of the seats
     ``among`` only, if given: :func:`forks`)."""
+    logs = result.logs if among is None else [result.logs[seat] for seat in among]
+    return forked_in(logs, result.spec, result.envelopes)
+
+
+def forked_in(
+    logs: Iterable[Iterable[bytes]], spec: GameSpec, cache: EnvelopeCache | None = None
+) -> set[tuple[int, int]]:
+    """The (seat, seq) of every event of ``spec``'s game signed in two versions among the
+    messages ``logs`` hold (a real node's log read too: :mod:`p2p_nertz.testing.liar_nodes`)."""
     seen: dict[tuple[bytes, int], bytes] = {}
     forked: set[tuple[int, int]] = set()
-    seats = {pid: s for s, pid in enumerate(result.spec.peer_ids)}
-    logs = result.logs if among is None else [result.logs[seat] for seat in among]
+    seats = {pid: s for s, pid in enumerate(spec.peer_ids)}
     for log in logs:
         for wire in log:
             try:
-                message = decode_message(
-                    wire, game_id=result.spec.game_id, roster=seats, cache=result.envelopes
-                )
+                message = decode_message(wire, game_id=spec.game_id, roster=seats, cache=cache)
             except InvalidMessageError:
                 continue
             key = (message.author, message.seq)

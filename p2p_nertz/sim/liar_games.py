@@ -42,6 +42,7 @@ from p2p_nertz.sim.mixes import noisy
 from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, Simulation
 
 if TYPE_CHECKING:
+    from p2p_nertz.audit import AuditReport
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
@@ -52,6 +53,8 @@ __all__ = [
     "check_liars",
     "game",
     "held_open",
+    "holding_open",
+    "judge_liars",
     "simulate",
 ]
 
@@ -190,16 +193,23 @@ def simulate(config: SimConfig, liars: Sequence[Liar]) -> LiarRun:
 
 
 def held_open(result: SimResult) -> tuple[int, ...]:
-    """The liars that hold play open at the end of an unfinished run: every honest peer still
-    in is in play, its final fold showing every honest member in play stuck and these liars in
-    play and not stuck. No rule ends a round one member never passes in (a liar whose moves
-    the table refuses, its own view of its tableau another, moves on for ever: docs/protocol.md
-    §13, *A member that never passes*); empty if the run finished or stopped otherwise."""
+    """The liars that hold play open at the end of an unfinished run (:func:`holding_open`
+    of its peers)."""
     if result.finished:
         return ()
-    cheaters = result.config.faults.cheaters
+    return holding_open(result.peers, result.config.faults.cheaters)
+
+
+def holding_open(peers: Sequence[Peer | None], cheaters: frozenset[int]) -> tuple[int, ...]:
+    """The liars that hold play open in an unfinished game: every honest peer still in
+    (``peers`` by seat, ``None`` for one gone) is in play, its final fold showing every honest
+    member in play stuck and these liars in play and not stuck. No rule ends a round one
+    member never passes in (a liar whose moves the table refuses, its own view of its tableau
+    another, moves on for ever: docs/protocol.md §13, *A member that never passes*); empty if
+    the game stopped otherwise. (The simulator's runs and the real nodes'
+    (:mod:`p2p_nertz.testing.liar_nodes`) are judged by it alike.)"""
     holding: set[int] = set()
-    for seat, p in enumerate(result.peers):
+    for seat, p in enumerate(peers):
         if p is None or seat in cheaters or seat in p.final.dropped:
             continue
         final = p.final
@@ -230,14 +240,39 @@ def check_liars(result: SimResult) -> list[str]:
     """The fuzzer's invariants beyond :func:`check` (the module docstring), on a run
     :func:`check` has audited."""
     cheaters = result.config.faults.cheaters
+    honest = [s for s, p in enumerate(result.peers) if p and s not in cheaters]
+    return judge_liars(
+        result.peers,
+        cheaters,
+        finished=result.finished,
+        time=result.time,
+        report=result.audit,
+        forked=forks(result, honest),
+    )
+
+
+def judge_liars(
+    peers: Sequence[Peer | None],
+    cheaters: frozenset[int],
+    *,
+    finished: bool,
+    time: float,
+    report: AuditReport | None,
+    forked: set[int],
+) -> list[str]:
+    """:func:`check_liars` of a game however played: ``peers`` by seat (``None`` for one
+    gone), whether it ``finished`` (by ``time``, seconds into it), the audit's ``report`` of
+    every log, and the seats whose forks the honest peers' logs hold
+    (:func:`~p2p_nertz.sim.invariants.forks`). The simulator's runs and the real nodes'
+    (:mod:`p2p_nertz.testing.liar_nodes`) are judged by it alike."""
     problems = []
-    players = result.config.players
+    players = len(peers)
     # (With two members the one left ends the game by an abandon; with liars at half the table
     # or more, nothing can be decided safely, docs/protocol.md §9.3: no end is promised.)
-    if not result.finished and (players == 2 or 2 * len(cheaters) < players):
-        problems.append(f"freeze: not finished at t={result.time:.1f}s")
+    if not finished and (players == 2 or 2 * len(cheaters) < players):
+        problems.append(f"freeze: not finished at t={time:.1f}s")
     proven: set[int] = set()
-    for seat, p in enumerate(result.peers):
+    for seat, p in enumerate(peers):
         if p is None or seat in cheaters:
             continue
         final = p.final
@@ -251,8 +286,7 @@ def check_liars(result: SimResult) -> list[str]:
             else:
                 proven.add(v.seat)
         proven |= {q for q in final.flaps.faults if q in cheaters}
-    proven |= forks(result, [s for s, p in enumerate(result.peers) if p and s not in cheaters])
-    report = result.audit
+    proven |= forked
     named = {f.seat for f in report.errors} if report is not None else set()
     problems.extend(
         f"unproven: the peers proved seat {q}'s lie and the audit names it in no error"

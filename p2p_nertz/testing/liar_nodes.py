@@ -1,0 +1,301 @@
+"""The simulator's liars on real nodes: every lie through the runtime (session 32).
+
+:class:`LiarNode` is a real :class:`~p2p_nertz.runtime.node.PeerNode` whose core lies as a
+:class:`~p2p_nertz.sim.liars.Liar` says: the liar is installed on its core as the simulator
+installs it (:func:`~p2p_nertz.sim.liars.install`, wrapping the outbox's signing and the core's
+flush), before the core starts, its ``at`` counted from the node's start. Only tests and
+``scripts/scan_real_liars.py`` build one: no argument of the ``nertz`` commands reaches it.
+
+:func:`play` plays one game in one trio run: every member a real node on tcp://127.0.0.1 (port
+0, read back), with its own log file, real signatures and a greedy bot at speed 10, the liars
+among them. It returns when every honest node has ended (the liars, which may watch a game
+they were voted out of until the table is gone, are then cancelled) or when ``bound`` seconds
+have passed (a freeze).
+
+:func:`check` judges the game as the fuzzer judges the simulator's
+(:func:`~p2p_nertz.sim.liar_games.judge_liars` on the nodes' cores, the audit of every log
+file, the forks the honest logs hold), and the base invariants that concern real nodes:
+no node raised, every honest node ended with the game over and one final state, the audit of
+every log reaches that state (where no result is provisional) and names no honest member.
+An honest node left alone in the game (the liar left or voted out, at two players) that stops
+as the rule of the table gone says (docs/protocol.md §9.9) is named (:attr:`RealLiarRun.alone`),
+not failed: the simulator, which never stops a peer, has it play the round out alone.
+A game whose liar holds play open (:func:`~p2p_nertz.sim.liar_games.holding_open`: a member
+that never passes, docs/protocol.md §13) is named, not failed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from p2p_nertz.audit import AuditReport, LogSource, audit
+from p2p_nertz.logfile import RecordKind, Recovery, read_log
+from p2p_nertz.protocol.gone import TableGone
+from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.runtime.node import PeerNode, node_config
+from p2p_nertz.sim.invariants import forked_in
+from p2p_nertz.sim.liar_games import game, holding_open, judge_liars
+from p2p_nertz.sim.liars import LIES, Liar, Lie, _State, install
+from p2p_nertz.testing.games import bot_game
+
+__all__ = [
+    "BOUND",
+    "CONFIG",
+    "LABEL",
+    "LiarNode",
+    "RealLiarRun",
+    "audit_logs",
+    "check",
+    "draw",
+    "messages",
+    "play",
+]
+
+CONFIG: PeerConfig = dataclasses.replace(
+    node_config(suspect_after=1.0, drop_after=3.0), phase_timeout=6.0
+)
+"""Every node's timers: the simulator's quick ones (``QUICK_TIMERS``), so that a liar is
+voted out within seconds, as in the fuzzer's games."""
+
+BOUND = 120.0
+"""Seconds a game may take before it counts as frozen (one round of bots at speed 10 takes
+10 to 30; a liar voted out adds ``drop_after`` and a phase wait or two)."""
+
+#: The label of the games' keys (:func:`~p2p_nertz.testing.games.bot_game`).
+LABEL = b"real-liars"
+
+
+class LiarNode(PeerNode):
+    """A real node whose core lies as ``liar`` says (the module docstring); ``state`` is what
+    its liar did (:attr:`told`)."""
+
+    def __init__(
+        self, identity: Identity, spec: GameSpec, log_path: Path, *, liar: Liar, **kwargs: Any
+    ) -> None:
+        super().__init__(identity, spec, log_path, **kwargs)
+        self.liar = liar
+        self.state: _State | None = None
+
+    @property
+    def told(self) -> int:
+        """Lies told so far (a chance taken whose message went out)."""
+        return self.state.told if self.state is not None else 0
+
+    def _make_peer(self, recovery: Recovery) -> list[Effect]:
+        if recovery.records:  # (a restart: the honest core restored, then lying again)
+            effects = super()._make_peer(recovery)
+            self.state = install(self.peer, self._liar_now(), self.state)
+            return effects
+        now = self._clock()
+        self._peer = Peer(self.identity, self.spec, now, self._config)
+        self.state = install(self._peer, self._liar_now(), self.state)
+        return self._peer.start(now)
+
+    def _liar_now(self) -> Liar:
+        """The liar, its start counted from now on the node's clock (the simulator's from 0)."""
+        return dataclasses.replace(self.liar, at=self._clock() + self.liar.at)
+
+
+def draw(
+    seed: int, *, players: tuple[int, int] = (2, 4), lies: Sequence[Lie] = LIES
+) -> tuple[GameSpec, list[Identity], tuple[Liar, ...]]:
+    """The game of ``seed``: its spec, its members' identities in seat order, and its liars,
+    drawn as the simulator's fuzzer draws its game of that seed (:func:`~p2p_nertz.sim.
+    liar_games.game`: the table size, the liar's seat, lie, start, rate and count; the
+    network is the real one)."""
+    config, liars = game(seed, players=players, lies=lies)
+    identities, spec = bot_game(LABEL, config.players, seed)
+    return spec, identities, liars
+
+
+@dataclass(slots=True)
+class RealLiarRun:
+    """A game with liars on real nodes (:func:`play`)."""
+
+    spec: GameSpec
+    liars: tuple[Liar, ...]
+    logs: list[Path]
+    #: every node's core at the end, by seat (``None``: it never started)
+    peers: list[Peer | None]
+    #: whether each node's run returned (the liars' may have been cancelled)
+    ended: list[bool]
+    #: every honest node ended within the bound
+    finished: bool
+    wall: float
+    #: lies each liar told, by seat
+    told: dict[int, int]
+    #: what each node refused, by reason (:attr:`PeerNode.refusals`)
+    refused: list[dict[str, int]]
+    #: what a node raised (none should: a traceback would reach a person)
+    raised: list[str] = field(default_factory=list)
+    #: why each node stopped waiting, the table gone (:attr:`PeerNode.gone`), by seat
+    gone: list[TableGone | None] = field(default_factory=list)
+    #: the game's pace as the honest nodes saw it, looked at every second: (seconds, what
+    #: their tentative folds held: events, phases) (:attr:`longest_still`)
+    progress: list[tuple[float, tuple[object, ...]]] = field(default_factory=list)
+
+    @property
+    def cheaters(self) -> frozenset[int]:
+        return frozenset(liar.seat for liar in self.liars)
+
+    @property
+    def longest_still(self) -> float:
+        """The longest stretch of seconds in which no honest node's fold moved (a stall
+        shorter than the bound: what a slow game spent its time on)."""
+        longest, since, last = 0.0, 0.0, None
+        for at, seen in self.progress:
+            if seen != last:
+                since, last = at, seen
+            longest = max(longest, at - since)
+        return longest
+
+    @property
+    def alone(self) -> tuple[int, ...]:
+        """The honest seats whose node stopped in play, the table gone, with nobody else
+        still in the game by its final fold (the liar left, or was voted out and went quiet;
+        at two players): the rule of docs/protocol.md §9.9 ends their wait after
+        ``gone_after``, where the simulator, which never stops a peer, has them play the round
+        out alone (§13, *Alone after the other member left*)."""
+        alone = []
+        for seat, gone in enumerate(self.gone):
+            peer = self.peers[seat]
+            if seat in self.cheaters or gone is None or gone.ended or peer is None:
+                continue
+            out = peer.final.dropped
+            if all(q in out for q in range(self.spec.seats) if q != seat):
+                alone.append(seat)
+        return tuple(alone)
+
+
+async def play(
+    spec: GameSpec,
+    identities: Sequence[Identity],
+    liars: Sequence[Liar],
+    logdir: Path,
+    *,
+    config: PeerConfig = CONFIG,
+    bound: float = BOUND,
+) -> RealLiarRun:
+    """Play ``spec``'s game on real nodes, ``liars`` among them (the module docstring)."""
+    by_seat = {liar.seat: liar for liar in liars}
+    logs = [logdir / f"p{seat + 1}.log" for seat in range(spec.seats)]
+    nodes: list[PeerNode] = []
+    kwargs: dict[str, Any] = {
+        "bind": "tcp://127.0.0.1:0", "strategy": "greedy", "speed": 10, "config": config,
+        "grace": 3.0, "linger": 0.5,
+    }  # fmt: skip
+    for seat, identity in enumerate(identities):
+        if seat in by_seat:
+            nodes.append(LiarNode(identity, spec, logs[seat], liar=by_seat[seat], **kwargs))
+        else:
+            nodes.append(PeerNode(identity, spec, logs[seat], **kwargs))
+    endpoints: dict[PeerId, str] = {
+        pid: node.bind() for pid, node in zip(spec.peer_ids, nodes, strict=True)
+    }
+    honest = [seat for seat in range(spec.seats) if seat not in by_seat]
+    ended = [False] * spec.seats
+    raised: list[str] = []
+    all_honest = trio.Event()
+    start = time.monotonic()
+
+    async def run(seat: int) -> None:
+        try:
+            await nodes[seat].run(endpoints)
+        except Exception as exc:  # (the check says so: nothing may raise out of a node)
+            raised.append(f"raised: seat {seat}'s node: {type(exc).__name__}: {exc}")
+        ended[seat] = True
+        if all(ended[s] for s in honest):
+            all_honest.set()
+
+    progress: list[tuple[float, tuple[object, ...]]] = []
+
+    async def watch() -> None:  # (a record of the pace for the scan; nothing waits on it)
+        while True:
+            seen = tuple(
+                (sum(len(peer.events(q)) for q in range(spec.seats)), str(peer.tentative.phase))
+                for peer in (nodes[s]._peer for s in honest)
+                if peer is not None
+            )
+            progress.append((time.monotonic() - start, seen))
+            await trio.sleep(1.0)
+
+    with trio.move_on_after(bound):
+        async with trio.open_nursery() as nursery:
+            for seat in range(spec.seats):
+                nursery.start_soon(run, seat)
+            nursery.start_soon(watch)
+            await all_honest.wait()
+            nursery.cancel_scope.cancel()  # (a liar voted out may watch until the table is gone)
+    wall = time.monotonic() - start
+    peers = [node._peer for node in nodes]
+    return RealLiarRun(
+        spec=spec,
+        liars=tuple(liars),
+        logs=logs,
+        peers=peers,
+        ended=ended,
+        finished=all(ended[s] for s in honest),
+        wall=wall,
+        told={s: n.told for s, n in enumerate(nodes) if isinstance(n, LiarNode)},
+        refused=[dict(node.refusals.counts) for node in nodes],
+        raised=raised,
+        progress=progress,
+        gone=[node.gone for node in nodes],
+    )
+
+
+def messages(path: Path) -> list[bytes]:
+    """The messages a log file holds (the events it sent and received), in its order."""
+    if not path.exists():
+        return []
+    with read_log(path) as reader:
+        return [
+            r.data for r in reader if r.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
+        ]
+
+
+def audit_logs(run: RealLiarRun) -> AuditReport:
+    """The audit of every log file of ``run``, deep (as ``nertz audit`` reads them)."""
+    return audit([LogSource.from_path(p) for p in run.logs if p.exists()], deep=True)
+
+
+def check(run: RealLiarRun, report: AuditReport | None = None) -> tuple[list[str], tuple[int, ...]]:
+    """The problems of ``run`` (the module docstring), and the liars holding play open (a
+    known gap: then a freeze is not a problem). ``report``: the audit of every log, if made
+    already (:func:`audit_logs`)."""
+    cheaters = run.cheaters
+    report = audit_logs(run) if report is None else report
+    honest = [s for s in range(run.spec.seats) if s not in cheaters]
+    holding = () if run.finished else holding_open(run.peers, cheaters)
+    problems = list(run.raised)
+    forked = {s for s, _ in forked_in((messages(run.logs[s]) for s in honest), run.spec)}
+    problems += judge_liars(
+        run.peers, cheaters, finished=run.finished, time=run.wall, report=report, forked=forked
+    )
+    problems += [f"validity: {f}" for f in report.errors if f.seat not in cheaters]
+    finals = []
+    for seat in honest:
+        peer = run.peers[seat]
+        if peer is None or not run.ended[seat]:
+            continue
+        if peer.final.phase is not Phase.OVER and seat not in run.alone:
+            problems.append(f"unfinished: seat {seat} ended with its game in {peer.final.phase}")
+        finals.append(peer)
+    if len({p.final.digest() for p in finals}) > 1:
+        problems.append("agreement: the honest nodes ended with different final states")
+    settled = [p for p in finals if not p.provisional and p.final.phase is Phase.OVER]
+    if settled and run.finished and report.digest != settled[0].final.digest():
+        problems.append("agreement: the audit of every log reaches another state")
+    if holding:
+        problems = [p for p in problems if not p.startswith(("freeze:", "unfinished:"))]
+    return problems, holding

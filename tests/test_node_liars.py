@@ -1,0 +1,108 @@
+"""The lie fuzzer's lies whose path differs on real nodes (:mod:`p2p_nertz.testing.liar_nodes`).
+
+Three real :class:`~p2p_nertz.runtime.node.PeerNode` on tcp://127.0.0.1 in one trio run, each
+with its own log file; seat 2 is a :class:`~p2p_nertz.testing.liar_nodes.LiarNode`, its core
+lying as the simulator's liar does (:mod:`p2p_nertz.sim.liars`). The lies here are those that
+take another path on real nodes than in the simulator: made on the wire only (the node's log
+keeps the honest event, its sockets carry the lie, and its answers to wants the lie again),
+a flood of wants (the node's guard and outlets), and a beat lie (beats go straight to the
+sockets, never to the log). Each game is judged as the fuzzer judges the simulator's
+(:func:`~p2p_nertz.testing.liar_nodes.check`: the honest nodes end alike, nobody honest dropped
+or refused, no freeze, the audit of every log file naming every proven lie and no honest
+member), plus what the honest nodes must have made of this lie. Three players: at two, no
+vote of the honest members shows, and the one left alone once the liar is out stops in play
+(docs/protocol.md §13, *Alone after the other member left*). ``scripts/scan_real_liars.py``
+plays every lie. Each game 7-17 s of wall (load 35) and under 2 s of CPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+
+from p2p_nertz.audit import FindingKind
+from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.sim.liars import Liar, Lie
+from p2p_nertz.testing.games import bot_game
+from p2p_nertz.testing.liar_nodes import LABEL, RealLiarRun, audit_logs, check, play
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(200)]
+
+PLAYERS = 3
+LIAR = 2
+HONEST = (0, 1)
+
+
+def _play(tmp_path: Path, lie: Lie, *, liar_seed: int = 0) -> RealLiarRun:
+    """Game 0 (a short one: a Nerts call within seconds), seat 2 lying from its first chance
+    one second in, once."""
+    identities, spec = bot_game(LABEL, PLAYERS, 0)
+    liar = Liar(LIAR, lie, at=1.0, times=1, rate=1.0, seed=liar_seed)
+    return trio.run(lambda: play(spec, identities, [liar], tmp_path))
+
+
+def _honest(run: RealLiarRun) -> list[Peer]:
+    """The honest nodes' cores at the end."""
+    peers = [run.peers[seat] for seat in HONEST]
+    assert all(peers)
+    return [p for p in peers if p is not None]
+
+
+def _judged(run: RealLiarRun) -> set[FindingKind]:
+    """What the audit accuses the liar of, once the game passed every check."""
+    report = audit_logs(run)
+    problems, holding = check(run, report)
+    assert problems == []
+    assert holding == ()
+    assert run.finished
+    assert run.told[LIAR] >= 1
+    return {f.kind for f in report.errors if f.seat == LIAR}
+
+
+@pytest.mark.parametrize("lie", [Lie.SEQ_SKIP, Lie.SEQ_REUSE])
+def test_node_liars_a_seq_lied_on_the_wire_is_a_fork_the_honest_nodes_drop(
+    tmp_path: Path, lie: Lie
+) -> None:
+    """The liar's log keeps its event under its own seq; its sockets send it under the next
+    (``seq_skip``) or the last (``seq_reuse``): two events under one seq, both signed. Each
+    honest node holds the pair, proves it, drops the liar; the audit names the fork."""
+    run = _play(tmp_path, lie)
+    accused = _judged(run)
+    assert all(LIAR in peer.final.dropped for peer in _honest(run))
+    assert FindingKind.EQUIVOCATION in accused
+
+
+def test_node_liars_a_vote_on_no_seat_is_refused_and_its_author_voted_out(
+    tmp_path: Path,
+) -> None:
+    """The liar's log keeps a vote on a member heard; its sockets send it (and its answers to
+    the wants for it) as a vote on a seat past the roster. Every honest node refuses every copy
+    as a malformed body, never takes the event, and votes the liar out for holding back its
+    feed; the game ends without it."""
+    run = _play(tmp_path, Lie.VOTE_NO_SEAT)
+    _judged(run)
+    assert all(LIAR in peer.final.dropped for peer in _honest(run))
+    assert all(run.refused[seat].get("bad_body", 0) >= 1 for seat in HONEST)
+
+
+def test_node_liars_a_flood_of_wants_drops_nobody(tmp_path: Path) -> None:
+    """Twenty wants of random ranges to every member at every input for 200 inputs: the
+    honest nodes answer what they can, the game ends alike and nobody is dropped."""
+    run = _play(tmp_path, Lie.WANT_FLOOD)
+    _judged(run)
+    assert not any(peer.final.dropped for peer in _honest(run))
+
+
+def test_node_liars_a_beat_timed_ahead_is_a_lie_about_time_the_honest_nodes_prove(
+    tmp_path: Path,
+) -> None:
+    """A beat timed 2.4e9 ahead of the liar's clock (under the jump limit, so taken): beats
+    go to the sockets, never to the log. The liar's next event, timed below it, is a lie
+    about time (docs/protocol.md §9.4): every honest node proves it, logs the proof and drops
+    the liar; the audit of the logs names its clock."""
+    run = _play(tmp_path, Lie.BEAT_LAMPORT, liar_seed=4)  # (its draw: up, 2,439,533,664)
+    accused = _judged(run)
+    assert all(LIAR in peer.final.dropped for peer in _honest(run))
+    assert FindingKind.CLOCK_BELOW_ACK in accused
