@@ -227,8 +227,8 @@ def _why(
     if reason is GoneReason.UNHEARD:
         return (
             f"heard nobody at this table in {silent:.0f} s, so this node signed nothing new: "
-            "another nertz may be playing as you (your key on another machine), or the others "
-            "never came"
+            "another nertz may be playing as you (your key on another machine, or this log an "
+            "older copy of yours), or the others never came or have gone home"
         )
     if reason is GoneReason.DROPPED:
         went = "and ended" if ended else "on"
