@@ -194,7 +194,7 @@ def table_gone(
     if unheard:
         # (A copy of a log that holds the game's end, resumed after everyone went home: the
         # person learns the game is over, as the log has it, not that it never began.)
-        why = _why(GoneReason.UNHEARD, ended, silent, others, names, held)
+        why = _why(GoneReason.UNHEARD, ended, silent, others, names, held=held)
         return TableGone(GoneReason.UNHEARD, silent, drop_after, others, ended, why)
     bound = drop_after if ended else gone_after
     if silent < bound:
@@ -212,6 +212,7 @@ def _why(
     silent: float,
     others: Sequence[int],
     names: Sequence[str],
+    *,
     held: GameState | None = None,
 ) -> str:
     """The answer for a person (names and seats as the table shows them; ``held``: the
