@@ -35,14 +35,11 @@ among them, VALID. One line per game, then the counts.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,7 +47,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import chaos
-from scanning import span
+from scan_node_faults import audit_summary
+from scanning import grid_main
 
 from p2p_nertz.logfile.format import LogDecoder, RecordKind
 from p2p_nertz.logfile.store import read_log
@@ -161,7 +159,7 @@ def play(cell: str, players: int, seed: int, root: Path) -> dict[str, Any]:
         "notes": notes + game.notes,
         "wall": round(time.monotonic() - game.start, 1),
         "victim_said": (victim_said or said)[-1:],
-        "audit": _audit(workdir),
+        "audit": audit_summary(workdir),
         "dir": str(workdir),
         **{k: facts[k] for k in ("exits", "dropped", "played", "finals")},
     }
@@ -212,62 +210,11 @@ def _resume_gone(
     return problems
 
 
-def _audit(workdir: Path) -> str:
-    """The audit's verdict and its finding kinds: ``valid``, ``valid (log_ends_early 2)``."""
-    verdict, kinds = "?", Counter[str]()
-    for text in (workdir / "audit.out").read_text().splitlines():
-        if text.startswith('{"event": "finding"'):
-            finding = json.loads(text)["finding"]
-            kinds[f"{finding['kind']}{'!' if finding.get('severity') == 'error' else ''}"] += 1
-        elif text.startswith('{"event": "verdict"'):
-            verdict = json.loads(text)["verdict"]
-    found = " ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
-    return f"{verdict} ({found})" if found else verdict
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    from ports import own_player_locks
-
-    own_player_locks()  # (two runs at once must not lock each other's nodes out)
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--cells", default=",".join(CELLS))
-    p.add_argument("--players", default="2-3", help="table sizes (default 2-3)")
-    p.add_argument("--seed", type=int, default=3200, help="the first game's seed")
-    p.add_argument("--dir", type=Path, default=Path("scan-old-backups"))
-    p.add_argument("--keep", action="store_true", help="keep the logs of games that passed")
-    args = p.parse_args(argv)
-    cells = [c for c in args.cells.split(",") if c]
-    unknown = sorted(set(cells) - set(CELLS))
-    if unknown:
-        p.error(f"unknown cell(s): {', '.join(unknown)}; choose from {', '.join(CELLS)}")
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, chaos._interrupt)
-    args.dir.mkdir(parents=True, exist_ok=True)
-    tally: Counter[tuple[str, int, bool]] = Counter()
-    seed = args.seed
-    with (args.dir / "results.jsonl").open("a") as book:
-        for cell in cells:
-            for n in span(args.players):
-                result = play(cell, n, seed, args.dir)
-                seed += 1
-                book.write(json.dumps(result) + "\n")
-                book.flush()
-                tally[cell, n, result["ok"]] += 1
-                verdict = "ok  " if result["ok"] else "FAIL"
-                said = f"  victim: {result['victim_said'][0][:90]}" if result["victim_said"] else ""
-                print(
-                    f"{verdict} {cell:15s} {n}p  exits {result['exits']:6s} dropped "
-                    f"{result['dropped']}  audit {result['audit']}  {result['wall']:5.1f}s{said}",
-                    flush=True,
-                )
-                for problem in result["problems"]:
-                    print(f"        {problem}", flush=True)
-                if result["ok"] and not args.keep:
-                    shutil.rmtree(result["dir"])
-    total = sum(tally.values())
-    failed = sum(v for (_, _, ok), v in tally.items() if not ok)
-    print(f"{total} game(s), {total - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return grid_main(
+        argv, doc=__doc__, option="cell", names=CELLS, players="2-3", seed=3200,
+        directory="scan-old-backups", play=play, width=15,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

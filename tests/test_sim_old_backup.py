@@ -35,18 +35,36 @@ CRASH_AT = 10.0  # (mid round at every seed below: the copy's seat signed 20-40 
 GONE_AT = 60.0  # the others have finished (or dropped the seat) and gone home by then
 
 
+def _simulation(
+    players: int,
+    seed: int,
+    copy_at: float,
+    *,
+    kill_at: float,
+    back: float,
+    gone_at: float,
+    everyone_gone: bool,
+) -> Simulation:
+    """Seat 1 killed at ``kill_at``, its log put back from a copy taken at ``copy_at`` and
+    resumed ``back`` later; with ``everyone_gone``, the others killed for good at ``gone_at``."""
+    crashes = [Crash(SEAT, kill_at, back, backup=copy_at)]
+    if everyone_gone:
+        crashes += [Crash(q, gone_at, None) for q in range(players) if q != SEAT]
+    config = SimConfig(
+        players=players, seed=seed, faults=Faults(crashes=tuple(crashes)), peer=QUICK_TIMERS,
+        max_time=4 * gone_at,
+    )  # fmt: skip
+    return Simulation(config)
+
+
 def _resumed(players: int, seed: int, copy_at: float, *, everyone_gone: bool) -> SimResult:
     """Seat 1 killed at :data:`CRASH_AT` and resumed on a copy of its log taken at
     ``copy_at``: a second later (the others still playing), or with everyone gone."""
     back = 2 * GONE_AT if everyone_gone else 1.0
-    crashes = [Crash(SEAT, CRASH_AT, back, backup=copy_at)]
-    if everyone_gone:
-        crashes += [Crash(q, GONE_AT, None) for q in range(players) if q != SEAT]
-    config = SimConfig(
-        players=players, seed=seed, faults=Faults(crashes=tuple(crashes)), peer=QUICK_TIMERS,
-        max_time=4 * GONE_AT,
+    sim = _simulation(
+        players, seed, copy_at, kill_at=CRASH_AT, back=back, gone_at=GONE_AT,
+        everyone_gone=everyone_gone,
     )  # fmt: skip
-    sim = Simulation(config)
 
     def stopped(s: Simulation) -> bool:  # (the resumed process met its end: stopped or gone)
         return bool(s.result.elsewhere) or s.gone_noted[SEAT]
@@ -162,14 +180,10 @@ def _resumed_after_over(
     first process went (the others' still there) or with everyone gone; and how many of its
     own events the first process signed (its log's, before the copy was put back)."""
     back = 2 * OVER_GONE - OVER_KILL if everyone_gone else 1.0
-    crashes = [Crash(SEAT, OVER_KILL, back, backup=copy_at)]
-    if everyone_gone:
-        crashes += [Crash(q, OVER_GONE, None) for q in range(players) if q != SEAT]
-    config = SimConfig(
-        players=players, seed=seed, faults=Faults(crashes=tuple(crashes)), peer=QUICK_TIMERS,
-        max_time=4 * OVER_GONE,
+    sim = _simulation(
+        players, seed, copy_at, kill_at=OVER_KILL, back=back, gone_at=OVER_GONE,
+        everyone_gone=everyone_gone,
     )  # fmt: skip
-    sim = Simulation(config)
     signed: list[int] = []
 
     def ended(s: Simulation) -> bool:
