@@ -101,6 +101,7 @@ def test_old_copies_of_a_log_resumed_after_the_game_sign_nothing_and_say_why(
     assert said.returncode == 5, said.stdout + said.stderr
     (line,) = said.stderr.strip().splitlines()
     assert "heard nobody at this table in " in line and "an older copy of yours" in line, line
+    assert "learns your events from the others before it signs" in line, line  # (not "whole")
     with read_log(copies["mid"]) as reader:
         records = list(reader)
     assert records[-1].kind is RecordKind.NOTE and records[-1].name == RECOVERING_NOTE
