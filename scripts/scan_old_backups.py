@@ -25,8 +25,9 @@ whole), and put back and resumed:
     and refuses in one line (status 3, "cannot recover our own events").
 
 AGE: ``start`` (the victim's log holds its join and commit), ``early`` (the table's 5th card),
-``mid`` (the 10th), ``over`` (the game over; ``gone`` only). Every game: chaos's checks (no
-traceback, exits as documented, the finals alike) and ``nertz audit`` of every log, the copies
+``mid`` (the 10th), ``over`` (the game over; ``gone`` only; ``-torn``: cut inside its last
+record). Every game: chaos's checks (no traceback, exits as documented, the finals alike)
+and ``nertz audit`` of every log, the copies
 among them, VALID. One line per game, then the counts.
 
     nice -n 10 python scripts/scan_old_backups.py [--cells among-mid,gone-over-torn,...]
@@ -147,7 +148,11 @@ def play(cell: str, players: int, seed: int, root: Path) -> dict[str, Any]:
     problems += found
     if when == "gone":
         whole = victim.log.read_bytes()
-        data = whole if age == "over" else (whole[: len(copy) + 9] if torn else copy)
+        data: bytes | None = None
+        if age == "over":  # (the finished game's log; torn: cut inside its last record)
+            data = whole[:-5] if torn else whole
+        elif copy is not None:
+            data = whole[: len(copy) + 9] if torn else copy
         if data is not None:
             problems += _resume_gone(game, workdir, age, data, torn=torn, said=victim_said)
     result = {
