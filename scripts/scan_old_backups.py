@@ -27,8 +27,8 @@ whole), and put back and resumed:
 AGE: ``start`` (the victim's log holds its join and commit), ``early`` (the table's 5th card),
 ``mid`` (the 10th), ``over`` (the game over; ``gone`` only; ``-torn``: cut inside its last
 record). Every game: chaos's checks (no traceback, exits as documented, the finals alike)
-and ``nertz audit`` of every log, the copies
-among them, VALID. One line per game, then the counts.
+and ``nertz audit`` of every log, the copies among them, VALID. One line per game, then the
+counts.
 
     nice -n 10 python scripts/scan_old_backups.py [--cells among-mid,gone-over-torn,...]
         [--players 2-3] [--seed N] [--dir DIR] [--keep]
