@@ -39,6 +39,7 @@ import trio
 from cli.args import (
     EXIT_FAILED,
     EXIT_GONE,
+    EXIT_UNHEARD,
     GoneError,
     bind_endpoint,
     connect_endpoint,
@@ -148,12 +149,17 @@ def final_summary(peer: Peer, gone: TableGone | None = None) -> dict[str, Any]:
 def say_gone(command: str, gone: TableGone) -> int:
     """The line a node that stopped waiting at an empty table ends with (stderr), and its
     exit status (:func:`~cli.args.gone_status`)."""
+    status = gone_status(gone)
+    after = (  # (unheard, its log ends noted: a resume learns our feed first, §9.6)
+        "resuming on it later learns your events from the others before it signs"
+        if status == EXIT_UNHEARD
+        else "the log is whole: resuming on it later takes the game up again"
+    )
     print(
-        f"nertz {command}: {gone.why}. Stopped waiting; nothing was signed for it (the log "
-        "is whole: resuming on it later takes the game up again).",
+        f"nertz {command}: {gone.why}. Stopped waiting; nothing was signed for it ({after}).",
         file=sys.stderr,
     )
-    return gone_status(gone)
+    return status
 
 
 def _peer_items(args: argparse.Namespace, node: PeerNode, spec: GameSpec) -> list[str]:

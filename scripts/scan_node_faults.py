@@ -48,11 +48,9 @@ changes. One line per game, then the counts by fault and table size.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -64,7 +62,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import chaos
-from scanning import span
+from scanning import grid_main
 
 SUSPECT, DROP = 2.0, 8.0
 FAULTS = (
@@ -345,49 +343,10 @@ def judge(fault: str, game: chaos.Game, twin: chaos.Node | None, problems: list[
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ports import own_player_locks
-
-    own_player_locks()  # (two runs at once must not lock each other's nodes out)
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    p.add_argument("--faults", default=",".join(FAULTS))
-    p.add_argument("--players", default="2-4", help="table sizes (default 2-4)")
-    p.add_argument("--seed", type=int, default=2800, help="the first game's seed")
-    p.add_argument("--dir", type=Path, default=Path("scan-node-faults"))
-    p.add_argument("--keep", action="store_true", help="keep the logs of games that passed")
-    args = p.parse_args(argv)
-    faults = [f for f in args.faults.split(",") if f]
-    unknown = sorted(set(faults) - set(FAULTS))
-    if unknown:
-        p.error(f"unknown fault(s): {', '.join(unknown)}; choose from {', '.join(FAULTS)}")
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, chaos._interrupt)
-    args.dir.mkdir(parents=True, exist_ok=True)
-    tally: Counter[tuple[str, int, bool]] = Counter()
-    seed = args.seed
-    with (args.dir / "results.jsonl").open("a") as book:
-        for fault in faults:
-            for n in span(args.players):
-                result = play(fault, n, seed, args.dir)
-                seed += 1
-                book.write(json.dumps(result) + "\n")
-                book.flush()
-                tally[fault, n, result["ok"]] += 1
-                verdict = "ok  " if result["ok"] else "FAIL"
-                said = f"  victim: {result['victim_said'][0][:90]}" if result["victim_said"] else ""
-                print(
-                    f"{verdict} {fault:9s} {n}p  exits {result['exits']:8s} played "
-                    f"{result['played']}r  dropped {result['dropped']}  audit {result['audit']}"
-                    f"  {result['wall']:5.1f}s{said}",
-                    flush=True,
-                )
-                for problem in result["problems"]:
-                    print(f"        {problem}", flush=True)
-                if result["ok"] and not args.keep:
-                    shutil.rmtree(result["dir"])
-    total = sum(tally.values())
-    failed = sum(v for (_, _, ok), v in tally.items() if not ok)
-    print(f"{total} game(s), {total - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return grid_main(
+        argv, doc=__doc__, option="fault", names=FAULTS, players="2-4", seed=2800,
+        directory="scan-node-faults", play=play,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -930,3 +930,16 @@ def test_a_node_log_on_a_slow_disk_syncs_in_a_thread_with_the_node_going_on_besi
     clocks = [c for c in map(decode_clock_note, records) if c is not None]
     assert clocks == [1000, 2000 + RESERVE_AHEAD]
     assert [r.data for r in records if r.kind is RecordKind.SENT_EVENT] == [b"join", b"move"]
+
+
+def test_open_for_append_refuses_another_players_log_of_the_game_in_words(tmp_path: Path) -> None:
+    """A copy of another member's log given as ours (the right game, another seat's key): said
+    so, not as the log of "game X by peer Y, not of game X by peer Z"; nothing written."""
+    path = tmp_path / "log.nlog"
+    create_log(path, HEADER).close()
+    size = path.stat().st_size
+    ours = LogHeader(game_id=HEADER.game_id, peer_id=b"\x07" * 32, created_at_ms=0)
+    with pytest.raises(LogFormatError, match="is another player's log of this game") as refused:
+        open_for_append(path, create_with=ours)
+    assert "not this key's" in str(refused.value) and "not of game" not in str(refused.value)
+    assert path.stat().st_size == size

@@ -25,6 +25,7 @@ from p2p_nertz.audit import FindingKind, LogSource, audit
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.protocol.envelope import decode_unverified
 from p2p_nertz.protocol.recovery import RECOVERING_NOTE
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.sim import Faults, SimConfig
 from p2p_nertz.sim.logfiles import log_file, log_records
 from p2p_nertz.sim.network import QUICK_TIMERS, Crash, SimResult, Simulation
@@ -34,18 +35,36 @@ CRASH_AT = 10.0  # (mid round at every seed below: the copy's seat signed 20-40 
 GONE_AT = 60.0  # the others have finished (or dropped the seat) and gone home by then
 
 
+def _simulation(
+    players: int,
+    seed: int,
+    copy_at: float,
+    *,
+    kill_at: float,
+    back: float,
+    gone_at: float,
+    everyone_gone: bool,
+) -> Simulation:
+    """Seat 1 killed at ``kill_at``, its log put back from a copy taken at ``copy_at`` and
+    resumed ``back`` later; with ``everyone_gone``, the others killed for good at ``gone_at``."""
+    crashes = [Crash(SEAT, kill_at, back, backup=copy_at)]
+    if everyone_gone:
+        crashes += [Crash(q, gone_at, None) for q in range(players) if q != SEAT]
+    config = SimConfig(
+        players=players, seed=seed, faults=Faults(crashes=tuple(crashes)), peer=QUICK_TIMERS,
+        max_time=4 * gone_at,
+    )  # fmt: skip
+    return Simulation(config)
+
+
 def _resumed(players: int, seed: int, copy_at: float, *, everyone_gone: bool) -> SimResult:
     """Seat 1 killed at :data:`CRASH_AT` and resumed on a copy of its log taken at
     ``copy_at``: a second later (the others still playing), or with everyone gone."""
     back = 2 * GONE_AT if everyone_gone else 1.0
-    crashes = [Crash(SEAT, CRASH_AT, back, backup=copy_at)]
-    if everyone_gone:
-        crashes += [Crash(q, GONE_AT, None) for q in range(players) if q != SEAT]
-    config = SimConfig(
-        players=players, seed=seed, faults=Faults(crashes=tuple(crashes)), peer=QUICK_TIMERS,
-        max_time=4 * GONE_AT,
+    sim = _simulation(
+        players, seed, copy_at, kill_at=CRASH_AT, back=back, gone_at=GONE_AT,
+        everyone_gone=everyone_gone,
     )  # fmt: skip
-    sim = Simulation(config)
 
     def stopped(s: Simulation) -> bool:  # (the resumed process met its end: stopped or gone)
         return bool(s.result.elsewhere) or s.gone_noted[SEAT]
@@ -142,4 +161,116 @@ def test_sim_a_copy_of_the_log_from_mid_round_resumed_among_the_others_stops_not
     about time in the others' proof notes); waiting for a word it learns its feed goes on and
     stops."""
     result = _resumed(players, seed, 5.0, everyone_gone=False)
+    _check_honest(result)
+
+
+# -- after the game is over (backup32) ---------------------------------------------------------
+# The simulator ends a run at the game's end, so until session 32 no case resumed a copy once
+# the game was over: ``Simulation.run(past_over=True)`` goes on past it. The first process
+# plays the game to its end; it is gone (killed, or its node exited) at OVER_KILL, and the seat
+# is resumed from a copy of its log taken mid round (COPY_MID) or after the end (COPY_OVER).
+# Every game below is over by 25 s.
+COPY_MID, COPY_OVER, OVER_KILL, OVER_GONE = 5.0, 35.0, 40.0, 50.0
+
+
+def _resumed_after_over(
+    players: int, seed: int, copy_at: float, *, everyone_gone: bool
+) -> tuple[SimResult, int]:
+    """Seat 1 resumed on a copy taken at ``copy_at`` once the game is over: a second after its
+    first process went (the others' still there) or with everyone gone; and how many of its
+    own events the first process signed (its log's, before the copy was put back)."""
+    back = 2 * OVER_GONE - OVER_KILL if everyone_gone else 1.0
+    sim = _simulation(
+        players, seed, copy_at, kill_at=OVER_KILL, back=back, gone_at=OVER_GONE,
+        everyone_gone=everyone_gone,
+    )  # fmt: skip
+    signed: list[int] = []
+
+    def ended(s: Simulation) -> bool:
+        peer = s.peers[SEAT]
+        if not signed and s.down_until[SEAT] is not None:  # (the first process is gone)
+            assert all(p is None or p.tentative.phase is Phase.OVER for p in s.peers)
+            signed.append(_own(s.result, s.logs[SEAT]))
+        if s.result.elsewhere or s.gone_noted[SEAT]:
+            return True  # (the resumed process met its end: stopped or gone)
+        # (among the others, a copy that holds the end goes on to an end final with them)
+        return peer is not None and bool(signed) and peer.final.phase is Phase.OVER
+
+    result = sim.run(until=ended, past_over=True)
+    assert signed, "the first process never went"
+    return result, signed[0]
+
+
+def _own(result: SimResult, wires: list[bytes]) -> int:
+    """How many of seat :data:`SEAT`'s own events ``wires`` hold."""
+    spec = result.spec
+    own = spec.peer_ids[SEAT]
+    return sum(
+        decode_unverified(w, game_id=spec.game_id, roster=spec.peer_ids).author == own
+        for w in wires
+    )
+
+
+GAMES = [(2, 1), (3, 2), (4, 1)]
+
+
+@pytest.mark.parametrize(("players", "seed"), GAMES)
+def test_sim_a_copy_taken_after_the_game_resumed_with_everyone_gone_says_the_game_is_over(
+    players: int, seed: int
+) -> None:
+    """A copy holding the whole game, resumed after everyone went home: it hears nobody and
+    stops unheard having signed nothing, saying the game is over as its log has it, with the
+    score (before session 32: "another nertz may be playing as you, or the others never came",
+    words for a game that never began); the audit of every log VALID, nothing of its feed
+    lacking."""
+    result, signed = _resumed_after_over(players, seed, COPY_OVER, everyone_gone=True)
+    assert result.lost_own == [] and result.elsewhere == []
+    (((_, seat, gone)),) = result.gone
+    assert seat == SEAT and gone.reason.value == "unheard" and gone.ended
+    names = [m.name for m in result.spec.members]
+    peer = result.peers[SEAT]
+    assert peer is not None
+    totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(peer.tentative.game.totals))
+    assert f"the game is over as this log has it (the score: {totals})" in gone.why
+    assert "another nertz" not in gone.why
+    assert _own(result, result.logs[SEAT]) == signed  # (nothing signed anew)
+    report = audit(_files(result), deep=True)
+    assert report.valid and report.errors == (), report.errors
+    assert not [f for f in report.violations if f.seat == SEAT]
+
+
+@pytest.mark.parametrize(("players", "seed"), GAMES)
+def test_sim_a_copy_taken_after_the_game_resumed_among_the_others_signs_nothing(
+    players: int, seed: int
+) -> None:
+    """The same copy resumed while the others' processes still run: their word says they hold
+    what it holds of its feed, so it is released, signs nothing new, and its end is final with
+    them; no proof against it, the audit VALID."""
+    result, signed = _resumed_after_over(players, seed, COPY_OVER, everyone_gone=False)
+    assert result.lost_own == [] and result.elsewhere == [] and result.gone == []
+    assert all(p is not None and p.final.phase is Phase.OVER for p in result.peers)
+    assert _own(result, result.logs[SEAT]) == signed
+    report = audit(_files(result), deep=True)
+    assert report.valid and report.errors == () and report.violations == (), report.findings
+
+
+@pytest.mark.parametrize(("players", "seed"), GAMES)
+@pytest.mark.parametrize("everyone_gone", [False, True], ids=["among", "gone"])
+def test_sim_a_copy_from_mid_round_resumed_after_the_game_stops_noted(
+    players: int, seed: int, everyone_gone: bool
+) -> None:
+    """A copy taken mid round, resumed once the first process had played the game to its end:
+    among the others their word shows its feed goes on past the copy, it asks, and stops
+    (``Elsewhere``); with everyone gone it stops unheard, not knowing the game is over; either
+    way it signed nothing, its log ends noted and the audit of every log is VALID, what the
+    copy lacks a notice."""
+    result, signed = _resumed_after_over(players, seed, COPY_MID, everyone_gone=everyone_gone)
+    (((_, lost)),) = result.lost_own
+    assert _own(result, result.logs[SEAT]) + len(lost) == signed  # (nothing signed anew)
+    if everyone_gone:
+        (((_, seat, gone)),) = result.gone
+        assert seat == SEAT and gone.reason.value == "unheard" and not gone.ended
+    else:
+        (((_, seat, seq)),) = result.elsewhere
+        assert seat == SEAT and seq > signed - len(lost)
     _check_honest(result)

@@ -554,6 +554,21 @@ def _overwrite_tail(path: Path, offset: int, size: int, record: Record) -> int:
     return end
 
 
+def _not_ours(path: Path, header: LogHeader, expected: LogHeader) -> str:
+    """Why the log at ``path`` is not the one to append to (a copy of another player's log,
+    or of another game's), in a person's words."""
+    if header.game_id == expected.game_id:
+        return (
+            f"{path} is another player's log of this game (peer {header.peer_id.hex()[:16]}), "
+            f"not this key's (peer {expected.peer_id.hex()[:16]}): each player resumes their own"
+        )
+    whose = "" if header.peer_id == expected.peer_id else f" by peer {header.peer_id.hex()[:16]}"
+    return (
+        f"{path} is the log of another game ({header.game_id.hex()[:16]}{whose}), not of game "
+        f"{expected.game_id.hex()[:16]}"
+    )
+
+
 def _check_recoverable(
     path: Path, summary: LogSummary, expected: LogHeader | None, cut_damaged_tail: bool
 ) -> LogHeader:
@@ -566,11 +581,7 @@ def _check_recoverable(
     if expected is not None and (
         (header.game_id, header.peer_id) != (expected.game_id, expected.peer_id)
     ):
-        raise LogFormatError(
-            f"{path} is the log of game {header.game_id.hex()[:16]} by peer "
-            f"{header.peer_id.hex()[:16]}, not of game {expected.game_id.hex()[:16]} by peer "
-            f"{expected.peer_id.hex()[:16]}"
-        )
+        raise LogFormatError(_not_ours(path, header, expected))
     inside = [p for p in summary.problems if p.offset < summary.good_end]
     if inside:
         raise LogFormatError(

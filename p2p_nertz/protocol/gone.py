@@ -189,11 +189,13 @@ def table_gone(
     silent = now - last
     if silent < drop_after:
         return None
-    if unheard:
-        why = _why(GoneReason.UNHEARD, False, silent, others, names)
-        return TableGone(GoneReason.UNHEARD, silent, drop_after, others, False, why)
     held = tentative()
     ended = held.phase is Phase.OVER
+    if unheard:
+        # (A copy of a log that holds the game's end, resumed after everyone went home: the
+        # person learns the game is over, as the log has it, not that it never began.)
+        why = _why(GoneReason.UNHEARD, ended, silent, others, names, held=held)
+        return TableGone(GoneReason.UNHEARD, silent, drop_after, others, ended, why)
     bound = drop_after if ended else gone_after
     if silent < bound:
         return None
@@ -205,15 +207,29 @@ def table_gone(
 
 
 def _why(
-    reason: GoneReason, ended: bool, silent: float, others: Sequence[int], names: Sequence[str]
+    reason: GoneReason,
+    ended: bool,
+    silent: float,
+    others: Sequence[int],
+    names: Sequence[str],
+    *,
+    held: GameState | None = None,
 ) -> str:
-    """The answer for a person (names and seats as the table shows them)."""
+    """The answer for a person (names and seats as the table shows them; ``held``: the
+    tentative fold, whose score an unheard stop at a game's end says)."""
     quiet = f"nobody still in the game has been heard for {silent:.0f} s"
+    if reason is GoneReason.UNHEARD and ended and held is not None:
+        totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(held.game.totals))
+        return (
+            f"heard nobody at this table in {silent:.0f} s, so this node signed nothing new: "
+            f"the game is over as this log has it (the score: {totals}), and the others have "
+            "gone home"
+        )
     if reason is GoneReason.UNHEARD:
         return (
             f"heard nobody at this table in {silent:.0f} s, so this node signed nothing new: "
-            "another nertz may be playing as you (your key on another machine), or the others "
-            "never came"
+            "another nertz may be playing as you (your key on another machine, or this log an "
+            "older copy of yours), or the others never came or have gone home"
         )
     if reason is GoneReason.DROPPED:
         went = "and ended" if ended else "on"

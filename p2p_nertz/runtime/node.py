@@ -241,15 +241,16 @@ _MIN_WAIT: Final = 0.001  # seconds: the least the timer waits when a tick left 
 
 class SignedElsewhereError(NertzError):
     """Our key signed this game's event ``seq`` elsewhere (another process plays as us, or
-    this node's log was lost): the node stopped, having signed nothing new
+    this node's log was lost or is an older copy): the node stopped, having signed nothing new
     (:class:`~p2p_nertz.protocol.peer.Elsewhere`, docs/protocol.md §9.6)."""
 
     def __init__(self, seq: int) -> None:
         super().__init__(
             f"your key has signed this game's events elsewhere (seq {seq}): another nertz "
-            "plays as you, or this node's log was lost; this one stopped without signing "
-            "anything new. Let the other play on; once it has stopped, `nertz resume` its log, "
-            "or this one (it learns your events from the others before it signs)"
+            "plays as you, or this node's log was lost or is an older copy; this one stopped "
+            "without signing anything new. Let the other play on; once it has stopped, `nertz "
+            "resume` its log, or this one (it learns your events from the others before it "
+            "signs)"
         )
         self.seq = seq
 

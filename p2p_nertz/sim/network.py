@@ -637,8 +637,12 @@ class Simulation:
         self.notes[seat] = [(at, note) for at, note in self.notes[seat] if at <= cut]
         self.result.lost_own.append((seat, lost))
 
-    def run(self, until: Callable[[Simulation], bool] | None = None) -> SimResult:
-        """Play until every live peer's game is over (or ``until`` says so, or time runs out)."""
+    def run(
+        self, until: Callable[[Simulation], bool] | None = None, *, past_over: bool = False
+    ) -> SimResult:
+        """Play until every live peer's game is over (or ``until`` says so, or time runs out);
+        ``past_over``: only ``until`` or the time ends it (the faults planned after the game's
+        end happen: a copy of a log restored and resumed once the game is over)."""
         crash_plan = self._start()
         now = 0.0
         while self.queue:
@@ -646,7 +650,8 @@ class Simulation:
             if now > self.config.max_time:
                 break
             self._happen(kind, seat, data, now, crash_plan)
-            if (kind != self.TICK and self._done(now)) or (until is not None and until(self)):
+            over = not past_over and kind != self.TICK and self._done(now)
+            if over or (until is not None and until(self)):
                 break
         self.result.time = now
         self.result.finished = self._done(now)
