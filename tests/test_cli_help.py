@@ -154,6 +154,9 @@ def test_a_command_imports_its_own_module_alone(tmp_path: Path) -> None:
     assert "cli.node_cmd" in loaded and "trio" in loaded, loaded
     for other in ("cli.play", "cli.demo", "cli.lobby_cmd", "cli.web_cmd", "hypercorn"):
         assert other not in loaded, loaded
+    # Nor the terminal table's package (p2p_nertz/ui: a twelfth of the start), which
+    # cli/ended.py's words for a resumed game that had ended pulled in for every node.
+    assert not [m for m in loaded if m.startswith("p2p_nertz.ui")], loaded
     # Nor asyncio (a tenth of the start), which pyzmq's monitor module imports: the mesh reads
     # its monitors' events itself (runtime/zmqtrio.py's monitor_event).
     assert "zmq" in loaded and "asyncio" not in loaded, loaded
