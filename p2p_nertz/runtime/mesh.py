@@ -66,7 +66,6 @@ __all__ = [
     "LINK_TIMEOUT_MAX_MS",
     "MAX_FRAME",
     "ROUTER_HWM",
-    "ROUTER_HWM_MIN",
     "SEND_QUEUE",
     "WATCH_MAX_FRAME",
     "WATCH_SPEC_TAG",
@@ -74,7 +73,6 @@ __all__ = [
     "Outlet",
     "link_timeout_ms",
     "routing_id",
-    "router_hwm",
 ]
 
 DEFAULT_BIND: Final = "tcp://127.0.0.1:0"
@@ -90,22 +88,21 @@ message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing an
 (zmq's own frame header is not part of the size it bounds). A peer sending a larger frame is
 disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
 
-LINK_TIMEOUT_MAX_MS: Final = 60_000
+LINK_TIMEOUT_MAX_MS: Final = 30_000
 """The longest a member's DEALER waits for the node's answer to a ZMTP PING, in milliseconds,
-whatever the drop timer (:func:`link_timeout_ms`): it bounds the window the ROUTER's mark is
-sized to (:func:`router_hwm`). A link whose round trip passes a minute is no LAN."""
+whatever its drop timer (:func:`link_timeout_ms`): the default drop timer. It bounds the
+window the ROUTER's mark is sized to (:data:`ROUTER_HWM`), whatever timers the members chose
+(each sets its own). A link whose round trip passes 30 s is no LAN."""
 
-LINK_RATE: Final = 20
-"""The messages a second a member's DEALER may write to one connection, sustained over a
-heartbeat's window, that the ROUTER's mark is sized to hold (:func:`router_hwm`): the highest
-honest *second* measured at 4 players (docs/protocol.md §9.7), which no longer window comes
-near (``scripts/bench_link_window.py``: at most 7 a second over 6 s, 5 over 31 s, at 2-6
-players, session 32). So the mark holds a window at the peak rate from its first second to
-its last."""
-
-ROUTER_HWM_MIN: Final = 512
-"""The ROUTER's receive high-water mark at the shortest window (a drop timer of 5 s or less:
-six seconds, ``HEARTBEAT_IVL_MS`` + :data:`HEARTBEAT_TIMEOUT_MS`), and the least at any."""
+LINK_RATE: Final = 32
+"""Messages a second a member's DEALER may write to one connection, sustained over a whole
+heartbeat window, that the ROUTER's mark is sized to hold (:data:`ROUTER_HWM`). Measured per
+connection in games of greedy bots at full speed, 2-6 players, both deals, two rounds
+(``scripts/bench_link_window.py``, session 32, load 10-40): at most 17 a second over any 6 s
+and 11 over any 31 s (a 4-player shuffle game; means 4-11), so a window of either length at
+this rate is twice to three times the most seen. A single second went up to 24 at 4 players
+and 38 at 6 (a shuffle game's round start); no second-long burst lasts a window.
+"""
 
 
 def link_timeout_ms(drop_after: float) -> int:
@@ -116,50 +113,38 @@ def link_timeout_ms(drop_after: float) -> int:
 
     A link whose round trip passes the heartbeat's timeout is given up though every packet
     still arrives: what was queued on it is lost, and its TCP and CURVE handshakes take
-    several round trips more, after which the same happens again (docs/protocol.md §9.5, two
+    several round trips more, after which the same happens again (docs/protocol.md §9.5: two
     players 2.5 s ± 1 apart each way abandoned each other in four runs of five at 5 s). The
     protocol's timers judge a slow member; the heartbeat only notices a dead connection.
 
-    >>> link_timeout_ms(30.0), link_timeout_ms(2.0), link_timeout_ms(3600.0)
-    (30000, 5000, 60000)
+    >>> link_timeout_ms(8.0), link_timeout_ms(2.0), link_timeout_ms(3600.0)
+    (8000, 5000, 30000)
     """
     return max(HEARTBEAT_TIMEOUT_MS, min(LINK_TIMEOUT_MAX_MS, math.ceil(drop_after * 1000)))
 
 
-def router_hwm(timeout_ms: int) -> int:
-    """The ROUTER's receive high-water mark, per connection, in messages, for members' DEALERs
-    that give a connection up ``timeout_ms`` after a PING (:func:`link_timeout_ms`).
+ROUTER_HWM: Final = math.ceil((HEARTBEAT_IVL_MS + LINK_TIMEOUT_MAX_MS) / 1000 * LINK_RATE)
+"""The ROUTER's receive high-water mark, per connection, in messages (992): what zmq holds
+for one sender before it stops reading that sender's TCP connection (flow control: nothing is
+lost, the sender waits). With :data:`MAX_FRAME` it bounds what one connection, a member's
+flood included, can make the node hold to 992 × 4 KiB (~3.9 MiB; strangers are cut off at the
+CURVE handshake). Honest members send a few dozen messages a second at most (docs/protocol.md
+§9.7) and the receive task drains every pipe in bursts of
+:data:`~p2p_nertz.runtime.node.MAX_BURST`, so only a flood or a stopped node fills it.
 
-    What zmq holds for one sender before it stops reading that sender's TCP connection (flow
-    control: nothing is lost, the sender waits). With :data:`MAX_FRAME` it bounds what one
-    connection, a member's flood included, can make the node hold (512 × 4 KiB = 2 MiB at the
-    shortest window, 1,240 × 4 KiB ≈ 4.8 MiB at the default 30 s; strangers are cut off at the
-    CURVE handshake). Honest members send a few dozen messages a second at most (docs/
-    protocol.md §9.7) and the receive task drains every pipe in bursts of
-    :data:`~p2p_nertz.runtime.node.MAX_BURST`, so only a flood or a stopped node fills it.
-
-    It holds everything a member's DEALER can have written to one connection before its ZMTP
-    heartbeat gives that connection up (``HEARTBEAT_IVL_MS`` + ``timeout_ms``, at
-    :data:`LINK_RATE`): libzmq 4.3.5 aborts the process ("Assertion failed: !_io_error",
-    stream_engine_base.cpp:310) when a connection whose input stopped at this mark breaks and the
-    bytes still buffered hold a PING (it answers the PING on the broken connection). A node
-    stopped past the heartbeat's window wakes to such a connection: at 64, a member sending 20
-    messages a second (the 4-player peak) made it abort every time (chaos seed 2128 of session
-    21, a shuffle game, whose turn-ups send more; ``tests/test_mesh_router_wakes.py``). No mark
-    keeps a sender from the same path on purpose (a PING after each frame, the pipe filled
-    while the node's loop is busy, then a TCP RST; ``tests/test_stranger_abort.py``,
-    docs/protocol.md §13): CURVE keeps strangers off it (only the members' keys get a
-    connection past its handshake); a member keeps the power.
-
-    >>> router_hwm(5000), router_hwm(30_000), router_hwm(60_000)
-    (512, 620, 1220)
-    """
-    window = (HEARTBEAT_IVL_MS + timeout_ms) / 1000
-    return max(ROUTER_HWM_MIN, math.ceil(window * LINK_RATE))
-
-
-ROUTER_HWM: Final = router_hwm(link_timeout_ms(DROP_AFTER))
-"""The ROUTER's receive high-water mark at the default drop timer (:func:`router_hwm`)."""
+It holds everything a member's DEALER can have written to one connection before its ZMTP
+heartbeat gives that connection up (``HEARTBEAT_IVL_MS`` + :data:`LINK_TIMEOUT_MAX_MS`, the
+longest window any member's timers give, 31 s, at :data:`LINK_RATE`): libzmq 4.3.5 aborts the
+process ("Assertion failed: !_io_error", stream_engine_base.cpp:310) when a connection whose
+input stopped at this mark breaks and the bytes still buffered hold a PING (it answers the
+PING on the broken connection). A node stopped past the heartbeat's window wakes to such a
+connection: at 64, a member sending 20 messages a second (the 4-player peak) made it abort
+every time after a 5 s window (chaos seed 2128 of session 21, a shuffle game, whose turn-ups
+send more; ``tests/test_mesh_router_wakes.py``); at 512, a 6 s window held (sessions 21-31),
+and since session 32 the window is the drop timer's. No mark keeps a sender from the same
+path on purpose (a PING after each frame, the pipe filled while the node's loop is busy, then
+a TCP RST; ``tests/test_stranger_abort.py``, docs/protocol.md §13): CURVE keeps strangers off
+it (only the members' keys get a connection past its handshake); a member keeps the power."""
 
 WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
@@ -260,8 +245,7 @@ class Mesh:
         watchers: spectators' addresses (endpoint and key).
         outlet: makes the :class:`Outlet` of a DEALER (a hook for instrumentation).
         drop_after: the node's drop timer, in seconds: each DEALER to a member waits as long
-            for an answer before it gives its connection up (:func:`link_timeout_ms`), and
-            the ROUTER's mark holds what a member writes meanwhile (:func:`router_hwm`).
+            for an answer before it gives its connection up (:func:`link_timeout_ms`).
     """
 
     def __init__(
@@ -278,8 +262,6 @@ class Mesh:
         self._own = identity.peer_id
         self.link_timeout_ms = link_timeout_ms(drop_after)
         """How long each DEALER to a member waits for an answer to a PING (milliseconds)."""
-        self.router_hwm = router_hwm(self.link_timeout_ms)
-        """The ROUTER's receive high-water mark, per connection (messages)."""
         self._members = tuple(members)
         self._keys = server_keys(identity)
         self.gate: Gate | None = None
@@ -340,7 +322,7 @@ class Mesh:
             router = create_socket(
                 self.ctx,
                 zmq.ROUTER,
-                recv_hwm=self.router_hwm,
+                recv_hwm=ROUTER_HWM,
                 max_message_size=MAX_FRAME,
                 heartbeat=False,
                 curve=self._keys,
