@@ -29,14 +29,7 @@ from pathlib import Path
 import pytest
 
 from p2p_nertz.testing.netns import Lab, impairments_unavailable, unavailable
-from tests.test_lan import (
-    audited_valid,
-    check_finished_and_agreed,
-    check_nothing_lost,
-    own_events,
-    start_lan_game,
-    wait_until,
-)
+from tests import test_lan as lan
 
 _WHY = unavailable() or impairments_unavailable()
 pytestmark = [
@@ -60,21 +53,23 @@ def test_lan_link_slower_than_the_heartbeat_under_the_drop_timer_drops_nobody(
 ) -> None:
     assert 2 * LATE > 5.0 and 2 * LATE + 2 * SUSPECT < DROP  # past ZMTP's, under ours
     with Lab(players) as lab:
-        gamers = start_lan_game(lab, tmp_path, players, *TIMERS)
+        gamers = lan.start_lan_game(lab, tmp_path, players, *TIMERS)
         slow = gamers[1]
-        wait_until("host 1 is playing", lambda: own_events(slow) >= 10, gamers, 60)
+        lan.wait_until("host 1 is playing", lambda: lan.own_events(slow) >= 10, gamers, 60)
         lab.delay(1, LATE)
         # The fault's length, not a wait for something (play goes on meanwhile, or ends).
         end = time.monotonic() + SPAN
-        wait_until("the delay's span is over", lambda: time.monotonic() >= end, gamers, SPAN + 5)
+        lan.wait_until(
+            "the delay's span is over", lambda: time.monotonic() >= end, gamers, SPAN + 5
+        )
         lab.delay(1, 0)
-        final = check_finished_and_agreed(gamers)
-        check_nothing_lost(gamers)
+        final = lan.check_finished_and_agreed(gamers)
+        lan.check_nothing_lost(gamers)
     # Nobody was dropped nor abandoned: the link was slow, never gone.
     assert [p.event("dropped") for p in gamers] == [None] * players
     assert all(p.event("final")["dropped"] == [] for p in gamers)  # type: ignore[index]
     assert final["rounds"] >= 1 and not final["provisional"]
-    verdict = audited_valid(gamers)
+    verdict = lan.audited_valid(gamers)
     assert verdict["totals"] == final["totals"] and verdict["errors"] == 0
 
 
@@ -83,11 +78,11 @@ def test_lan_link_slower_than_the_drop_timer_still_drops(tmp_path: Path) -> None
     # other at least 5 s late, past its timer, so each abandons the other as a cut does
     # (tests/test_lan.py: one settled result, the audit of both logs valid).
     with Lab(2) as lab:
-        gamers = start_lan_game(lab, tmp_path, 2, "--suspect-after", "1", "--drop-after", "3")
-        wait_until("host 1 is playing", lambda: own_events(gamers[1]) >= 10, gamers, 60)
+        gamers = lan.start_lan_game(lab, tmp_path, 2, "--suspect-after", "1", "--drop-after", "3")
+        lan.wait_until("host 1 is playing", lambda: lan.own_events(gamers[1]) >= 10, gamers, 60)
         lab.delay(1, 5.0)
-        final = check_finished_and_agreed(gamers)
+        final = lan.check_finished_and_agreed(gamers)
     assert not final["provisional"]
     assert all(p.event("final")["dropped"] for p in gamers)  # type: ignore[index]
-    verdict = audited_valid(gamers)
+    verdict = lan.audited_valid(gamers)
     assert verdict["totals"] == final["totals"] and verdict["dropped"] and verdict["errors"] == 0
