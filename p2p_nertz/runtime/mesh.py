@@ -88,9 +88,9 @@ message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing an
 (zmq's own frame header is not part of the size it bounds). A peer sending a larger frame is
 disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
 
-LINK_TIMEOUT_MAX_MS: Final = 30_000
+LINK_TIMEOUT_MAX_MS: Final = round(DROP_AFTER * 1000)
 """The longest a member's DEALER waits for the node's answer to a ZMTP PING, in milliseconds,
-whatever its drop timer (:func:`link_timeout_ms`): the default drop timer. It bounds the
+whatever its drop timer (:func:`link_timeout_ms`): the default drop timer (30 s). It bounds the
 window the ROUTER's mark is sized to (:data:`ROUTER_HWM`), whatever timers the members chose
 (each sets its own). A link whose round trip passes 30 s is no LAN."""
 
