@@ -55,8 +55,8 @@ print(read, int(hwm) // 1024, flush=True)
 mesh.close()
 """
 
-FRAME = MAX_MESSAGE_SIZE - 33
-"""The largest frame a CURVE connection carries past ``MAXMSGSIZE`` (its box adds 33 bytes)."""
+FRAME = MAX_MESSAGE_SIZE
+"""The largest message a node's ROUTER takes (in its CURVE box, ``MAX_FRAME``)."""
 NODE_ID, MEMBER = Identity.generate(bytes(32)), Identity.generate(bytes([1]) * 32)
 
 

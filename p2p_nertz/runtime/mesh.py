@@ -51,6 +51,7 @@ from p2p_nertz.protocol.spec import MAX_SPEC_SIZE
 from p2p_nertz.runtime.gate import Gate, client_keys, server_keys
 from p2p_nertz.runtime.handshakes import Handshakes
 from p2p_nertz.runtime.zmqtrio import (
+    CURVE_BOX_BYTES,
     HEARTBEAT_IVL_MS,
     HEARTBEAT_TIMEOUT_MS,
     AsyncSocket,
@@ -82,10 +83,11 @@ WATCH_SPEC_TAG: Final = b"NERTZ-SPEC\0"
 """The first message a node pushes to a spectator: this tag, then the game spec's wire form
 (a spectator checks that it hashes to the game it wants; no envelope starts with this tag)."""
 
-MAX_FRAME: Final = MAX_MESSAGE_SIZE
+MAX_FRAME: Final = MAX_MESSAGE_SIZE + CURVE_BOX_BYTES
 """The largest frame any socket of the node accepts (``MAXMSGSIZE``): the largest legal
-message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing and signature
-(zmq's own frame header is not part of the size it bounds). A peer sending a larger frame is
+message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing and signature,
+in its CURVE box (zmq counts the box's 33 bytes, not its own frame header: until session 32
+a legal message of 4064 bytes or more cut its sender off). A peer sending a larger frame is
 disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
 
 LINK_TIMEOUT_MAX_MS: Final = round(DROP_AFTER * 1000)
@@ -146,7 +148,7 @@ path on purpose (a PING after each frame, the pipe filled while the node's loop 
 a TCP RST; ``tests/test_stranger_abort.py``, docs/protocol.md §13): CURVE keeps strangers off
 it (only the members' keys get a connection past its handshake); a member keeps the power."""
 
-WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
+WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE + CURVE_BOX_BYTES
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
 largest message it receives (``nertz watch``)."""
 

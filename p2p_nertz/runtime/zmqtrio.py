@@ -146,6 +146,7 @@ from p2p_nertz.errors import TransportBrokenError, TransportClosedError
 from p2p_nertz.runtime.inbatch import set_small_batch
 
 __all__ = [
+    "CURVE_BOX_BYTES",
     "DEFAULT_HWM",
     "DEFAULT_MAX_MESSAGE_SIZE",
     "HEARTBEAT_IVL_MS",
@@ -182,6 +183,12 @@ connection before it allocates or reads the body, so memory stays bounded whatev
 sender claims. Callers that know their protocol's largest message pass a tighter bound (the
 peer node passes the envelope's limit, the lobby its own).
 """
+
+CURVE_BOX_BYTES: Final = 33
+"""What CURVE adds to each message on the wire (its ``MESSAGE`` command's name, nonce, flags
+and MAC), which zmq counts against ``MAXMSGSIZE``: a CURVE socket bounding its messages to
+``n`` bytes sets ``n`` + this (found in session 32: at 4096, a 4064-byte message cut its
+sender off)."""
 
 SAFETY_TIMEOUT: Final = 0.05
 """Longest single wait to send, in seconds, before the operation is retried anyway (rule 5)."""
