@@ -34,6 +34,7 @@ from p2p_nertz.runtime.guard import (
     TokenBucket,
 )
 from p2p_nertz.runtime.node import MAX_FRAME, ROUTER_HWM, PeerNode, routing_id
+from p2p_nertz.runtime.zmqtrio import CURVE_BOX_BYTES
 
 MEMBERS = [Identity.generate(derive_seed(b"test-guard", i)) for i in range(3)]
 STRANGER = Identity.generate(derive_seed(b"test-guard-stranger"))
@@ -194,7 +195,8 @@ def test_a_nodes_router_bounds_what_one_connection_can_make_it_hold(tmp_path: Pa
     try:
         router = node._mesh.router
         assert router is not None
-        assert router._sock.get(zmq.MAXMSGSIZE) == MAX_FRAME == MAX_MESSAGE_SIZE
+        # (The largest message in its CURVE box: tests/test_mesh_curve.py sends one.)
+        assert router._sock.get(zmq.MAXMSGSIZE) == MAX_FRAME == MAX_MESSAGE_SIZE + CURVE_BOX_BYTES
         assert router._sock.get(zmq.RCVHWM) == ROUTER_HWM
     finally:
         node._mesh.close()

@@ -23,8 +23,8 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, join_lobby
-from p2p_nertz.runtime.mesh import Mesh
-from p2p_nertz.runtime.watchport import WatchPort
+from p2p_nertz.runtime.mesh import LINK_RATE, LINK_TIMEOUT_MAX_MS, ROUTER_HWM, Mesh
+from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import (
     HEARTBEAT_IVL_MS,
     HEARTBEAT_TIMEOUT_MS,
@@ -60,12 +60,17 @@ def test_a_socket_beats_only_when_asked(ctx: zmq.Context[zmq.Socket[bytes]]) -> 
     for kind in (zmq.ROUTER, zmq.DEALER):
         quiet = create_socket(ctx, kind)
         beating = create_socket(ctx, kind, heartbeat=True)
+        patient = create_socket(ctx, kind, heartbeat=True, heartbeat_timeout_ms=7000)
         try:
             assert _beats(quiet) == QUIET
             assert _beats(beating) == BEATING
+            assert _beats(patient) == (HEARTBEAT_IVL_MS, 7000)
         finally:
             quiet.close()
             beating.close()
+            patient.close()
+    with pytest.raises(ValueError, match="a heartbeat timeout is at least 1 ms"):
+        create_socket(ctx, zmq.DEALER, heartbeat=True, heartbeat_timeout_ms=0)
 
 
 async def test_open_router_is_quiet_and_open_dealer_beats(
@@ -76,18 +81,29 @@ async def test_open_router_is_quiet_and_open_dealer_beats(
         assert _beats(dealer) == BEATING
 
 
+@pytest.mark.parametrize("drop_after", [3.0, 12.0, 3600.0])
 def test_the_mesh_router_is_quiet_and_its_dealers_beat(
-    ctx: zmq.Context[zmq.Socket[bytes]],
+    ctx: zmq.Context[zmq.Socket[bytes]], drop_after: float
 ) -> None:
-    mesh = Mesh(ANN, [ANN.peer_id, BOB.peer_id], ctx=ctx)
-    mesh.bind()
-    assert mesh.router is not None
-    dealer = mesh._dealer(BOB.peer_id)
+    """A DEALER to a member gives its connection up no sooner than the drop timer (a link
+    slower than ZMTP's 5 s is the protocol's to judge, docs/protocol.md §9.5), 5 s at least
+    and 30 s at most; the ROUTER's mark holds what a member writes in the longest window at
+    the highest honest rate, whatever timers the members chose (§9.7); a DEALER to a
+    spectator keeps the 5 s."""
+    spy = Identity.generate(derive_seed(b"test-heartbeats-spy"))
+    watcher = WatcherAddress("tcp://127.0.0.1:9", spy.peer_id)  # (never reached: not needed)
+    mesh = Mesh(ANN, [ANN.peer_id, BOB.peer_id], ctx=ctx, watchers=[watcher], drop_after=drop_after)
     try:
+        mesh.connect({BOB.peer_id: "tcp://127.0.0.1:9"})
+        assert mesh.router is not None
         assert _beats(mesh.router) == QUIET
-        assert _beats(dealer) == BEATING
+        waits = {3.0: HEARTBEAT_TIMEOUT_MS, 12.0: 12_000, 3600.0: LINK_TIMEOUT_MAX_MS}[drop_after]
+        assert _beats(mesh._dealers[BOB.peer_id]) == (HEARTBEAT_IVL_MS, waits)
+        assert _beats(mesh._watch_sockets[0]) == BEATING
+        assert mesh.router._sock.get(zmq.RCVHWM) == ROUTER_HWM
+        longest = (HEARTBEAT_IVL_MS + LINK_TIMEOUT_MAX_MS) / 1000  # (any member's timers)
+        assert longest * LINK_RATE <= ROUTER_HWM and ROUTER_HWM >= 512  # (session 21's mark)
     finally:
-        dealer.close()
         mesh.close()  # (its ZAP handler's sockets too, before the fixture ends the context)
 
 

@@ -35,6 +35,7 @@ sockets and peer ids only: what the messages mean is the node's and the peer cor
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
@@ -42,19 +43,28 @@ from typing import TYPE_CHECKING, Final
 import trio
 import zmq
 
+from p2p_nertz.defaults import DROP_AFTER
 from p2p_nertz.errors import TransportBrokenError, TransportClosedError
 from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE
 from p2p_nertz.runtime.gate import Gate, client_keys, server_keys
 from p2p_nertz.runtime.handshakes import Handshakes
-from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
+from p2p_nertz.runtime.zmqtrio import (
+    CURVE_BOX_BYTES,
+    HEARTBEAT_IVL_MS,
+    HEARTBEAT_TIMEOUT_MS,
+    AsyncSocket,
+    create_socket,
+)
 
 if TYPE_CHECKING:
     from p2p_nertz.runtime.watchport import WatcherAddress
 
 __all__ = [
     "DEFAULT_BIND",
+    "LINK_RATE",
+    "LINK_TIMEOUT_MAX_MS",
     "MAX_FRAME",
     "ROUTER_HWM",
     "SEND_QUEUE",
@@ -62,6 +72,7 @@ __all__ = [
     "WATCH_SPEC_TAG",
     "Mesh",
     "Outlet",
+    "link_timeout_ms",
     "routing_id",
 ]
 
@@ -72,34 +83,72 @@ WATCH_SPEC_TAG: Final = b"NERTZ-SPEC\0"
 """The first message a node pushes to a spectator: this tag, then the game spec's wire form
 (a spectator checks that it hashes to the game it wants; no envelope starts with this tag)."""
 
-MAX_FRAME: Final = MAX_MESSAGE_SIZE
+MAX_FRAME: Final = MAX_MESSAGE_SIZE + CURVE_BOX_BYTES
 """The largest frame any socket of the node accepts (``MAXMSGSIZE``): the largest legal
-message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing and signature
-(zmq's own frame header is not part of the size it bounds). A peer sending a larger frame is
+message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing and signature,
+in its CURVE box (zmq counts the box's 33 bytes, not its own frame header: until session 32
+a legal message of 4064 bytes or more cut its sender off). A peer sending a larger frame is
 disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
 
-ROUTER_HWM: Final = 512
-"""The ROUTER's receive high-water mark, per connection, in messages: what zmq holds for one
-sender before it stops reading that sender's TCP connection (flow control: nothing is lost,
-the sender waits). With :data:`MAX_FRAME` it bounds what one connection, a stranger's
-included, can make the node hold to 512 × 4 KiB (2 MiB). Honest members send a few dozen
-messages a second at most (docs/protocol.md §9.7) and the receive task drains every pipe in
-bursts of :data:`~p2p_nertz.runtime.node.MAX_BURST`, so only a flood fills it.
+LINK_TIMEOUT_MAX_MS: Final = round(DROP_AFTER * 1000)
+"""The longest a member's DEALER waits for the node's answer to a ZMTP PING, in milliseconds,
+whatever its drop timer (:func:`link_timeout_ms`): the default drop timer (30 s). It bounds the
+window the ROUTER's mark is sized to (:data:`ROUTER_HWM`), whatever timers the members chose
+(each sets its own). A link whose round trip passes 30 s is no LAN."""
+
+LINK_RATE: Final = 32
+"""Messages a second a member's DEALER may write to one connection, sustained over a whole
+heartbeat window, that the ROUTER's mark is sized to hold (:data:`ROUTER_HWM`). Measured per
+connection in games of greedy bots at full speed, 2-6 players, both deals, two rounds
+(``scripts/bench_link_window.py``, session 32, load 10-40): at most 17 a second over any 6 s
+and 11 over any 31 s (a 4-player shuffle game; means 4-11), so a window of either length at
+this rate is twice to three times the most seen. A single second went up to 24 at 4 players
+and 38 at 6 (a shuffle game's round start); no second-long burst lasts a window.
+"""
+
+
+def link_timeout_ms(drop_after: float) -> int:
+    """How long, in milliseconds, a member's DEALER waits for the node's answer to a ZMTP PING
+    before it gives the connection up: the drop timer (a connection is given up no sooner than
+    the protocol would give the member up), at least :data:`HEARTBEAT_TIMEOUT_MS` and at most
+    :data:`LINK_TIMEOUT_MAX_MS`.
+
+    A link whose round trip passes the heartbeat's timeout is given up though every packet
+    still arrives: what was queued on it is lost, and its TCP and CURVE handshakes take
+    several round trips more, after which the same happens again (docs/protocol.md §9.5: two
+    players 2.5 s ± 1 apart each way abandoned each other in four runs of five at 5 s). The
+    protocol's timers judge a slow member; the heartbeat only notices a dead connection.
+
+    >>> link_timeout_ms(8.0), link_timeout_ms(2.0), link_timeout_ms(3600.0)
+    (8000, 5000, 30000)
+    """
+    return max(HEARTBEAT_TIMEOUT_MS, min(LINK_TIMEOUT_MAX_MS, math.ceil(drop_after * 1000)))
+
+
+ROUTER_HWM: Final = math.ceil((HEARTBEAT_IVL_MS + LINK_TIMEOUT_MAX_MS) / 1000 * LINK_RATE)
+"""The ROUTER's receive high-water mark, per connection, in messages (992): what zmq holds
+for one sender before it stops reading that sender's TCP connection (flow control: nothing is
+lost, the sender waits). With :data:`MAX_FRAME` it bounds what one connection, a member's
+flood included, can make the node hold to 992 × 4 KiB (~3.9 MiB; strangers are cut off at the
+CURVE handshake). Honest members send a few dozen messages a second at most (docs/protocol.md
+§9.7) and the receive task drains every pipe in bursts of
+:data:`~p2p_nertz.runtime.node.MAX_BURST`, so only a flood or a stopped node fills it.
 
 It holds everything a member's DEALER can have written to one connection before its ZMTP
-heartbeat gives that connection up (``HEARTBEAT_IVL_MS + HEARTBEAT_TIMEOUT_MS``, 6 s, at the
-highest honest rate): libzmq 4.3.5 aborts the process ("Assertion failed: !_io_error",
-stream_engine_base.cpp:310) when a connection whose input stopped at this mark breaks and the
-bytes still buffered hold a PING (it answers the PING on the broken connection). A node
-stopped past the heartbeat timeout wakes to such a connection: at 64, a member sending 20
-messages a second (the 4-player peak) made it abort every time (chaos seed 2128 of session 21,
-a shuffle game, whose turn-ups send more; ``tests/test_mesh_router_wakes.py``). No mark
-keeps a sender from the same path on purpose (a PING after each frame, the pipe filled while
-the node's loop is busy, then a TCP RST; ``tests/test_stranger_abort.py``, docs/protocol.md
-§13): CURVE keeps strangers off it (only the members' keys get a connection past its
-handshake); a member keeps the power."""
+heartbeat gives that connection up (``HEARTBEAT_IVL_MS`` + :data:`LINK_TIMEOUT_MAX_MS`, the
+longest window any member's timers give, 31 s, at :data:`LINK_RATE`): libzmq 4.3.5 aborts the
+process ("Assertion failed: !_io_error", stream_engine_base.cpp:310) when a connection whose
+input stopped at this mark breaks and the bytes still buffered hold a PING (it answers the
+PING on the broken connection). A node stopped past the heartbeat's window wakes to such a
+connection: at 64, a member sending 20 messages a second (the 4-player peak) made it abort
+every time after a 5 s window (chaos seed 2128 of session 21, a shuffle game, whose turn-ups
+send more; ``tests/test_mesh_router_wakes.py``); at 512, a 6 s window held (sessions 21-31),
+and since session 32 the window is the drop timer's. No mark keeps a sender from the same
+path on purpose (a PING after each frame, the pipe filled while the node's loop is busy, then
+a TCP RST; ``tests/test_stranger_abort.py``, docs/protocol.md §13): CURVE keeps strangers off
+it (only the members' keys get a connection past its handshake); a member keeps the power."""
 
-WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE
+WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE + CURVE_BOX_BYTES
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
 largest message it receives (``nertz watch``)."""
 
@@ -197,6 +246,8 @@ class Mesh:
             context's ZAP handler: one mesh a context.
         watchers: spectators' addresses (endpoint and key).
         outlet: makes the :class:`Outlet` of a DEALER (a hook for instrumentation).
+        drop_after: the node's drop timer, in seconds: each DEALER to a member waits as long
+            for an answer before it gives its connection up (:func:`link_timeout_ms`).
     """
 
     def __init__(
@@ -208,8 +259,11 @@ class Mesh:
         ctx: zmq.Context[zmq.Socket[bytes]] | None = None,
         watchers: Sequence[WatcherAddress] = (),
         outlet: OutletFactory = Outlet,
+        drop_after: float = DROP_AFTER,
     ) -> None:
         self._own = identity.peer_id
+        self.link_timeout_ms = link_timeout_ms(drop_after)
+        """How long each DEALER to a member waits for an answer to a PING (milliseconds)."""
         self._members = tuple(members)
         self._keys = server_keys(identity)
         self.gate: Gate | None = None
@@ -296,30 +350,33 @@ class Mesh:
         assert self.ctx is not None
         for pid in self._members:
             if pid != self._own:
-                dealer = self._dealer(pid)
+                dealer = self._dealer(pid, self.link_timeout_ms)
                 self._dealers[pid] = dealer
                 self._handshakes.add(dealer, pid, endpoints[pid])
                 dealer.connect(endpoints[pid])
         for address in self._watch_to:
             # (A spectator sends us nothing: the bound only caps what a stranger could.)
-            watcher = self._dealer(address.key)
+            watcher = self._dealer(address.key, HEARTBEAT_TIMEOUT_MS)
             self._watch_sockets.append(watcher)
             watcher.connect(address.endpoint)
 
-    def _dealer(self, server: PeerId) -> AsyncSocket:
+    def _dealer(self, server: PeerId, timeout_ms: int) -> AsyncSocket:
         """A DEALER under our routing id: a CURVE client of ``server``'s key (a member's, or a
-        spectator's), with ours."""
+        spectator's), with ours, giving a connection up ``timeout_ms`` after an unanswered PING."""
         assert self.ctx is not None
         # The program's one socket with a ZMTP heartbeat of its own: it only sends (the ROUTER it
         # connects to never sends back, so its input never stops, and the abort the ROUTER
         # avoids cannot happen here), and the heartbeat is how it notices a dead or stopped
-        # member and reconnects (DESIGN.md §6's 5 s).
+        # member and reconnects: after the drop timer (a slow link is the protocol's to judge,
+        # docs/protocol.md §9.5); a spectator's after DESIGN.md §6's 5 s, as before (its
+        # ROUTER's mark, 1,000, holds far more than that; a slow spectator loses messages).
         return create_socket(
             self.ctx,
             zmq.DEALER,
             identity=routing_id(self._own),
             max_message_size=MAX_FRAME,
             heartbeat=True,
+            heartbeat_timeout_ms=timeout_ms,
             curve=client_keys(self._keys, server),
         )
 

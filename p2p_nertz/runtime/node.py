@@ -480,14 +480,14 @@ class PeerNode:
             ctx=ctx,
             watchers=watchers,
             outlet=self._outlet,
+            drop_after=self._config.drop_after,
         )
         self._log = _node_log(self.log_path, self._config)
         self._player_lock = PlayerLock.of_seat(spec, identity)
         self._peer: Peer | None = None
         self._lock = trio.Lock()
-        # The timer task's wait while it waits (``None`` while it runs), and the peer's
-        # deadline that wait is set to: an input moves the wait's deadline, earlier or later,
-        # without waking the task (:meth:`_apply`).
+        # The timer task's wait while it waits (``None`` while it runs), and the peer's deadline
+        # it is set to: an input moves it, earlier or later, without waking the task (_apply).
         self._timer: trio.CancelScope | None = None
         self._timer_due: float | None = None
         self._ending = _Ending(grace, provisional_wait=self._config.gone_after)

@@ -146,6 +146,7 @@ from p2p_nertz.errors import TransportBrokenError, TransportClosedError
 from p2p_nertz.runtime.inbatch import set_small_batch
 
 __all__ = [
+    "CURVE_BOX_BYTES",
     "DEFAULT_HWM",
     "DEFAULT_MAX_MESSAGE_SIZE",
     "HEARTBEAT_IVL_MS",
@@ -183,6 +184,12 @@ sender claims. Callers that know their protocol's largest message pass a tighter
 peer node passes the envelope's limit, the lobby its own).
 """
 
+CURVE_BOX_BYTES: Final = 33
+"""What CURVE adds to each message on the wire (its ``MESSAGE`` command's name, nonce, flags
+and MAC), which zmq counts against ``MAXMSGSIZE``: a CURVE socket bounding its messages to
+``n`` bytes sets ``n`` + this (found in session 32: at 4096, a 4064-byte message cut its
+sender off)."""
+
 SAFETY_TIMEOUT: Final = 0.05
 """Longest single wait to send, in seconds, before the operation is retried anyway (rule 5)."""
 
@@ -212,9 +219,12 @@ _NOBLOCK: Final = int(zmq.NOBLOCK)
 # received, plain ints; docs/latency.md, session 26.)
 
 HEARTBEAT_TIMEOUT_MS: Final = 5000
-"""Silence after a PING, in milliseconds, after which zmq drops the connection and reconnects.
+"""Silence after a PING, in milliseconds, after which zmq drops the connection and reconnects,
+unless the socket's maker passes its own (:func:`create_socket`).
 
-Matches the "suspected" timeout of DESIGN.md §6 (Zyre's 5 s).
+Matches the "suspected" timeout of DESIGN.md §6 (Zyre's 5 s). The least a member's DEALER
+waits: it waits as long as the game's drop timer (``runtime/mesh.py``, session 32), so that a
+link whose round trip passes 5 s is not given up while every packet still arrives.
 """
 
 _SOCKET_TYPES: Final[dict[int, str]] = {zmq.ROUTER: "ROUTER", zmq.DEALER: "DEALER"}
@@ -932,6 +942,7 @@ def create_socket(
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     recv_hwm: int | None = None,
     heartbeat: bool = False,
+    heartbeat_timeout_ms: int = HEARTBEAT_TIMEOUT_MS,
     curve: CurveKeys | None = None,
     small_batch: bool = False,
 ) -> AsyncSocket:
@@ -940,8 +951,8 @@ def create_socket(
     Options: ``SNDHWM`` = ``hwm`` and ``RCVHWM`` = ``recv_hwm`` (by default ``hwm``) messages;
     ``LINGER 0``; reconnect after :data:`RECONNECT_IVL_MS`, backing off to
     :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every :data:`HEARTBEAT_IVL_MS`, dropping a
-    connection silent for :data:`HEARTBEAT_TIMEOUT_MS` (only with ``heartbeat``; without, it
-    still answers the peer's);
+    connection silent for ``heartbeat_timeout_ms`` after a PING (only with ``heartbeat``;
+    without, it still answers the peer's);
     ``MAXMSGSIZE`` = ``max_message_size`` (a larger frame's sender is disconnected by zmq,
     and the frame is never delivered nor held in memory). ROUTER only:
     ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes the id over
@@ -963,22 +974,21 @@ def create_socket(
         heartbeat: ZMTP heartbeats of its own, only for a socket that receives nothing and
             needs them to notice a dead peer: libzmq 4.3.5 aborts when one falls due on a
             connection whose input stopped and then broke (docs/lobby.md §8).
+        heartbeat_timeout_ms: with ``heartbeat``, how long after a PING a silent connection
+            is given up (the mesh's DEALERs to members wait for the drop timer: ``mesh.py``).
         curve: speak CURVE with these keys (a server's receives then end with the
             connection's ZAP User-Id, :class:`AsyncSocket`); by default the NULL mechanism.
         small_batch: read few bytes at once where libzmq can (:mod:`~.runtime.inbatch`).
 
     Raises:
-        ValueError: for another socket type, a bad ``hwm``, a bad ``identity`` or a bad
-            ``max_message_size``.
+        ValueError: for another socket type, a bad ``hwm``, a bad ``identity``, a bad
+            ``max_message_size`` or a bad ``heartbeat_timeout_ms``.
     """
     if socket_type not in _SOCKET_TYPES:
         raise ValueError(f"only zmq.ROUTER and zmq.DEALER are supported, not {socket_type}")
     if recv_hwm is None:
         recv_hwm = hwm
-    if hwm < 1 or recv_hwm < 1:
-        raise ValueError(
-            f"hwm must be at least 1 message (0 would mean unbounded): {hwm}, {recv_hwm}"
-        )
+    _check_bounds(hwm, recv_hwm, heartbeat_timeout_ms)
     _check_size_and_identity(max_message_size, identity)
     zsock: zmq.Socket[bytes] = ctx.socket(socket_type)
     try:
@@ -990,7 +1000,7 @@ def create_socket(
         zsock.set(zmq.RECONNECT_IVL_MAX, RECONNECT_IVL_MAX_MS)
         if heartbeat:
             zsock.set(zmq.HEARTBEAT_IVL, HEARTBEAT_IVL_MS)
-            zsock.set(zmq.HEARTBEAT_TIMEOUT, HEARTBEAT_TIMEOUT_MS)
+            zsock.set(zmq.HEARTBEAT_TIMEOUT, heartbeat_timeout_ms)
         if socket_type == zmq.ROUTER:
             zsock.set(zmq.ROUTER_HANDOVER, 1)
             zsock.set(zmq.ROUTER_MANDATORY, 1)
@@ -1003,6 +1013,19 @@ def create_socket(
     except BaseException:
         zsock.close(linger=0)
         raise
+
+
+def _check_bounds(hwm: int, recv_hwm: int, heartbeat_timeout_ms: int) -> None:
+    """Raise :exc:`ValueError` for a high-water mark or a heartbeat timeout zmq would read as
+    none (0)."""
+    if hwm < 1 or recv_hwm < 1:
+        raise ValueError(
+            f"hwm must be at least 1 message (0 would mean unbounded): {hwm}, {recv_hwm}"
+        )
+    if heartbeat_timeout_ms < 1:
+        raise ValueError(
+            f"a heartbeat timeout is at least 1 ms (0 would mean none): {heartbeat_timeout_ms}"
+        )
 
 
 def _check_size_and_identity(max_message_size: int, identity: bytes | None) -> None:

@@ -1,0 +1,88 @@
+"""A real LAN whose link is slower than ZMTP's own heartbeat, but not than the drop timer.
+
+Session 31 found it (docs/protocol.md §9.5, *a degraded network*; §13): every packet 2.5 s ±
+1 late each way between two players made both abandon in four runs of five, though every
+packet still arrived. A member's DEALER gave its connection up when its PING's answer came
+more than ``HEARTBEAT_TIMEOUT_MS`` (5 s) late; what was queued on it was lost, and the
+reconnect's TCP and CURVE handshakes took several round trips more, after which the same
+happened again: the members heard nothing of each other for longer than the drop timer.
+Since session 32 a member's DEALER waits as long as the drop timer
+(:func:`~p2p_nertz.runtime.mesh.link_timeout_ms`): the protocol's timers, not the
+transport's, judge a slow member.
+
+Here one member's link holds every packet 3 s each way, no jitter: a round trip of 6 s or
+more, certainly past the 5 s, and well under the drop timer (12 s). The delay lasts 30 s
+from the member's 10th event and is then lifted: long enough that the old heartbeat gave the
+link up and could not make it again in time (a reconnect takes four round trips or more,
+24 s), so the tests failed on main's code (the members abandoned or dropped each other). A
+round trip past the drop timer still drops, as a cut link does.
+
+Each test builds its own :class:`~p2p_nertz.testing.netns.Lab` and needs root, nftables and
+the netfilter queue the delay uses (skipped with the reason where missing; CI runs as root).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from p2p_nertz.testing.netns import Lab, impairments_unavailable, unavailable
+from tests import test_lan as lan
+
+_WHY = unavailable() or impairments_unavailable()
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.slow,
+    pytest.mark.skipif(_WHY is not None, reason=f"needs a netns lab with nft: {_WHY}"),
+]
+
+#: Each way on the slow member's link (so a round trip of twice this, and more under load).
+LATE = 3.0
+#: The delay's length: the old heartbeat gives the link up ~6 s in, and a reconnect at a 6 s
+#: round trip takes 24 s or more; past the drop timer either way.
+SPAN = 30.0
+SUSPECT, DROP = 2.0, 12.0
+TIMERS = ("--suspect-after", f"{SUSPECT:g}", "--drop-after", f"{DROP:g}")
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_lan_link_slower_than_the_heartbeat_under_the_drop_timer_drops_nobody(
+    tmp_path: Path, players: int
+) -> None:
+    assert 2 * LATE > 5.0 and 2 * LATE + 2 * SUSPECT < DROP  # past ZMTP's, under ours
+    with Lab(players) as lab:
+        gamers = lan.start_lan_game(lab, tmp_path, players, *TIMERS)
+        slow = gamers[1]
+        lan.wait_until("host 1 is playing", lambda: lan.own_events(slow) >= 10, gamers, 60)
+        lab.delay(1, LATE)
+        # The fault's length, not a wait for something (play goes on meanwhile, or ends).
+        end = time.monotonic() + SPAN
+        lan.wait_until(
+            "the delay's span is over", lambda: time.monotonic() >= end, gamers, SPAN + 5
+        )
+        lab.delay(1, 0)
+        final = lan.check_finished_and_agreed(gamers)
+        lan.check_nothing_lost(gamers)
+    # Nobody was dropped nor abandoned: the link was slow, never gone.
+    assert [p.event("dropped") for p in gamers] == [None] * players
+    assert all(p.event("final")["dropped"] == [] for p in gamers)  # type: ignore[index]
+    assert final["rounds"] >= 1 and not final["provisional"]
+    verdict = lan.audited_valid(gamers)
+    assert verdict["totals"] == final["totals"] and verdict["errors"] == 0
+
+
+def test_lan_link_slower_than_the_drop_timer_still_drops(tmp_path: Path) -> None:
+    # Two players, every packet 5 s late each way for good, the drop timer 3 s: each hears the
+    # other at least 5 s late, past its timer, so each abandons the other as a cut does
+    # (tests/test_lan.py: one settled result, the audit of both logs valid).
+    with Lab(2) as lab:
+        gamers = lan.start_lan_game(lab, tmp_path, 2, "--suspect-after", "1", "--drop-after", "3")
+        lan.wait_until("host 1 is playing", lambda: lan.own_events(gamers[1]) >= 10, gamers, 60)
+        lab.delay(1, 5.0)
+        final = lan.check_finished_and_agreed(gamers)
+    assert not final["provisional"]
+    assert all(p.event("final")["dropped"] for p in gamers)  # type: ignore[index]
+    verdict = lan.audited_valid(gamers)
+    assert verdict["totals"] == final["totals"] and verdict["dropped"] and verdict["errors"] == 0
