@@ -294,6 +294,8 @@ def start_node_child(
         stderr=err,
         start_new_session=own_session,
     )
+    assert child.proc.stdin is not None  # (closed with the output files: stop_children)
+    child.files.append(child.proc.stdin)
     return child
 
 

@@ -291,11 +291,7 @@ def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
     if why is not None:
         return replace(state, status=why), []
     assert not isinstance(ctx.abandon, str)
-    return KeyState(
-        confirm=Confirm.ABANDON,
-        status=f"{ctx.abandon.name} gone: end the game on the totals? a or y ends it, "
-        "any other key plays on",
-    ), []
+    return KeyState(confirm=Confirm.ABANDON, status=ctx.abandon.question()), []
 
 
 def _not_now(ctx: Context) -> str | None:

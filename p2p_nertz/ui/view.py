@@ -111,17 +111,51 @@ class Gone:
         silent: seconds it has been silent (``0``: not known).
         wait: seconds of silence the core still wants before it takes an abandon (``0``: it
             takes one now).
+        back: the names of the dropped players readmitted from the next round, whom the
+            abandon shuts out too (:attr:`~p2p_nertz.protocol.local.AbandonAnswer.back`).
 
     >>> Gone(1, "Bob", silent=4.2, wait=25.8).waiting()
     'Bob has been silent 4 s; you can abandon in 26 s'
     >>> Gone(1, "Bob").waiting() is None
     True
+    >>> Gone(1, "Bea").offer(), Gone(1, "Bea", wait=3.2, back=("Cy",)).offer()
+    ('ends the game (Bea gone)', 'ends the game in 4 s (Bea silent) before Cy is back')
+    >>> Gone(1, "Bea", back=("Cy", "Dee")).question()
+    'end the game before Cy and Dee are back (Bea gone)? a or y ends it, other keys play on'
     """
 
     seat: int
     name: str
     silent: float = 0.0
     wait: float = 0.0
+    back: tuple[str, ...] = ()
+
+    def offer(self) -> str:
+        """The abandon key's offer in the footer, after the key."""
+        if self.wait > 0:
+            text = f"ends the game in {math.ceil(self.wait)} s ({self.name} silent)"
+        else:
+            text = f"ends the game ({self.name} gone)"
+        return text + self._before_back()
+
+    def question(self) -> str:
+        """What the abandon key asks before it ends the game."""
+        if self.back:  # (shorter: the row has room for the names it adds)
+            return (
+                f"end the game{self._before_back()} ({self.name} gone)? a or y ends it, "
+                "other keys play on"
+            )
+        return (
+            f"{self.name} gone: end the game on the totals? a or y ends it, any other key plays on"
+        )
+
+    def _before_back(self) -> str:
+        if not self.back:
+            return ""
+        who = " and ".join(
+            [", ".join(self.back[:-1]), self.back[-1]] if len(self.back) > 1 else self.back
+        )
+        return f" before {who} {'is' if len(self.back) == 1 else 'are'} back"
 
     def waiting(self) -> str | None:
         """What to tell a player who presses the key too early; ``None``: it is not early."""
