@@ -198,6 +198,9 @@ class NodeChild:
     err: Path
     proc: subprocess.Popen[bytes] | None = None
     files: list[IO[bytes]] = field(default_factory=list)
+    stops_with_stdin: bool = False
+    """Started ``--stop-with-stdin`` (:func:`start_node_child`): its stdin stays open once the
+    others' endpoints are written; else it is closed then (a script's child)."""
 
     def final(self) -> dict[str, Any] | None:
         for line in reversed(self.out.read_text(errors="replace").splitlines()):
@@ -296,6 +299,7 @@ def start_node_child(
     )
     assert child.proc.stdin is not None  # (closed with the output files: stop_children)
     child.files.append(child.proc.stdin)
+    child.stops_with_stdin = True
     return child
 
 
@@ -333,9 +337,12 @@ def introduce_children(
         assert child.proc is not None and child.proc.stdin is not None
         own = spec.peer_ids[child.seat]
         text = "".join(f"{line}\n" for line in peer_lines(spec, own, endpoint_of)) + "\n"
-        try:  # (not closed after: its end is ours, the bot stops with it)
+        try:
             child.proc.stdin.write(text.encode())
-            child.proc.stdin.flush()
+            if child.stops_with_stdin:  # (then its end is ours: the bot stops with it)
+                child.proc.stdin.flush()
+            else:
+                child.proc.stdin.close()
         except OSError:  # (it stopped: its own error says why, as for any failing node)
             raise NertzError(f"{child.name} stopped: {child.last_error()}") from None
     return endpoint_of

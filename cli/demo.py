@@ -48,6 +48,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
+from p2p_nertz.words import counted, plural
 
 __all__ = ["write_key"]
 
@@ -160,7 +161,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     )
     game = spec.game_id.hex()
     workdir, spec_path, note = game_dir(args.dir, "demo", spec)
-    goal = f"{rules.rounds} round(s)" if rules.racing_demon else f"target {rules.target}"
+    goal = f"target {rules.target}" if rules.rounds is None else counted(rules.rounds, "round")
     print(f"p2p-nertz {__version__} - demo: {args.players} bot processes over ZeroMQ on 127.0.0.1")
     deal = "" if spec.deal is Deal.COMMIT else f"  deal {spec.deal}"
     print(f"game {game[:16]}  seed {seed}  {goal}{deal}  dir {workdir}")
@@ -242,7 +243,7 @@ def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChi
         if now - said >= _PROGRESS:
             if lake:
                 number = max(lake)
-                what = f"round {number}: {lake[number]} card(s) to the lake so far"
+                what = f"round {number}: {counted(lake[number], 'card')} to the lake so far"
             else:
                 what = "dealing: the nodes connect, " + (
                     "commit and reveal" if deal is Deal.COMMIT else "shuffle every deck"
@@ -332,14 +333,14 @@ def _report(
         return EXIT_FAILED
     final = finals[0]
     print()
-    print(f"scoreboard after {final['rounds']} round(s):")
+    print(f"scoreboard after {counted(final['rounds'], 'round')}:")
     team_totals: list[int] = final["totals"]
     for c in children:
         team = rules.team_of(c.seat)
         print(f"  {c.name:<4} {c.fingerprint}  {team_totals[team]:5d}")
     # (Winners are seats, or teams, from 0; the demo's players are named P1, P2, …)
     who = ", ".join(f"team {w + 1}" if rules.pairs else f"P{w + 1}" for w in final["winners"])
-    print(f"winner: {who} with {max(team_totals)}")
+    print(f"{plural(len(final['winners']), 'winner')}: {who} with {max(team_totals)}")
     if dropped:
         print(f"all {len(finals)} nodes still in agree: digest {final['digest']}")
     else:

@@ -26,7 +26,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.ui.view import counted
+from p2p_nertz.words import counted
 
 _EVENTS = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
 

@@ -62,6 +62,7 @@ from cli.node_cmd import (
     final_summary,
     parent_fd,
     reach_line,
+    result_lines,
     run_node,
     say_gone,
     watch_recovery,
@@ -97,7 +98,7 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 from p2p_nertz.ui.lobby import no_guest_words
-from p2p_nertz.ui.view import counted
+from p2p_nertz.words import counted
 
 __all__ = ["default_key_path"]
 
@@ -167,12 +168,9 @@ def _finish(
         return 128 + (signum or signal.SIGINT)
     summary = final_summary(peer, gone)
     names = [m.name for m in peer.spec.members]
-    totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
-    winners = ", ".join(names[w] for w in summary["winners"]) or "none"
     out.emit(
         "final",
-        f"final after {summary['rounds']} round(s): {totals}\nwinner(s): {winners}\n"
-        f"digest: {summary['digest']}",
+        f"{result_lines(summary, names)}\ndigest: {summary['digest']}",
         **{k: v for k, v in summary.items() if k != "event"},
         names=names,
     )

@@ -59,6 +59,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.words import counted, plural
 
 __all__ = [
     "EXIT_FAILED",
@@ -241,10 +242,7 @@ def _print_summary(args: argparse.Namespace, spec: GameSpec, summary: dict[str, 
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
-        names = [m.name for m in spec.members]
-        totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
-        print(f"final after {summary['rounds']} round(s): {totals}")
-        print(f"winner(s): {', '.join(names[w] for w in summary['winners']) or 'none'}")
+        print(result_lines(summary, [m.name for m in spec.members]))
         print(f"digest: {summary['digest']}")
         if summary["provisional"]:
             print(
@@ -252,6 +250,24 @@ def _print_summary(args: argparse.Namespace, spec: GameSpec, summary: dict[str, 
                 "from since; it may have seen one round more or less scored. Both logs "
                 "together decide (nertz audit)."
             )
+
+
+def result_lines(summary: dict[str, Any], names: list[str]) -> str:
+    """The two lines of a node's result (:func:`final_summary`) for a person: the totals
+    after the rounds played, and the winners (``nertz node``, ``host``, ``join``, ``bot``,
+    ``resume``).
+
+    >>> print(result_lines({"rounds": 1, "totals": [3, -2], "winners": [0]}, ["Ann", "Bob"]))
+    final after 1 round: Ann 3  Bob -2
+    winner: Ann
+    """
+    totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
+    winners = summary["winners"]
+    who = ", ".join(names[w] for w in winners) or "none"
+    return (
+        f"final after {counted(summary['rounds'], 'round')}: {totals}\n"
+        f"{plural(len(winners), 'winner')}: {who}"
+    )
 
 
 def _fresh(args: argparse.Namespace) -> bool:

@@ -27,6 +27,7 @@ from typing import TextIO
 from cli.audit_cmd import find_spec_files, format_report, read_spec, sources
 from p2p_nertz.audit.replay import STEP_LEGEND, Replay, load, step_line
 from p2p_nertz.errors import NertzError
+from p2p_nertz.words import counted
 
 __all__ = ["interact"]
 
@@ -84,7 +85,7 @@ def interact(replay: Replay, stdin: TextIO, out: TextIO) -> None:
     total = len(replay)
     out.write(
         f"replay of game {replay.spec.game_id.hex()[:16]}: {total} events, "
-        f"{len(replay.report.rounds)} round(s), audit {replay.report.verdict}\n"
+        f"{counted(len(replay.report.rounds), 'round')}, audit {replay.report.verdict}\n"
         "commands: n [k], b [k], r ROUND, e STEP, e NAME:SEQ, end, q\n"
     )
     out.write("".join(f"{line}\n" for line in STEP_LEGEND))

@@ -33,6 +33,7 @@ from p2p_nertz.rules import (
     Termination,
 )
 from p2p_nertz.rules.cards import RANK_NAMES, is_unknown
+from p2p_nertz.words import counted, plural
 
 __all__ = [
     "NOT_UP",
@@ -45,6 +46,7 @@ __all__ = [
     "card_text",
     "cards_up",
     "counted",
+    "plural",
     "board_columns",
     "bots_hint",
     "decided_by",
@@ -646,17 +648,6 @@ def pass_gone_words(open_move: str | None) -> str:
 
 _CALL_KEY = "x again to call anyway"
 _CALL_BUTTON = "click “yes, call Nerts” to call anyway"
-
-
-def counted(count: int, noun: str) -> str:
-    """``count`` ``noun``, the noun plural but for one: words for people, not "13 card(s)"
-    (a newcomer read "after 0 round(s)"). Nouns of this program only: an ``s`` makes them
-    plural.
-
-    >>> counted(1, "card"), counted(13, "card"), counted(0, "round")
-    ('1 card', '13 cards', '0 rounds')
-    """
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def false_call_question(left: int, penalty: int) -> str:
