@@ -398,6 +398,12 @@ class TableView:
         'round 2 of 3 · dealing…'
         >>> TableView(table=None, seat=0, names=("you",), rules=Rules()).heading()
         'round 1 · game to 100 points · playing'
+
+        A round past the last one breaks a tie (RULES.md; a newcomer read "round 2 of 1"):
+
+        >>> TableView(table=None, seat=0, names=("you",), rules=Rules(rounds=1, target=None),
+        ...           round=2, phase="play").heading()
+        'round 2, extra: a tie to break · playing'
         """
         rules = self.rules
         board = self.board
@@ -406,6 +412,8 @@ class TableView:
         number = self.round if board is None else board.round
         if brief:  # (a row short of room: the game's length is in the help)
             where = f"round {number}"
+        elif rules.rounds is not None and number > rules.rounds:
+            where = f"round {number}, extra: a tie to break"
         elif rules.rounds is not None:
             where = f"round {number} of {rules.rounds}"
         elif rules.target is not None:
