@@ -438,8 +438,8 @@ def noted_bots(log: Path, spec: GameSpec) -> list[TableBot]:
 
 def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) -> list[NodeChild]:
     """Start again the bots of the quick game whose person's log is ``log`` (``nertz resume``
-    of it): each from its own log, at its endpoint, as it played; none if ``log`` is not a
-    quick game's (:func:`noted_bots`).
+    of it, the person at the table or a bot for them): each from its own log, at its
+    endpoint, as it played; none if ``log`` is not a quick game's person's (:func:`noted_bots`).
 
     Raises:
         NertzError: a bot of the game is still running (it writes its log: one started by a
@@ -449,6 +449,8 @@ def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) ->
     from p2p_nertz.logfile.store import check_not_in_use
 
     bots = noted_bots(log, spec)
+    if any((log.parent / f"{b.stem}.log").resolve() == log.resolve() for b in bots):
+        return []  # (a bot's own log resumed by hand: the person's resume starts the others)
     for bot in bots:
         path = log.parent / f"{bot.stem}.log"
         try:

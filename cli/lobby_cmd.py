@@ -877,7 +877,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             return result
 
     # A quick game's bots come back with their person (they stopped with the table).
-    bots = resume_bots(path, spec, endpoints) if args.bot is None else []
+    bots = resume_bots(path, spec, endpoints)
     result: tuple[Peer | None, int | None] | Outcome | None = None
     try:
         result = _trio_run("resume", main)
