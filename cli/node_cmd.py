@@ -359,7 +359,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
 async def _stop_with(parent: int) -> None:
     await wait_closed(parent)
     raise ParentGone(
-        "the command that started this node has ended (killed?): stopped with it, signing "
+        "the command that started it has ended (killed?): stopped with it, signing "
         "nothing more; its log is whole (resuming on it takes the game up again)"
     )
 

@@ -68,7 +68,7 @@ def test_play_bots_stop_with_a_killed_table_and_its_resume_starts_them_again(
     finally:
         _kill_left(bots)
     said = last_line(game / "bot1.err") or ""
-    assert "the command that started this node has ended" in said, said
+    assert "the command that started it has ended" in said, said
     assert "Traceback" not in (game / "bot1.err").read_text()
     you, bot_log = game / "you.log", game / "bot1.log"
     size = bot_log.stat().st_size
