@@ -73,6 +73,7 @@ __all__ = [
     "Leave",
     "PlayMove",
     "explain",
+    "no_key_words",
     "once_dealt",
     "press",
     "resolve_pair",
@@ -279,7 +280,16 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
         return _play(ctx, move)
     if k == ENTER:
         return replace(state, status=""), []
-    return replace(state, status=f"no key {key!r} here (? for help)"), []
+    return replace(state, status=no_key_words(key)), []
+
+
+def no_key_words(key: str) -> str:
+    """What a key that does nothing here says, at the table and in the lobby alike.
+
+    >>> no_key_words("z")
+    "no key 'z' here (? for help)"
+    """
+    return f"no key {key!r} here (? for help)"
 
 
 def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
