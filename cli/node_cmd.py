@@ -437,18 +437,25 @@ async def wait_closed(fd: int) -> None:
     """Return once the pipe ``fd`` reads its end: every writer has closed it, which the
     kernel does for a process however it ends. The command that starts a bot holds the
     other end and writes nothing more after the peers' endpoints, so what comes is the end
-    (anything else is read and ignored). A file or ``/dev/null`` cannot be waited for: it is
-    read to its end at once."""
+    (anything else is read and ignored). What trio cannot wait for (a file, ``/dev/null``, a
+    pipe where the loop polls sockets only) is read in a thread."""
     while True:
-        with contextlib.suppress(OSError):  # (not pollable: a read tells at once)
-            await trio.lowlevel.wait_readable(fd)
         try:
-            if not os.read(fd, 4096):
-                return
+            data = await _read_some(fd)
         except BlockingIOError:  # (someone else read it first)
             continue
         except OSError:  # (closed under us: as good as the end)
             return
+        if not data:
+            return
+
+
+async def _read_some(fd: int) -> bytes:
+    try:
+        await trio.lowlevel.wait_readable(fd)
+    except OSError:  # (not pollable here: a thread waits instead)
+        return await trio.to_thread.run_sync(os.read, fd, 4096, abandon_on_cancel=True)
+    return os.read(fd, 4096)
 
 
 async def run_node(
