@@ -113,13 +113,17 @@ def interact(replay: Replay, stdin: TextIO, out: TextIO) -> None:
             number = _number(arg, None)
             found = replay.round_start(number) if number is not None else None
             if found is None:
-                out.write(f"no round {arg!r} in this game\n")
+                rounds = len(replay.report.rounds)
+                have = f"rounds 0-{rounds}" if rounds > 1 else f"round 0 or {rounds}"
+                what = "r wants a round" if arg is None else f"no round {arg!r} in this game"
+                out.write(f"{what}: give {have} (0: before the deal)\n")
                 continue
             target = found
         elif command in ("e", "event"):
             target = _event(replay, names, arg)
             if target is None:
-                out.write(f"no event {arg!r}: give a step number or NAME:SEQ\n")
+                what = "e wants an event" if arg is None else f"no event {arg!r}"
+                out.write(f"{what}: give a step number or NAME:SEQ\n")
                 continue
         elif command == "end":
             target = total
