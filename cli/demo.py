@@ -207,7 +207,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _wait(
-    children: list[NodeChild], timeout: float, deal: Deal, game: Game
+    children: list[NodeChild], timeout: float, deal: Deal, game: Game | None = None
 ) -> list[NodeChild] | None:
     """Wait for every child, echoing the rounds the first one reports, and the cards to the
     lake every few seconds (:data:`_PROGRESS`) so that a person sees the game go on. Returns
@@ -241,9 +241,10 @@ def _wait(
             if isinstance(data, dict) and data.get("event") == "round":
                 totals = "  ".join(f"P{s + 1} {t:4d}" for s, t in enumerate(data["totals"]))
                 print(f"round {data['round']:3d} over   totals  {totals}", flush=True)
-                game, tie = _tiebreak(game, data["totals"])
-                if tie:
-                    print(tie, flush=True)
+                if game is not None:
+                    game, tie = _tiebreak(game, data["totals"])
+                    if tie:
+                        print(tie, flush=True)
                 said = time.monotonic()
         now = time.monotonic()
         if now - said >= _PROGRESS:

@@ -38,12 +38,13 @@ def test_the_parent_pipe_on_a_file_reads_it_to_its_end() -> None:
     # `nertz node --stop-with-stdin < /dev/null`: no pipe to wait on; it stops at once.
     fd = os.open(os.devnull, os.O_RDONLY)
 
-    async def main() -> bool:
-        with trio.move_on_after(3600) as waited:
+    async def main() -> None:
+        # (The real clock: a read in a thread looks idle to a mock clock, which would jump.
+        # The bound only guards against a hang.)
+        with trio.fail_after(120):
             await wait_closed(fd)
-        return waited.cancelled_caught
 
     try:
-        assert not trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        trio.run(main)
     finally:
         os.close(fd)
