@@ -8,17 +8,10 @@ dropped and readmitted, gone again; seats 1 and 2 cut off from each other).
 
 from __future__ import annotations
 
-from p2p_nertz.ui import TableController, TableView, render
+from p2p_nertz.ui import TableController, render
 from p2p_nertz.ui.controller import Abandon
 from tests.test_abandon_readmitted import QUICK, _last_two
-
-
-class _Shown:
-    def __init__(self) -> None:
-        self.views: list[TableView] = []
-
-    def show(self, view: TableView) -> None:
-        self.views.append(view)
+from tests.test_table_gone import _Shown
 
 
 def test_abandon_offer_names_the_member_due_back_that_it_shuts_out() -> None:
