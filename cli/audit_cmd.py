@@ -21,6 +21,7 @@ from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSIONS
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.ui.lobby import rules_text
+from p2p_nertz.words import counted
 
 __all__ = [
     "SPEC_FILE",
@@ -187,5 +188,6 @@ def format_report(report: AuditReport) -> str:
         tag = "ERROR " if v.severity is Severity.ERROR else "notice"
         lines.append(f"{tag} {v}{_not_a_cheat(v)}")
     stop = " (stopped at the first error: --strict)" if report.stopped else ""
-    lines.append(f"verdict: {report.verdict.upper()}: {errors} error(s), {notices} notice(s){stop}")
+    found = f"{counted(errors, 'error')}, {counted(notices, 'notice')}"
+    lines.append(f"verdict: {report.verdict.upper()}: {found}{stop}")
     return "\n".join(lines)

@@ -1,9 +1,19 @@
 """Bot processes started by a command for its person: spawning them and stopping them.
 
-One home for both: ``nertz host --bots``, the lobby screen's ``b`` and ``nertz play --bots``
-start bots here and stop them here. A bot that is stopped gets SIGTERM, which makes its node
-sign a ``leave`` and go (``nertz bot``/``nertz node`` handle it); one that does not go within
-:data:`TERM_PATIENCE` is killed.
+One home for both: ``nertz host --bots``, the lobby screen's ``b``, ``nertz play --bots`` and
+``nertz demo`` start bots here and stop them here. A bot that is stopped gets SIGTERM, which
+makes its node sign a ``leave`` and go (``nertz bot``/``nertz node`` handle it); one that does
+not go within :data:`TERM_PATIENCE` is killed.
+
+A bot dies with the command that started it, whatever kills that command: each is started
+``--stop-with-stdin`` with a pipe on its standard input whose other end only the command
+holds (never inherited: subprocess opens it close-on-exec), and the kernel closes that end
+when the command ends, killed (SIGKILL, out of memory) or not; the bot then stops at once,
+signing nothing more (cli/node_cmd.py, ``ParentGone``). Left running, it played on alone, and
+a resume met it beside the ones it started (session 31). A pipe rather than Linux's
+``PR_SET_PDEATHSIG``: it works on every Unix, and it follows the process, where the death
+signal follows the *thread* that started the child (a bot started from a worker thread would
+die with that thread).
 """
 
 from __future__ import annotations
@@ -15,7 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -60,6 +70,9 @@ def stop_processes(procs: Sequence[subprocess.Popen[bytes]], patience: float = 0
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    for proc in procs:  # (its pipe, once it has gone: closing it first would stop it unheard)
+        if proc.stdin is not None:
+            proc.stdin.close()
 
 
 def spawn_lobby_bot(
@@ -99,12 +112,12 @@ def spawn_lobby_bot(
     command = [
         sys.executable, "-m", "cli", "bot", "--peer", where, "--name", name,
         "--strategy", strategy, "--speed", str(speed), "--log-dir", str(log_dir),
-        "--json", "--timeout", f"{BOT_PATIENCE:g}", *options,
+        "--json", "--timeout", f"{BOT_PATIENCE:g}", "--stop-with-stdin", *options,
     ]  # fmt: skip
     if err is None:
         proc = subprocess.Popen(
             command,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=own_session,
@@ -114,7 +127,7 @@ def spawn_lobby_bot(
         start = errors.tell()  # (a bot of its name that stopped wrote before: not its lines)
         proc = subprocess.Popen(
             command,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=errors,
             start_new_session=own_session,
@@ -185,6 +198,9 @@ class NodeChild:
     err: Path
     proc: subprocess.Popen[bytes] | None = None
     files: list[IO[bytes]] = field(default_factory=list)
+    stops_with_stdin: bool = False
+    """Started ``--stop-with-stdin`` (:func:`start_node_child`): its stdin stays open once the
+    others' endpoints are written; else it is closed then (a script's child)."""
 
     def final(self) -> dict[str, Any] | None:
         for line in reversed(self.out.read_text(errors="replace").splitlines()):
@@ -229,6 +245,7 @@ def start_node_child(
     speed: str,
     own_session: bool = False,
     options: Sequence[str] = (),
+    fresh: bool = True,
 ) -> NodeChild:
     """Start one bot peer as a ``nertz node`` process; its log and output are
     ``workdir/STEM.log``, ``.out`` and ``.err``, its key is in the key store (never beside the
@@ -246,7 +263,10 @@ def start_node_child(
         own_session: start it in its own session, so a Ctrl-C at our terminal does not
             reach it (it is then stopped by :func:`stop_children`).
         options: more ``nertz node`` options (its liveness timers, say).
+        fresh: the game was made just now (above); ``False``: the bot is resumed from its
+            log (:mod:`cli.bot_resume`), its output appended to the files it wrote before.
     """
+    append = not fresh
     key = keep_key(identity)
     child = NodeChild(
         seat,
@@ -260,22 +280,26 @@ def start_node_child(
     command = [
         sys.executable, "-m", "cli", "node", "--key", str(key), "--spec", str(spec_path),
         "--bind", bind, "--log", str(child.log),
-        "--bot", strategy, "--speed", speed, "--json", "--fresh", *options,
+        "--bot", strategy, "--speed", speed, "--json", "--stop-with-stdin",
+        *(["--fresh"] if fresh else []), *options,
     ]  # fmt: skip
     if endpoint_of is None:
         command.append("--peers-on-stdin")
     else:
         command += [f"--peer={line}" for line in peer_lines(spec, identity.peer_id, endpoint_of)]
-    out = child.out.open("wb")
-    err = child.err.open("wb")
+    out = child.out.open("ab" if append else "wb")
+    err = child.err.open("ab" if append else "wb")
     child.files = [out, err]
     child.proc = subprocess.Popen(
         command,
-        stdin=subprocess.DEVNULL if endpoint_of is not None else subprocess.PIPE,
+        stdin=subprocess.PIPE,  # (held open: the bot stops when it ends, cli/node_cmd.py)
         stdout=out,
         stderr=err,
         start_new_session=own_session,
     )
+    assert child.proc.stdin is not None  # (closed with the output files: stop_children)
+    child.files.append(child.proc.stdin)
+    child.stops_with_stdin = True
     return child
 
 
@@ -315,7 +339,10 @@ def introduce_children(
         text = "".join(f"{line}\n" for line in peer_lines(spec, own, endpoint_of)) + "\n"
         try:
             child.proc.stdin.write(text.encode())
-            child.proc.stdin.close()
+            if child.stops_with_stdin:  # (then its end is ours: the bot stops with it)
+                child.proc.stdin.flush()
+            else:
+                child.proc.stdin.close()
         except OSError:  # (it stopped: its own error says why, as for any failing node)
             raise NertzError(f"{child.name} stopped: {child.last_error()}") from None
     return endpoint_of
@@ -353,3 +380,100 @@ def stop_children(children: list[NodeChild], patience: float = 0.0) -> None:
     for c in children:
         for f in c.files:
             f.close()
+
+
+# -- the bots of a quick game, resumed with it --------------------------------------------------
+
+BOTS_NOTE = "bots.json"
+"""The file in a quick game's directory (``nertz play --bots``) that names its bots and how
+they play, so that ``nertz resume`` of the person's log starts them again."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableBot:
+    """One bot of a quick game, as :data:`BOTS_NOTE` keeps it."""
+
+    seat: int
+    name: str
+    stem: str
+    strategy: str
+    speed: str
+    options: tuple[str, ...] = ()
+
+
+def note_bots(workdir: Path, spec: GameSpec, bots: Sequence[TableBot]) -> None:
+    """Write :data:`BOTS_NOTE` for the game ``spec`` in ``workdir``.
+
+    Raises:
+        NertzError: it cannot be written.
+    """
+    noted = [{**asdict(b), "options": list(b.options)} for b in bots]
+    text = json.dumps({"game": spec.game_id.hex(), "bots": noted})
+    try:
+        (workdir / BOTS_NOTE).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise NertzError(f"cannot write {str(workdir / BOTS_NOTE)!r}: {exc.strerror}") from None
+
+
+def noted_bots(log: Path, spec: GameSpec) -> list[TableBot]:
+    """The bots :func:`note_bots` noted beside ``log`` for the game ``spec`` (none: the log is
+    not a quick game's, or the note is not this game's or not readable as one)."""
+    try:
+        data = json.loads((log.parent / BOTS_NOTE).read_text(encoding="utf-8"))
+        if data.get("game") != spec.game_id.hex():
+            return []
+        bots = [TableBot(**{**b, "options": tuple(b["options"])}) for b in data["bots"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return []
+    # (Only what a quick game writes: a seat of the game, a name of a file in its directory.)
+    return [
+        b
+        for b in bots
+        if b.seat in range(spec.seats)
+        and all(isinstance(v, str) for v in (b.stem, b.strategy, b.speed, *b.options))
+        and b.stem
+        and Path(b.stem).name == b.stem
+    ]
+
+
+def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) -> list[NodeChild]:
+    """Start again the bots of the quick game whose person's log is ``log`` (``nertz resume``
+    of it, the person at the table or a bot for them): each from its own log, at its
+    endpoint, as it played; none if ``log`` is not a quick game's person's (:func:`noted_bots`).
+
+    Raises:
+        NertzError: a bot of the game is still running (it writes its log: one started by a
+            ``nertz play`` of a version whose bots outlived it); none is started then.
+    """
+    from cli.keyfile import kept_key_path, load_identity
+    from p2p_nertz.logfile.store import check_not_in_use
+
+    bots = noted_bots(log, spec)
+    if any((log.parent / f"{b.stem}.log").resolve() == log.resolve() for b in bots):
+        return []  # (a bot's own log resumed by hand: the person's resume starts the others)
+    for bot in bots:
+        path = log.parent / f"{bot.stem}.log"
+        try:
+            check_not_in_use(path)
+        except BlockingIOError as exc:
+            raise NertzError(
+                f"{bot.name} of this game still plays alone ({str(path)!r} is {exc.strerror}): "
+                "stop it, then resume again"
+            ) from None
+    children: list[NodeChild] = []
+    try:
+        for bot in bots:
+            fingerprint = spec.members[bot.seat].fingerprint
+            identity = load_identity(kept_key_path(fingerprint))
+            children.append(
+                start_node_child(
+                    log.parent, log.parent / "game.spec", spec, identity, seat=bot.seat,
+                    name=bot.name, stem=bot.stem, endpoint_of=endpoint_of,
+                    strategy=bot.strategy, speed=bot.speed, own_session=True,
+                    options=bot.options, fresh=False,
+                )
+            )  # fmt: skip
+    except BaseException:
+        stop_children(children)
+        raise
+    return children

@@ -47,7 +47,8 @@ from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
-from p2p_nertz.rules import Rules
+from p2p_nertz.rules import Game, Rules
+from p2p_nertz.words import counted, plural
 
 __all__ = ["write_key"]
 
@@ -160,7 +161,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     )
     game = spec.game_id.hex()
     workdir, spec_path, note = game_dir(args.dir, "demo", spec)
-    goal = f"{rules.rounds} round(s)" if rules.racing_demon else f"target {rules.target}"
+    goal = f"target {rules.target}" if rules.rounds is None else counted(rules.rounds, "round")
     print(f"p2p-nertz {__version__} - demo: {args.players} bot processes over ZeroMQ on 127.0.0.1")
     deal = "" if spec.deal is Deal.COMMIT else f"  deal {spec.deal}"
     print(f"game {game[:16]}  seed {seed}  {goal}{deal}  dir {workdir}")
@@ -193,7 +194,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             endpoint = by_id[identity.peer_id]
             print(f"  {child.name}  {child.fingerprint}  {player.strategy:<9} on {endpoint}")
         sys.stdout.flush()
-        dropped = _wait(children, args.timeout, spec.deal)
+        dropped = _wait(children, args.timeout, spec.deal, Game(rules, args.players))
     except KeyboardInterrupt:
         # A Ctrl-C reached the children too: give them time to leave cleanly first. A SIGTERM
         # did not: they are sent one now, and leave as cleanly.
@@ -205,7 +206,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return _report(children, dropped, workdir, rules)
 
 
-def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChild] | None:
+def _wait(
+    children: list[NodeChild], timeout: float, deal: Deal, game: Game | None = None
+) -> list[NodeChild] | None:
     """Wait for every child, echoing the rounds the first one reports, and the cards to the
     lake every few seconds (:data:`_PROGRESS`) so that a person sees the game go on. Returns
     the children that did not see the game's end as members (below), or ``None`` on timeout.
@@ -214,7 +217,8 @@ def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChi
     after they have finished and gone: it then finds the table gone and stops by itself
     (``nertz node`` exits with :data:`EXIT_GONE`, docs/protocol.md §9.9), and is returned.
     One still running at the timeout that every child which ended holds dropped (it never
-    woke) is stopped and returned too.
+    woke) is stopped and returned too. ``game``: the game before its first round (a round
+    the game adds to break a tie is said: "1 round" and then a round 2 read as a fault).
     """
     start = time.monotonic()
     deadline = start + timeout
@@ -237,12 +241,16 @@ def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChi
             if isinstance(data, dict) and data.get("event") == "round":
                 totals = "  ".join(f"P{s + 1} {t:4d}" for s, t in enumerate(data["totals"]))
                 print(f"round {data['round']:3d} over   totals  {totals}", flush=True)
+                if game is not None:
+                    game, tie = _tiebreak(game, data["totals"])
+                    if tie:
+                        print(tie, flush=True)
                 said = time.monotonic()
         now = time.monotonic()
         if now - said >= _PROGRESS:
             if lake:
                 number = max(lake)
-                what = f"round {number}: {lake[number]} card(s) to the lake so far"
+                what = f"round {number}: {counted(lake[number], 'card')} to the lake so far"
             else:
                 what = "dealing: the nodes connect, " + (
                     "commit and reveal" if deal is Deal.COMMIT else "shuffle every deck"
@@ -258,6 +266,28 @@ def _wait(children: list[NodeChild], timeout: float, deal: Deal) -> list[NodeChi
             stop_children(stragglers)
             return stragglers
         time.sleep(_POLL)
+
+
+def _tiebreak(game: Game, totals: list[int]) -> tuple[Game, str]:
+    """``game`` after a round that ended at ``totals`` (each team's), and the line that says
+    an extra round is due, naming who plays it (``""``: none is; the rule is the rules
+    engine's, :meth:`~p2p_nertz.rules.Game.teams_next_round`).
+
+    >>> from p2p_nertz.rules import Rules
+    >>> _tiebreak(Game(Rules(target=None, rounds=1), 3), [18, 8, 18])[1]
+    '  tied at the top: P1 and P3 play an extra round'
+    >>> _tiebreak(Game(Rules(target=None, rounds=1), 3), [18, 8, 12])[1]
+    ''
+    """
+    try:
+        game = game.record([t - before for t, before in zip(totals, game.totals, strict=True)])
+    except ValueError:  # (a line that does not fit this game: nothing to say of it)
+        return game, ""
+    tied = game.teams_next_round()
+    if game.over or len(tied) == game.teams:
+        return game, ""
+    who = [f"team {t + 1}" if game.rules.pairs else f"P{t + 1}" for t in tied]
+    return game, f"  tied at the top: {' and '.join(who)} play an extra round"
 
 
 def _dropped_stragglers(children: list[NodeChild]) -> list[NodeChild]:
@@ -332,14 +362,14 @@ def _report(
         return EXIT_FAILED
     final = finals[0]
     print()
-    print(f"scoreboard after {final['rounds']} round(s):")
+    print(f"scoreboard after {counted(final['rounds'], 'round')}:")
     team_totals: list[int] = final["totals"]
     for c in children:
         team = rules.team_of(c.seat)
         print(f"  {c.name:<4} {c.fingerprint}  {team_totals[team]:5d}")
     # (Winners are seats, or teams, from 0; the demo's players are named P1, P2, …)
     who = ", ".join(f"team {w + 1}" if rules.pairs else f"P{w + 1}" for w in final["winners"])
-    print(f"winner: {who} with {max(team_totals)}")
+    print(f"{plural(len(final['winners']), 'winner')}: {who} with {max(team_totals)}")
     if dropped:
         print(f"all {len(finals)} nodes still in agree: digest {final['digest']}")
     else:

@@ -26,6 +26,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
+from p2p_nertz.words import counted
 
 _EVENTS = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
 
@@ -121,7 +122,6 @@ def read_ended(path: Path, identity: Identity, spec: GameSpec) -> Ended | None:
 def say_ended(command: str, path: Path, spec: GameSpec, ended: Ended, *, as_json: bool) -> int:
     """Say that the game of the log at ``path`` is done for us (one line; with ``--json`` one
     JSON line), with the score and how to check it; the exit status."""
-    from p2p_nertz.ui.view import counted  # (the screens' words: not at every node's start)
 
     names = [m.name for m in spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(ended.totals))

@@ -28,6 +28,11 @@ def _cmd_keygen(args: argparse.Namespace) -> int:
         print("as a spectator (nertz watch), members push to you with --watcher HOST:PORT#KEY,")
         print(f"KEY: {identity.peer_id.hex()}")
         return 0
+    if path.is_dir():  # ("cannot read key file": keygen was asked to write one)
+        raise NertzError(
+            f"{str(path)!r} is a directory: give the path of the key file to make, "
+            f"e.g. {str(path / 'key')!r}"
+        )
     if path.exists() and not args.force:
         identity = load_key(path)
         raise NertzError(

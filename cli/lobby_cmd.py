@@ -39,7 +39,15 @@ from cli.args import (
     liveness_from,
     rules_from,
 )
-from cli.bots import LEAVE_PATIENCE, LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
+from cli.bots import (
+    LEAVE_PATIENCE,
+    LobbyBot,
+    resume_bots,
+    spawn_lobby_bot,
+    stop_children,
+    stop_processes,
+    watch_bots,
+)
 from cli.ended import ended_game, say_ended
 from cli.files import make_directory, read_small_file, refuse_a_spec
 from cli.keyfile import (
@@ -50,7 +58,15 @@ from cli.keyfile import (
     load_identity,
     load_key,
 )
-from cli.node_cmd import final_summary, reach_line, run_node, say_gone, watch_recovery
+from cli.node_cmd import (
+    final_summary,
+    parent_fd,
+    reach_line,
+    result_lines,
+    run_node,
+    say_gone,
+    watch_recovery,
+)
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from p2p_nertz.bots import STRATEGIES
@@ -82,7 +98,7 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
 from p2p_nertz.ui.lobby import no_guest_words
-from p2p_nertz.ui.view import counted
+from p2p_nertz.words import counted
 
 __all__ = ["default_key_path"]
 
@@ -152,12 +168,9 @@ def _finish(
         return 128 + (signum or signal.SIGINT)
     summary = final_summary(peer, gone)
     names = [m.name for m in peer.spec.members]
-    totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
-    winners = ", ".join(names[w] for w in summary["winners"]) or "none"
     out.emit(
         "final",
-        f"final after {summary['rounds']} round(s): {totals}\nwinner(s): {winners}\n"
-        f"digest: {summary['digest']}",
+        f"{result_lines(summary, names)}\ndigest: {summary['digest']}",
         **{k: v for k, v in summary.items() if k != "event"},
         names=names,
     )
@@ -326,7 +339,7 @@ async def _play(
 ) -> tuple[Peer | None, int | None] | Outcome:
     """The bot plays (the node runs by itself), or the person at the terminal table."""
     if args.bot is not None:
-        peer, signum = await run_node(node, endpoints)
+        peer, signum = await run_node(node, endpoints, parent_fd(args))
         return Outcome(peer, signal=signum, gone=node.gone)
     if getattr(args, "web", False):  # (resume --web)
         from cli.web_cmd import resume_in_page  # (the web server: imported for --web only)
@@ -863,7 +876,14 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             nursery.cancel_scope.cancel()
             return result
 
-    return _done(out, "resume", _trio_run("resume", main))
+    # A quick game's bots come back with their person (they stopped with the table).
+    bots = resume_bots(path, spec, endpoints)
+    result: tuple[Peer | None, int | None] | Outcome | None = None
+    try:
+        result = _trio_run("resume", main)
+    finally:
+        stop_children(bots, LEAVE_PATIENCE if result is not None and _over(result) else 0.0)
+    return _done(out, "resume", result)
 
 
 def _find_key(log: Path, peer_id: bytes) -> Identity:

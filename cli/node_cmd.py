@@ -29,6 +29,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -59,6 +60,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.words import counted, plural
 
 __all__ = [
     "EXIT_FAILED",
@@ -246,10 +248,7 @@ def _print_summary(args: argparse.Namespace, spec: GameSpec, summary: dict[str, 
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
-        names = [m.name for m in spec.members]
-        totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
-        print(f"final after {summary['rounds']} round(s): {totals}")
-        print(f"winner(s): {', '.join(names[w] for w in summary['winners']) or 'none'}")
+        print(result_lines(summary, [m.name for m in spec.members]))
         print(f"digest: {summary['digest']}")
         if summary["provisional"]:
             print(
@@ -257,6 +256,24 @@ def _print_summary(args: argparse.Namespace, spec: GameSpec, summary: dict[str, 
                 "from since; it may have seen one round more or less scored. Both logs "
                 "together decide (nertz audit)."
             )
+
+
+def result_lines(summary: dict[str, Any], names: list[str]) -> str:
+    """The two lines of a node's result (:func:`final_summary`) for a person: the totals
+    after the rounds played, and the winners (``nertz node``, ``host``, ``join``, ``bot``,
+    ``resume``).
+
+    >>> print(result_lines({"rounds": 1, "totals": [3, -2], "winners": [0]}, ["Ann", "Bob"]))
+    final after 1 round: Ann 3  Bob -2
+    winner: Ann
+    """
+    totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(summary["totals"]))
+    winners = summary["winners"]
+    who = ", ".join(names[w] for w in winners) or "none"
+    return (
+        f"final after {counted(summary['rounds'], 'round')}: {totals}\n"
+        f"{plural(len(winners), 'winner')}: {who}"
+    )
 
 
 def _fresh(args: argparse.Namespace) -> bool:
@@ -321,7 +338,7 @@ def _cmd_node(args: argparse.Namespace) -> int:
         )
     endpoints = parse_peers(_peer_items(args, node, spec), spec, identity.peer_id)
     try:
-        peer, signum = trio.run(_run_node_watched, node, endpoints)
+        peer, signum = trio.run(_run_node_watched, node, endpoints, parent_fd(args))
     except NertzError as exc:
         print(f"nertz node: error: {error_text(exc)}", file=sys.stderr)
         return EXIT_GONE if isinstance(exc, GoneError) else EXIT_FAILED
@@ -343,6 +360,14 @@ def _cmd_node(args: argparse.Namespace) -> int:
         print("nertz node: the game did not finish", file=sys.stderr)
         return EXIT_FAILED
     return 0
+
+
+async def _stop_with(parent: int) -> None:
+    await wait_closed(parent)
+    raise ParentGone(
+        "the command that started it has ended (killed?): stopped with it, signing "
+        "nothing more; its log is whole (resuming on it takes the game up again)"
+    )
 
 
 #: How long a recovery may take before the command says whom it waits for.
@@ -389,23 +414,72 @@ async def watch_recovery(
 
 
 async def _run_node_watched(
-    node: PeerNode, endpoints: dict[PeerId, str]
+    node: PeerNode, endpoints: dict[PeerId, str], parent: int | None = None
 ) -> tuple[Peer | None, int | None]:
     """:func:`run_node`, stopped with :class:`GoneError` if its log's tail was cut and no
     member answers the recovery (:func:`watch_recovery`): ``nertz node`` on a torn log."""
     names = [m.name for m in node.spec.members]
     async with trio.open_nursery() as nursery:
         nursery.start_soon(watch_recovery, node, names)
-        result = await run_node(node, endpoints)
+        result = await run_node(node, endpoints, parent)
         nursery.cancel_scope.cancel()
         return result
 
 
-async def run_node(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer | None, int | None]:
+class ParentGone(GoneError):
+    """The command that started this node (``--stop-with-stdin``) has ended without stopping
+    it: killed (SIGKILL, the kernel out of memory) or crashed. The node stops at once, as its
+    machine would have, signing nothing more (no ``leave``: its log stays resumable, and
+    ``nertz resume`` of the person's log starts it again from there)."""
+
+
+def parent_fd(args: argparse.Namespace) -> int | None:
+    """Standard input's descriptor if ``--stop-with-stdin`` was given (``nertz node``,
+    ``nertz bot``), else ``None``."""
+    return sys.stdin.fileno() if getattr(args, "stop_with_stdin", False) else None
+
+
+async def wait_closed(fd: int) -> None:
+    """Return once the pipe ``fd`` reads its end: every writer has closed it, which the
+    kernel does for a process however it ends. The command that starts a bot holds the
+    other end and writes nothing more after the peers' endpoints, so what comes is the end
+    (anything else is read and ignored). What trio cannot wait for (a file, ``/dev/null``, a
+    pipe where the loop polls sockets only) is read in a thread."""
+    while True:
+        try:
+            data = await _read_some(fd)
+        except BlockingIOError:  # (someone else read it first)
+            continue
+        except OSError:  # (closed under us: as good as the end)
+            return
+        if not data:
+            return
+
+
+async def _read_some(fd: int) -> bytes:
+    try:
+        await trio.lowlevel.wait_readable(fd)
+    except OSError:  # (not pollable here: a thread waits instead)
+        return await trio.to_thread.run_sync(os.read, fd, 4096, abandon_on_cancel=True)
+    return os.read(fd, 4096)
+
+
+async def run_node(
+    node: PeerNode, endpoints: dict[PeerId, str], parent: int | None = None
+) -> tuple[Peer | None, int | None]:
     """Run the node; on the first SIGINT/SIGTERM leave cleanly, on the second stop at once.
+
+    Args:
+        node: the node.
+        endpoints: the other members' endpoints.
+        parent: a pipe whose end means the command that started this node is gone
+            (:func:`parent_fd`): the node stops at once, without a ``leave``.
 
     Returns:
         The peer (``None`` if stopped before it started) and the signal that stopped it.
+
+    Raises:
+        ParentGone: ``parent`` reached its end.
     """
     received: list[int] = []
     result: list[Peer] = []
@@ -430,6 +504,8 @@ async def run_node(node: PeerNode, endpoints: dict[PeerId, str]) -> tuple[Peer |
 
             nursery.start_soon(play)
             nursery.start_soon(watch)
+            if parent is not None:
+                nursery.start_soon(_stop_with, parent)
     signum = received[0] if received else None
     if result:
         return result[0], signum

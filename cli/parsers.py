@@ -204,6 +204,19 @@ def _bot_count(text: str) -> int:
 # -- node --------------------------------------------------------------------------------------
 
 
+def add_stop_with_stdin(p: argparse.ArgumentParser) -> None:
+    """``--stop-with-stdin``, given by a command to the bots it starts (cli/bots.py)."""
+    p.add_argument(
+        "--stop-with-stdin",
+        action="store_true",
+        help=(
+            "stop at once, without leaving the game, when standard input ends: a command "
+            "that starts this peer keeps the other end open, so the peer goes with it however "
+            "it ends (killed too); its log stays resumable"
+        ),
+    )
+
+
 def _add_node(sub: Any) -> None:
     """Add ``nertz node`` to ``sub`` (what ``add_subparsers`` returned)."""
     p = _command_parser(
@@ -239,6 +252,7 @@ def _add_node(sub: Any) -> None:
         ),
     )
     p.add_argument("--log", required=True, type=path_arg, help="this peer's log file")
+    add_stop_with_stdin(p)
     p.add_argument(
         "--fresh",
         action="store_true",
@@ -431,6 +445,8 @@ def _add_join_and_bot(sub: Any) -> None:
         p.add_argument(
             "--timeout", type=duration, default=10.0, help="seconds to find the table (default 10)"
         )
+        if name == "bot":
+            add_stop_with_stdin(p)
         p.set_defaults(func=_later("lobby_cmd", "_cmd_join"))
 
 
@@ -456,7 +472,8 @@ def _add_resume(sub: Any) -> None:
         help=COMMAND_HELP["resume"],
         description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on. "
         "The log of a game you left says so and starts nothing (status 4: a member that left "
-        "cannot rejoin); without --bot, that of a game over says so with the score (status 0).",
+        "cannot rejoin); without --bot, that of a game over says so with the score (status 0). "
+        "Your log of a quick game (nertz play --bots) starts its bots again too.",
     )
     p.add_argument("log", type=path_arg, help="the peer's log file")
     p.add_argument(

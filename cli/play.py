@@ -27,7 +27,6 @@ import argparse
 import contextlib
 import secrets
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,7 +51,9 @@ from cli.bots import (
     FREE_PORT,
     LEAVE_PATIENCE,
     NodeChild,
+    TableBot,
     introduce_children,
+    note_bots,
     start_node_child,
     stop_children,
     stop_processes,
@@ -65,7 +66,7 @@ from cli.parsers import DEFAULT_BOT_SPEED
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
 from p2p_nertz.errors import NertzError
-from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
@@ -194,20 +195,20 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config, fresh=True
     )
     children: list[NodeChild] = []
+    options = tuple(liveness_argv(args) + (["--practice"] if args.practice else []))
+    table_bots = [
+        TableBot(spec.seat_of(i.peer_id), f"bot{n}", f"bot{n}", bots[n - 1][0],
+                 str(bots[n - 1][1]), options)
+        for n, i in enumerate(identities[1:], 1)
+    ]  # fmt: skip
+    note_bots(workdir, spec, table_bots)  # (for `nertz resume` of your log to start them again)
     try:
-        for n, identity in enumerate(identities[1:], 1):
-            child = _spawn_bot(
-                workdir,
-                spec_path,
-                spec,
-                identity,
-                seat=spec.seat_of(identity.peer_id),
-                number=n,
-                endpoint_of=None,
-                strategy=bots[n - 1][0],
-                speed=str(bots[n - 1][1]),
-                options=liveness_argv(args) + (["--practice"] if args.practice else []),
-            )
+        for bot, identity in zip(table_bots, identities[1:], strict=True):
+            child = start_node_child(
+                workdir, spec_path, spec, identity, seat=bot.seat, name=bot.name,
+                stem=bot.stem, endpoint_of=None, strategy=bot.strategy, speed=bot.speed,
+                own_session=True, options=bot.options,
+            )  # fmt: skip
             children.append(child)
         endpoint_of = introduce_children(children, spec, {human.peer_id: node.endpoint})
     except BaseException:  # (the person's node, bound, closes with the process)
@@ -231,36 +232,6 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         over = outcome.peer is not None and outcome.peer.final.phase is Phase.OVER
         stop_children(children, patience=LEAVE_PATIENCE if over else 0.0)
     return summary(outcome, node, workdir)
-
-
-def _spawn_bot(
-    workdir: Path,
-    spec_path: Path,
-    spec: GameSpec,
-    identity: Identity,
-    *,
-    seat: int,
-    number: int,
-    endpoint_of: Mapping[PeerId, str] | None,
-    strategy: str,
-    speed: str,
-    options: Sequence[str],
-) -> NodeChild:
-    """Start one bot peer as a ``nertz node`` process (its output goes to files)."""
-    return start_node_child(
-        workdir,
-        spec_path,
-        spec,
-        identity,
-        seat=seat,
-        name=f"bot{number}",
-        stem=f"bot{number}",
-        endpoint_of=endpoint_of,
-        strategy=strategy,
-        speed=speed,
-        own_session=True,
-        options=options,
-    )
 
 
 # -- the lobby ---------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import TextIO
 from cli.audit_cmd import find_spec_files, format_report, read_spec, sources
 from p2p_nertz.audit.replay import STEP_LEGEND, Replay, load, step_line
 from p2p_nertz.errors import NertzError
+from p2p_nertz.words import counted
 
 __all__ = ["interact"]
 
@@ -84,7 +85,7 @@ def interact(replay: Replay, stdin: TextIO, out: TextIO) -> None:
     total = len(replay)
     out.write(
         f"replay of game {replay.spec.game_id.hex()[:16]}: {total} events, "
-        f"{len(replay.report.rounds)} round(s), audit {replay.report.verdict}\n"
+        f"{counted(len(replay.report.rounds), 'round')}, audit {replay.report.verdict}\n"
         "commands: n [k], b [k], r ROUND, e STEP, e NAME:SEQ, end, q\n"
     )
     out.write("".join(f"{line}\n" for line in STEP_LEGEND))
@@ -112,13 +113,17 @@ def interact(replay: Replay, stdin: TextIO, out: TextIO) -> None:
             number = _number(arg, None)
             found = replay.round_start(number) if number is not None else None
             if found is None:
-                out.write(f"no round {arg!r} in this game\n")
+                rounds = len(replay.report.rounds)
+                have = f"rounds 0-{rounds}" if rounds > 1 else f"round 0 or {rounds}"
+                what = "r wants a round" if arg is None else f"no round {arg!r} in this game"
+                out.write(f"{what}: give {have} (0: before the deal)\n")
                 continue
             target = found
         elif command in ("e", "event"):
             target = _event(replay, names, arg)
             if target is None:
-                out.write(f"no event {arg!r}: give a step number or NAME:SEQ\n")
+                what = "e wants an event" if arg is None else f"no event {arg!r}"
+                out.write(f"{what}: give a step number or NAME:SEQ\n")
                 continue
         elif command == "end":
             target = total

@@ -34,7 +34,7 @@ from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.runtime.table import TableRunner
 from p2p_nertz.runtime.watchport import WatcherAddress
 from p2p_nertz.ui.controller import TableController
-from p2p_nertz.ui.view import counted
+from p2p_nertz.words import counted, plural
 
 __all__ = ["Outcome", "make_node", "run_in_terminal", "run_table", "summary"]
 
@@ -206,7 +206,8 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
     print(f"after {counted(len(final.game.history), 'round')}: {totals}")
     result = final.game.result
     if result is not None:
-        print("winner(s): " + ", ".join(names[w] for w in result.winners))
+        who = ", ".join(names[w] for w in result.winners)
+        print(f"{plural(len(result.winners), 'winner')}: {who}")
     print(f"signed log: {node.log_path}  (game files in {where})")
     if outcome.signal is not None:
         print(f"nertz play: left the game on signal {outcome.signal}", file=sys.stderr)

@@ -86,6 +86,67 @@ _SPECIAL = {
 }
 
 
+#: The last letter of an arrow key's sequence (``ESC [ A``, or ``ESC O A`` in keypad mode).
+_ARROW_ENDS = {"A": "UP", "B": "DOWN", "C": "RIGHT", "D": "LEFT"}
+
+
+def keys_of(codes: list[str | int]) -> list[str]:
+    """The keys in one read of curses's codes (``get_wch``'s: a character or a key code).
+
+    A key's escape sequence that curses did not decode arrives as its characters: a terminal
+    that sends ``ESC [ A`` for the up arrow where the terminfo entry says ``ESC O A`` (xterm's
+    keypad mode: pexpect, some terminals and multiplexers). Read one by one, it was Esc, ``[``
+    and ``a``, the abandon key (a newcomer's arrow asked to end the game). A sequence within
+    one read is taken whole: an arrow is its key, any other (a function key) nothing.
+
+    >>> keys_of(["\x1b", "[", "A", "a", "\x1b", "O", "D", "\x1b", "[", "1", "5", "~", "\x1b"])
+    ['UP', 'a', 'LEFT', 'ESC']
+    """
+    out: list[str] = []
+    at = 0
+    while at < len(codes):
+        code = codes[at]
+        at += 1
+        if code == "\x1b" and at < len(codes) and codes[at] in ("[", "O"):
+            at, arrow = _sequence(codes, at)
+            if arrow is not None:
+                out.append(arrow)
+            continue
+        key = _key(code)
+        if key is not None:
+            out.append(key)
+    return out
+
+
+def _sequence(codes: list[str | int], at: int) -> tuple[int, str | None]:
+    """The end of the escape sequence whose ``[`` or ``O`` is ``codes[at]``, and its arrow
+    (``None``: another key's, or cut short)."""
+    introducer = codes[at]
+    at += 1
+    while at < len(codes):  # (ECMA-48: parameters and intermediates, then a final byte)
+        code = codes[at]
+        at += 1
+        if not isinstance(code, str) or len(code) != 1:
+            return at - 1, None
+        if introducer == "O" or "@" <= code <= "~":
+            return at, _ARROW_ENDS.get(code)
+    return at, None
+
+
+def _key(code: str | int) -> str | None:
+    """One code as the table's key name (``None``: no key of the table's)."""
+    if isinstance(code, str):
+        number = ord(code) if len(code) == 1 else -1
+        if number in _SPECIAL:
+            return _SPECIAL[number]
+        if number == 3:
+            return "CTRL-C"
+        return code if code.isprintable() else None
+    if code == curses.KEY_RESIZE:
+        return "RESIZE"
+    return _SPECIAL.get(code) or _ARROWS.get(code)
+
+
 class CursesTerminal:
     """The curses front end: paints a :class:`Screen`, reads keys without blocking.
 
@@ -144,27 +205,15 @@ class CursesTerminal:
             window.refresh()  # (refused by a terminal that just hung up: cli/main.py)
 
     def read_keys(self) -> list[str]:
-        out: list[str] = []
+        codes: list[str | int] = []
         while True:
             try:
-                code = self.window.get_wch()
+                codes.append(self.window.get_wch())
             except curses.error:
-                return out
-            if isinstance(code, str):
-                number = ord(code) if len(code) == 1 else -1
-                if number in _SPECIAL:
-                    out.append(_SPECIAL[number])
-                elif number == 3:
-                    out.append("CTRL-C")
-                elif code.isprintable():
-                    out.append(code)
-            elif code == curses.KEY_RESIZE:
-                self._width, self._height = self._measure()
-                out.append("RESIZE")
-            elif code in _SPECIAL:
-                out.append(_SPECIAL[code])
-            elif code in _ARROWS:
-                out.append(_ARROWS[code])
+                break
+        if curses.KEY_RESIZE in codes:
+            self._width, self._height = self._measure()
+        return keys_of(codes)
 
     async def wait_input(self) -> None:
         fd = sys.stdin.fileno()

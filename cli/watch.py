@@ -42,7 +42,7 @@ from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
-from p2p_nertz.ui.view import counted
+from p2p_nertz.words import counted
 
 if TYPE_CHECKING:  # (the browser's modules: imported by --web alone, in watch_in_browser)
     from p2p_nertz.web.model import PageAction
@@ -313,7 +313,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     rounds = counted(len(final.game.history), "round")
     print(f"watched {spectator.held()} events; after {rounds}: {totals}")
     if spectator.rejected:
-        print(f"refused {spectator.rejected} message(s)", file=sys.stderr)
+        print(f"refused {counted(spectator.rejected, 'message')}", file=sys.stderr)
     if port.summary():
         print(port.summary(), file=sys.stderr)
     return 0

@@ -135,6 +135,7 @@ from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.testing.netns import Lab, impairments_unavailable, unavailable
+from p2p_nertz.words import counted
 
 STOPS = ("stop-short", "stop-suspect", "stop-under", "stop-over", "stop-2d", "stop-gone")
 KILLS = ("kill", "kill-torn")
@@ -926,11 +927,11 @@ def provisional_apart(finals: dict[int, dict[str, Any]]) -> list[str]:
     """The provisional results (by seat: the nodes' final lines) further than the last round
     from a settled one: a side that abandoned without hearing what the other saw counts at
     most one round more or less than the union (§9.3, "What the protocol guarantees")."""
-    counted = sorted({f.get("rounds", 0) for f in finals.values() if not f.get("provisional")})
+    settled = sorted({f.get("rounds", 0) for f in finals.values() if not f.get("provisional")})
     return [
-        f"P{seat + 1}: provisional on {f.get('rounds', 0)} round(s), settled on {counted}"
+        f"P{seat + 1}: provisional on {counted(f.get('rounds', 0), 'round')}, settled on {settled}"
         for seat, f in sorted(finals.items())
-        if f.get("provisional") and any(abs(f.get("rounds", 0) - r) > 1 for r in counted)
+        if f.get("provisional") and any(abs(f.get("rounds", 0) - r) > 1 for r in settled)
     ]
 
 
@@ -1327,7 +1328,7 @@ def summary(results: Sequence[dict[str, Any]]) -> str:
             rows.append(f"{kind:14s}" + "".join(cells))
     failed = [r["seed"] for r in results if not r["ok"]]
     rows.append(
-        f"{len(results)} game(s), {len(results) - len(failed)} passed"
+        f"{counted(len(results), 'game')}, {len(results) - len(failed)} passed"
         + (f"; FAILED seeds: {' '.join(map(str, failed))}" if failed else "")
     )
     return "\n".join(rows)

@@ -73,7 +73,7 @@ def test_audit_golden_logs_through_the_command(
     logs = [str(p) for p in sorted(game.glob("p*.log"))]
     assert main(["audit", "--deep", *logs]) == 0
     out = capsys.readouterr().out
-    assert out.rstrip().endswith("verdict: VALID: 0 error(s), 0 notice(s)")
+    assert out.rstrip().endswith("verdict: VALID: 0 errors, 0 notices")
     assert main(["audit", "--json", *logs]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1  # no finding: the verdict alone

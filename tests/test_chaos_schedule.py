@@ -145,7 +145,7 @@ def test_chaos_check_fails_a_provisional_result_more_than_the_last_round_apart()
     assert chaos.provisional_apart({0: settled, 1: {"rounds": 1, "provisional": True}}) == []
     assert chaos.provisional_apart({0: settled, 1: {"rounds": 3, "provisional": True}}) == []
     far = chaos.provisional_apart({0: settled, 1: {"rounds": 0, "provisional": True}})
-    assert far == ["P2: provisional on 0 round(s), settled on [2]"]
+    assert far == ["P2: provisional on 0 rounds, settled on [2]"]
     # Two provisional sides (nobody settled): nothing to hold them to.
     both = {0: {"rounds": 0, "provisional": True}, 1: {"rounds": 2, "provisional": True}}
     assert chaos.provisional_apart(both) == []

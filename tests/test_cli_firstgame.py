@@ -142,7 +142,8 @@ def test_demo_shows_progress_and_its_audit_advice_works_as_printed(tmp_path: Pat
     args = ["demo", "--bots", "2", "--speed", "6", "--seed", "4", "--dir", str(where)]
     done = nertz(*args, cwd=tmp_path, timeout=240)
     assert done.returncode == 0, done.stderr
-    assert re.search(r"^ +\d+\.\d s  round 1: \d+ card\(s\) to the lake so far$", done.stdout, re.M)
+    progress = r"^ +\d+\.\d s  round 1: (1 card|\d+ cards) to the lake so far$"
+    assert re.search(progress, done.stdout, re.M)
     advice = next(line for line in done.stdout.splitlines() if line.startswith("audit them: "))
     audit = subprocess.run(
         ["sh", "-c", advice.removeprefix("audit them: ")],

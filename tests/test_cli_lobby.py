@@ -371,6 +371,8 @@ def test_a_bot_started_for_a_table_waits_for_a_host_that_is_slow_to_answer(
                 proc.kill()
             if proc is not None:
                 proc.wait()
+        if bot is not None and bot.stdin is not None:  # (the pipe the bot stops with)
+            bot.stdin.close()
         if host.stdout is not None:
             host.stdout.close()
 

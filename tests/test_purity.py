@@ -31,6 +31,7 @@ PURE = [
     "curve.py",
     "fifo.py",
     "defaults.py",
+    "words.py",
 ]
 #: The rest of the library: the I/O layers (trio, zmq, files, the browser's server, network
 #: namespaces for tests) and the package's own ``__init__``. Every layer is in one list or the

@@ -73,3 +73,16 @@ def test_replay_interactive_commands() -> None:
     assert shown == [0, 1, 21, 16, replay.round_start(2), 7, seq3, 0, len(replay)]
     assert "unknown command 'what'" in text
     assert "lake" in text and "??" in text  # tables are drawn, others' hidden cards hidden
+
+
+def test_replay_interactive_a_command_without_its_argument_says_what_it_wants() -> None:
+    # `r` and `e` alone said "no round None" and "no event None".
+    replay = _replay()
+    out = io.StringIO()
+    interact(replay, io.StringIO("r\ne\nr 99\nq\n"), out)
+    text = out.getvalue()
+    rounds = len(replay.report.rounds)
+    assert "None" not in text
+    assert f"r wants a round: give rounds 0-{rounds} (0: before the deal)" in text
+    assert "e wants an event: give a step number or NAME:SEQ" in text
+    assert f"no round '99' in this game: give rounds 0-{rounds}" in text

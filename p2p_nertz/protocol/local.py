@@ -75,6 +75,9 @@ class AbandonAnswer:
         others: the other members still in, that the refusal is about (``OTHERS``: by the
             final fold; ``HELD_BACK``: the one gone).
         pending: members whose drop is not final yet (``OTHERS``, ``HELD_BACK``).
+        back: dropped members readmitted to play from the next round (§9.8): an abandon
+            ends the game before that round, so it shuts them out too (a front end says so
+            in its offer: a newcomer's "a ends the game (Bea gone)" hid it).
     """
 
     why: str | None
@@ -84,6 +87,7 @@ class AbandonAnswer:
     refusal: Refusal | None = None
     others: tuple[int, ...] = ()
     pending: tuple[int, ...] = ()
+    back: tuple[int, ...] = ()
 
 
 class AbandonRefused(LocalProtocolError):
@@ -196,15 +200,16 @@ def abandon_answer(
         return AbandonAnswer(why, partner, refusal=Refusal.ABANDONED)
     drop_after = membership.timers.drop_after
     gone = membership.gone_for(partner, now)
+    back = tuple(sorted(s for s in final.rejoining if s not in final.left))
     if gone >= 0:
-        return AbandonAnswer(None, partner, drop_after + gone)
+        return AbandonAnswer(None, partner, drop_after + gone, back=back)
     # Said to the player: the name and the seat, as the table shows them.
     silent = now - membership.heard[partner]
     why = (
         f"{names[partner]} (seat {partner}) was heard {silent:.1f} s ago; an abandon needs "
         f"{drop_after:g} s of silence ({max(drop_after - silent, 0.1):.1f} s more)"
     )
-    return AbandonAnswer(why, partner, drop_after + gone, -gone, refusal=Refusal.HEARD)
+    return AbandonAnswer(why, partner, drop_after + gone, -gone, refusal=Refusal.HEARD, back=back)
 
 
 def abandoned_by(own: Sequence[Message], seats: int) -> set[int]:

@@ -73,6 +73,7 @@ __all__ = [
     "Leave",
     "PlayMove",
     "explain",
+    "no_key_words",
     "once_dealt",
     "press",
     "resolve_pair",
@@ -279,7 +280,16 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
         return _play(ctx, move)
     if k == ENTER:
         return replace(state, status=""), []
-    return replace(state, status=f"no key {key!r} here (? for help)"), []
+    return replace(state, status=no_key_words(key)), []
+
+
+def no_key_words(key: str) -> str:
+    """What a key that does nothing here says, at the table and in the lobby alike.
+
+    >>> no_key_words("z")
+    "no key 'z' here (? for help)"
+    """
+    return f"no key {key!r} here (? for help)"
 
 
 def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
@@ -291,11 +301,7 @@ def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
     if why is not None:
         return replace(state, status=why), []
     assert not isinstance(ctx.abandon, str)
-    return KeyState(
-        confirm=Confirm.ABANDON,
-        status=f"{ctx.abandon.name} gone: end the game on the totals? a or y ends it, "
-        "any other key plays on",
-    ), []
+    return KeyState(confirm=Confirm.ABANDON, status=ctx.abandon.question()), []
 
 
 def _not_now(ctx: Context) -> str | None:

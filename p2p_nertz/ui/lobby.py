@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 from p2p_nertz.defaults import TABLE_BOT_SPEED
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
-from p2p_nertz.ui.keys import ENTER, ESC
+from p2p_nertz.ui.keys import ENTER, ESC, no_key_words
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
 
 __all__ = [
@@ -418,7 +418,7 @@ def no_guest_words(seat: int, seats: int) -> str:
 
 
 def _unknown(k: str) -> str:
-    return f"no such key: {k} (? for help)" if len(k) == 1 and k.isprintable() else ""
+    return no_key_words(k) if len(k) == 1 and k.isprintable() else ""
 
 
 # -- the screen ----------------------------------------------------------------------------------

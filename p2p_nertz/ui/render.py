@@ -293,12 +293,7 @@ class _Painter:
             row.add("q", Style.KEY).add(" leaves: nobody else is left at the table", Style.WARN)
             row.add(" · ? help", Style.DIM)
         elif view.abandon is not None:
-            gone = view.abandon
-            if gone.wait > 0:
-                text = f" ends the game in {math.ceil(gone.wait)} s ({gone.name} silent)"
-            else:
-                text = f" ends the game ({gone.name} gone)"
-            row.add("a", Style.KEY).add(text, Style.WARN)
+            row.add("a", Style.KEY).add(" " + view.abandon.offer(), Style.WARN)
             # The keys after it, whole: cut at the edge ("· p stu") they read as a fault.
             room = self.width - len(row) - len(" · ")
             keys = next(

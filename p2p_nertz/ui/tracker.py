@@ -502,7 +502,8 @@ class Tracker:
         if other not in self.suspected and answer.wait > 0:
             # (Heard, but holding the game back past the core's wait counts as gone.)
             return still_answering_words(self.name(other))
-        return Gone(other, self.name(other), answer.silent, answer.wait)
+        back = tuple(self.name(s) for s in answer.back if s != other)
+        return Gone(other, self.name(other), answer.silent, answer.wait, back)
 
     def move_words(self, answer: MoveAnswer) -> str:
         """Why the core refuses a move now, in the player's words

@@ -33,6 +33,7 @@ from p2p_nertz.rules import (
     Termination,
 )
 from p2p_nertz.rules.cards import RANK_NAMES, is_unknown
+from p2p_nertz.words import counted, plural
 
 __all__ = [
     "NOT_UP",
@@ -45,6 +46,7 @@ __all__ = [
     "card_text",
     "cards_up",
     "counted",
+    "plural",
     "board_columns",
     "bots_hint",
     "decided_by",
@@ -111,17 +113,51 @@ class Gone:
         silent: seconds it has been silent (``0``: not known).
         wait: seconds of silence the core still wants before it takes an abandon (``0``: it
             takes one now).
+        back: the names of the dropped players readmitted from the next round, whom the
+            abandon shuts out too (:attr:`~p2p_nertz.protocol.local.AbandonAnswer.back`).
 
     >>> Gone(1, "Bob", silent=4.2, wait=25.8).waiting()
     'Bob has been silent 4 s; you can abandon in 26 s'
     >>> Gone(1, "Bob").waiting() is None
     True
+    >>> Gone(1, "Bea").offer(), Gone(1, "Bea", wait=3.2, back=("Cy",)).offer()
+    ('ends the game (Bea gone)', 'ends the game in 4 s (Bea silent) before Cy is back')
+    >>> Gone(1, "Bea", back=("Cy", "Dee")).question()
+    'end the game before Cy and Dee are back (Bea gone)? a or y ends it, other keys play on'
     """
 
     seat: int
     name: str
     silent: float = 0.0
     wait: float = 0.0
+    back: tuple[str, ...] = ()
+
+    def offer(self) -> str:
+        """The abandon key's offer in the footer, after the key."""
+        if self.wait > 0:
+            text = f"ends the game in {math.ceil(self.wait)} s ({self.name} silent)"
+        else:
+            text = f"ends the game ({self.name} gone)"
+        return text + self._before_back()
+
+    def question(self) -> str:
+        """What the abandon key asks before it ends the game."""
+        if self.back:  # (shorter: the row has room for the names it adds)
+            return (
+                f"end the game{self._before_back()} ({self.name} gone)? a or y ends it, "
+                "other keys play on"
+            )
+        return (
+            f"{self.name} gone: end the game on the totals? a or y ends it, any other key plays on"
+        )
+
+    def _before_back(self) -> str:
+        if not self.back:
+            return ""
+        who = " and ".join(
+            [", ".join(self.back[:-1]), self.back[-1]] if len(self.back) > 1 else self.back
+        )
+        return f" before {who} {'is' if len(self.back) == 1 else 'are'} back"
 
     def waiting(self) -> str | None:
         """What to tell a player who presses the key too early; ``None``: it is not early."""
@@ -362,6 +398,12 @@ class TableView:
         'round 2 of 3 · dealing…'
         >>> TableView(table=None, seat=0, names=("you",), rules=Rules()).heading()
         'round 1 · game to 100 points · playing'
+
+        A round past the last one breaks a tie (RULES.md; a newcomer read "round 2 of 1"):
+
+        >>> TableView(table=None, seat=0, names=("you",), rules=Rules(rounds=1, target=None),
+        ...           round=2, phase="play").heading()
+        'round 2, extra: a tie to break · playing'
         """
         rules = self.rules
         board = self.board
@@ -370,6 +412,8 @@ class TableView:
         number = self.round if board is None else board.round
         if brief:  # (a row short of room: the game's length is in the help)
             where = f"round {number}"
+        elif rules.rounds is not None and number > rules.rounds:
+            where = f"round {number}, extra: a tie to break"
         elif rules.rounds is not None:
             where = f"round {number} of {rules.rounds}"
         elif rules.target is not None:
@@ -612,17 +656,6 @@ def pass_gone_words(open_move: str | None) -> str:
 
 _CALL_KEY = "x again to call anyway"
 _CALL_BUTTON = "click “yes, call Nerts” to call anyway"
-
-
-def counted(count: int, noun: str) -> str:
-    """``count`` ``noun``, the noun plural but for one: words for people, not "13 card(s)"
-    (a newcomer read "after 0 round(s)"). Nouns of this program only: an ``s`` makes them
-    plural.
-
-    >>> counted(1, "card"), counted(13, "card"), counted(0, "round")
-    ('1 card', '13 cards', '0 rounds')
-    """
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def false_call_question(left: int, penalty: int) -> str:
