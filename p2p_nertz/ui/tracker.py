@@ -56,6 +56,7 @@ from p2p_nertz.ui.view import (
     is_stuck_words,
     open_move_words,
     pass_gone_words,
+    passed_for_words,
     pile_name,
     play_words,
     reach_words,
@@ -279,6 +280,8 @@ class Tracker:
         elif isinstance(effect, st.Rotated):
             self.say("everyone was stuck: every stock rotated (top card to the bottom)")
             self.rotated = True
+        elif isinstance(effect, st.PassedFor):
+            self.say(passed_for_words(self.name(effect.seat), self.name(effect.by)))
         elif isinstance(effect, st.PassesStale):
             if self.seat in effect.seats:
                 self.rotated = False
