@@ -1048,10 +1048,13 @@ def _pass_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table,
         )
     waiting = [s for s, a in enumerate(table.active) if a and s != behalf and not table.stuck[s]]
     if waiting:
-        who = "it has" if waiting == [seat] else f"seat {waiting[0]} has"
+        who = (
+            f"seat {seat} has not passed itself"
+            if seat in waiting
+            else (f"seat {waiting[0]} has not passed")
+        )
         raise IllegalMoveError(
-            f"{move}: {who} not passed: a pass for seat {behalf} counts only while everyone "
-            "else is stuck"
+            f"{move}: {who}: a pass for seat {behalf} counts only while every other player is stuck"
         )
     marked = _evolve(table, passed_for=tuple(sorted((*table.passed_for, behalf))))
     new, play = marked._pass(behalf, Move.pass_(), lamport)
