@@ -31,6 +31,7 @@ from p2p_nertz.rules import Move, Pile, RoundStatus, Rules, Table
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.sim.logfiles import log_records
 from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, SimResult, Simulation
+from p2p_nertz.ui.tracker import Tracker
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
@@ -232,6 +233,14 @@ def test_pass_for_signed_by_honest_members_only_after_phase_timeout_then_withdra
         table = _table(p)
         assert table.rotations == 1 and table.stuck == (False, False, True)
         assert p.final.violations == ()
+    # What the players read: the one passed for, and the others.
+    names = tuple(m.name for m in net.spec.members)
+    idle, other = Tracker(names, 2), Tracker(names, 0)
+    idle.take(net.effects[2], net.peers[2].final)
+    other.take(net.effects[0], net.peers[0].final)
+    assert any("passed for you (play a card to take it back)" in m for m in idle.messages)
+    said = f"{names[2]} has played nothing for a while, everyone else stuck: "
+    assert any(m.startswith(said) and m.endswith(f"passed for {names[2]}") for m in other.messages)
     # Seat 2 plays a card: the pass made for it is withdrawn at every member.
     net.run(lambda n: not n.peers[2].player.rotation_pending())
     for _ in range(60):

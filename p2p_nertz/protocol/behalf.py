@@ -6,8 +6,9 @@ pass counts only while every other active seat is stuck, and makes that seat stu
 plays a card. The fold cannot read a clock, so *when* to sign one is each member's choice, and
 this is an honest member's: once its final fold has shown every active seat stuck but one
 other, S, with S playing no card (one leaving its Nerts pile or waste, or kept in the lake),
-for ``phase_timeout`` of its own clock, it signs ``P@S`` once, if its tentative fold agrees
-that the pass would count now. A card of S's, or any seat unstuck, starts the wait again.
+for ``phase_timeout`` of its own clock, it signs ``P@S``, if its tentative fold agrees that the
+pass would count now (again ``phase_timeout`` later only if that one did not count: a race). A
+card of S's, or any seat unstuck, starts the wait again.
 
 A liar whose own fold refused its deal never moves (§13: *a member that never passes*), and a
 client may turn its stock for ever, legally: both held the round open for good before, with
@@ -61,12 +62,14 @@ class PassWatch:
         key: the round, the idle seat, and its cards that a card played changes (its Nerts
             pile, its stock and waste together, its cards in the lake); ``None``: no wait.
         since: when the wait for ``key`` began (our clock).
-        signed: whether we passed for it already at ``key``.
+        signed: when we passed for it at ``key``, if we did: once more only another
+            ``phase_timeout`` later, if that one did not count (a race, §8.5) and nothing
+            else changed.
     """
 
     key: tuple[int, int, int, int, int] | None = None
     since: float = 0.0
-    signed: bool = False
+    signed: float | None = None
 
     def due(
         self, now: float, seat: int, folds: Folds, timers: SilenceTimers, left: bool
@@ -91,9 +94,9 @@ class PassWatch:
             return None
         key = (final.round.number, idle, *_played(table, idle))
         if key != self.key:
-            self.key, self.since, self.signed = key, now, False
+            self.key, self.since, self.signed = key, now, None
             return None
-        if self.signed or now < self.since + timeout:
+        if now < (self.since if self.signed is None else self.signed) + timeout:
             return None
         # Our tentative fold holds more than the final one: the pass must count there too.
         shown = tentative.round.table
@@ -106,5 +109,5 @@ class PassWatch:
             shown.play(seat, move, shown.clock)
         except IllegalMoveError:
             return None
-        self.signed = True
+        self.signed = now
         return Play((), key[0], move)
