@@ -31,7 +31,7 @@ from p2p_nertz.rules import Move, Pile, RoundStatus, Rules, Table
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.sim.logfiles import log_records
 from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, SimResult, Simulation
-from p2p_nertz.ui.tracker import Tracker
+from p2p_nertz.ui.tracker import PASSED_FOR_YOU, Tracker, status_line
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
@@ -126,6 +126,13 @@ def test_pass_for_ends_when_the_seat_leaves_and_a_repeat_changes_nothing() -> No
     assert again == Table.parse(str(table).replace("clock=3", f"clock={again.clock}"))
     out = table.with_active(2, False)
     assert out.passed_for == () and out.stuck == (False, False, False)
+
+
+def test_pass_for_shown_at_the_table() -> None:
+    table = _passed_for_2()
+    assert status_line(table, 2, "") == PASSED_FOR_YOU
+    assert status_line(table, 2, "illegal move: W>L") == "illegal move: W>L"
+    assert status_line(table, 0, "") != PASSED_FOR_YOU
 
 
 def test_pass_for_in_the_notation() -> None:
