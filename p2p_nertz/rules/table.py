@@ -180,7 +180,7 @@ class Table:
             call must be that seat's, and passes the turn on to the next active seat); unused
             (0) in simultaneous play.
         passed_for: the seats stuck by a pass on their behalf (``P@<seat>``), in seat order:
-            stuck until they play a card or another's card is kept in the lake.
+            stuck until they play a card (rotations and others' lake cards leave them so).
     """
 
     rules: Rules
