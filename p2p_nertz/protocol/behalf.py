@@ -28,7 +28,6 @@ from p2p_nertz.rules import Move
 if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
     from p2p_nertz.protocol.membership import SilenceTimers
-    from p2p_nertz.protocol.state import GameState
     from p2p_nertz.rules import Table
 
 __all__ = ["PassWatch", "idle_seat"]
@@ -76,15 +75,13 @@ class PassWatch:
     ) -> tuple[Play, ...]:
         """The pass to sign now on another seat's behalf, if one is due (module docstring), as
         ``seat`` with ``folds``, its frontier left to the signer; none once we ``left``."""
-        final, tentative = folds.final, folds.tentative
         if left:
             return ()
-        found = self._due(now, final, tentative, seat, timers.phase_timeout)
+        found = self._due(now, folds, seat, timers.phase_timeout)
         return () if found is None else (found,)
 
-    def _due(
-        self, now: float, final: GameState, tentative: GameState, seat: int, timeout: float
-    ) -> Play | None:
+    def _due(self, now: float, folds: Folds, seat: int, timeout: float) -> Play | None:
+        final = folds.final
         table = final.round.table
         idle = None
         if final.phase is Phase.PLAY and table is not None and seat not in final.dropped:
@@ -99,6 +96,8 @@ class PassWatch:
         if now < (self.since if self.signed is None else self.signed) + timeout:
             return None
         # Our tentative fold holds more than the final one: the pass must count there too.
+        # (Read only now: it is made again after any input that changed what we hold.)
+        tentative = folds.tentative
         shown = tentative.round.table
         if tentative.round.number != key[0] or shown is None or idle_seat(shown, seat) != idle:
             return None
