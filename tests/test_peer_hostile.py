@@ -365,7 +365,10 @@ BODIES: list[tuple[Kind, BodyMaker, dict[str, BodyMaker]]] = [
         {
             "short-frontier": lambda f, r: [_short(f), r],
             "no-round": lambda f, r: [f],
-            "extra-field": lambda f, r: [f, r, 1],
+            # (A third field names the seat of a pass on its behalf, P@<seat>: protocol.md §8.7.)
+            "extra-fields": lambda f, r: [f, r, 1, 1],
+            "behalf-no-seat": lambda f, r: [f, r, 9],
+            "behalf-str-seat": lambda f, r: [f, r, "1"],
             "str-round": lambda f, r: [f, "1"],
         },
     ),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from p2p_nertz.audit.findings import FindingKind
+from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.sim.liar_games import LiarRun, game, simulate
 from p2p_nertz.sim.liars import LIES, Lie
 
@@ -29,8 +30,8 @@ def _honest(run: LiarRun) -> list[int]:
     return [s for s, p in enumerate(run.result.peers) if p is not None and s not in cheaters]
 
 
-#: One seed of each lie: seed i plays LIES[i % len(LIES)]; seed 8's liar holds play open (a
-#: known gap, the last test below), so ready_visible plays seed 36 here.
+#: One seed of each lie: seed i plays LIES[i % len(LIES)]; seed 8's liar is passed for (a test
+#: below of its own), so ready_visible plays seed 36 here.
 EVERY_LIE = [seed if seed != 8 else seed + len(LIES) for seed in range(len(LIES))]
 
 
@@ -112,18 +113,23 @@ def test_liars_a_proven_lie_is_named_by_the_audit_alone(lie: Lie) -> None:
     assert named == {liar}
 
 
-def test_liars_a_liar_refused_for_ever_holds_play_open() -> None:
-    # A known gap (docs/protocol.md §13, *A member that never passes*): at two players the
-    # liar's face-up cards of the deal, changed, are taken by the other member (it cannot see
-    # them) and refused by the liar's own fold: its own table then has no deal for it, so it
-    # signs no move at all and never passes, and the honest member, stuck, waits. The run
-    # names the liar instead of failing; the honest member neither split nor was dropped.
-    config, liars = game(8)
-    assert liars[0].lie is Lie.READY_VISIBLE and config.players == 2
+@pytest.mark.parametrize("seed", [8, 92, 148])
+def test_liars_a_liar_refused_for_ever_is_passed_for_and_the_game_ends(seed: int) -> None:
+    # docs/protocol.md §13, *A member that never passes*: the liar's face-up cards of the
+    # deal, changed, are taken by the others (they cannot see them) and refused by the liar's
+    # own fold, whose table then has no deal for it: it signs no move at all and never passes.
+    # It held play open for good before (the honest members stuck, waiting); now a member
+    # stuck itself passes for it after phase_timeout (P@<seat>, §8.7), the table rotates with
+    # it, and the round ends (blocked, or a Nerts call). 8 and 148 at two players, 92 at three.
+    config, liars = game(seed)
+    liar = liars[0].seat
+    assert liars[0].lie is Lie.READY_VISIBLE
     run = simulate(config, liars)
-    assert run.held_open == (liars[0].seat,)
-    assert not run.result.finished
+    assert run.held_open == () and run.result.finished
     assert run.result.violations == []
+    held = {m for p in run.result.peers if p is not None for m in p.events(p.seat)}
+    passed_for = {m.body[2] for m in held if m.kind is Kind.STUCK and len(m.body) == 3}
+    assert passed_for == {liar}
 
 
 @pytest.mark.parametrize(("seed", "out"), [(1377, "liar"), (1209, "honest")])

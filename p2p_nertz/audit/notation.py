@@ -21,7 +21,7 @@ def event_text(event: Event) -> str:
     if isinstance(body, Play):
         kind = body.move.kind
         if kind is MoveKind.PASS:
-            return "stuck P"
+            return f"stuck {body.move}"
         if kind is MoveKind.CALL:
             return "nerts X"
         shown = f" +{' '.join(map(str, body.reveals))}" if body.reveals else ""

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from p2p_nertz.audit.auditor import AuditReport, FoldStep, LogSource, audit, event_text
 from p2p_nertz.audit.findings import Finding
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import ClaimDecided, Event, GameState, Rotated, RoundEnded
+from p2p_nertz.protocol.state import (
+    ClaimDecided,
+    Event,
+    GameState,
+    PassedFor,
+    Rotated,
+    RoundEnded,
+)
 from p2p_nertz.rules import Outcome
 
 __all__ = ["CHECKPOINT_EVERY", "STEP_LEGEND", "Replay", "Step", "load", "step_line"]
@@ -155,6 +162,8 @@ def _step(index: int, fold: FoldStep, number: int) -> Step:
                 outcome = f"lost to {names[resolution.winner]}"
             else:
                 outcome = "lost"
+        elif isinstance(notice, PassedFor):
+            notes.append(f"passed for {names[notice.seat]}: it played nothing, the rest stuck")
         elif isinstance(notice, Rotated):
             notes.append("everyone stuck: all rotate")
         elif isinstance(notice, RoundEnded):

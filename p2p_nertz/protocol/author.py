@@ -188,9 +188,8 @@ class Author:
         """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""
         if self.left:
             return
-        last = self.membership.vote(
-            seat, len(self.feeds[seat]), out=self.seat in self.final.dropped
-        )
+        out = self.seat in self.final.dropped
+        last = self.membership.vote(seat, len(self.feeds[seat]), out=out)
         if last is not None:
             self.sign_vote(seat, last, reason, now)
 
@@ -356,6 +355,8 @@ class Author:
                 membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
                 self.vote(q, DropReason.WITHHELD, now)
                 self.relay_debt(q)
+            for due in self.duties.behalf.due(now, self.seat, folds, membership.timers, self.left):
+                self.sign(due, now)  # a pass on the behalf of a seat that plays nothing (§8.7)
         for q, vote in membership.silence_due(now, final.dropped):
             if vote:
                 self.vote(q, DropReason.SILENT, now)

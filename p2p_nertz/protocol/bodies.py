@@ -17,7 +17,7 @@ reveal   ``[frontier, round, what, value]`` (what: 0 nonce, 1 secret)           
 ready    ``[frontier, round, [nerts top, work pile 1, ...]]``: the dealt face-up      Ready
 move     ``[frontier, round, move, [revealed cards](, opening)]``                     Play
 claim    ``[frontier, round, move, card, [revealed cards](, opening)]`` (``src>L@fid``) Play
-stuck    ``[frontier, round]``                                                        Play
+stuck    ``[frontier, round(, seat)]`` (seat: a pass on its behalf, ``P@<seat>``)       Play
 nerts    ``[frontier, round]``                                                        Play
 result   ``[frontier, round, lake digest, [score per seat]]``                         Result
 drop     ``[frontier, seat, last seq counted, reason, fork seq, [id prefixes]]``      Drop
@@ -415,7 +415,8 @@ def encode_body(body: EventBody | Beat | Want | DeckReveal | DeckWant) -> list[A
         if kind is MoveKind.PASS or kind is MoveKind.CALL:
             if body.opens:
                 raise ValueError("a stuck or nerts body carries no opening")
-            return head
+            behalf = body.move.behalf
+            return head if behalf is None else [*head, behalf]
         reveals = [str(c) for c in body.reveals]
         opening = [encode_opening(body.opens)] if body.opens else []
         if body.move.is_lake:
@@ -664,9 +665,15 @@ def _parse_ready(body: Body, seats: int) -> Ready:
 
 
 def _parse_stuck(body: Body, seats: int) -> Play:
-    f, r = _array(body, 2, "a stuck body")
+    # (A third field only for a pass on a seat's behalf: an own pass is the bytes it was.)
+    if isinstance(body, tuple) and len(body) == 3:
+        f, r, behalf = body
+        move = Move.pass_for(_int(behalf, 0, seats - 1, "the seat passed for"))
+    else:
+        f, r = _array(body, 2, "a stuck body")
+        move = Move.pass_()
     seqs, ids = _frontier(f, seats)
-    return Play(seqs, _round(r), Move.pass_(), frontier_ids=ids)
+    return Play(seqs, _round(r), move, frontier_ids=ids)
 
 
 def _parse_nerts(body: Body, seats: int) -> Play:

@@ -32,6 +32,7 @@ from p2p_nertz.deck.wire import (
 )
 from p2p_nertz.protocol import second_stall
 from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.behalf import PassWatch
 from p2p_nertz.protocol.bodies import (
     Commit,
     DeckEvent,
@@ -105,6 +106,7 @@ class Duties:
         self.shared: set[tuple[int, int, int, int]] = set()
         self._box_secret = box_secret
         self._sigmas: dict[tuple[bytes, int], int] = {}  # (round context, dealer) -> share
+        self.behalf = PassWatch()  # (a seat that plays nothing, everyone else stuck: behalf.py)
 
     def is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
         """Whether our event of that kind (round, and what a reveal discloses) is signed."""

@@ -25,6 +25,7 @@ __all__ = [
     "MemberDropped",
     "MemberRejoined",
     "Notice",
+    "PassedFor",
     "PassesStale",
     "Phase",
     "PhaseChanged",
@@ -254,6 +255,16 @@ class Rotated:
 
 
 @dataclass(frozen=True, slots=True)
+class PassedFor:
+    """``by`` passed on ``seat``'s behalf: it had played no card for a long while with everyone
+    else stuck (RULES.md: a player who plays nothing); ``seat`` is stuck until it plays one."""
+
+    round: int
+    seat: int
+    by: int
+
+
+@dataclass(frozen=True, slots=True)
 class PassesStale:
     """A card kept in the lake made these seats' passes stale: they are stuck no more and
     must pass again (RULES.md: everyone stuck; only a lake card can unblock a player)."""
@@ -316,6 +327,7 @@ class Refused:
 Notice = (
     (ClaimDecided | PhaseChanged | Rotated | RoundEnded | RoundScored | GameEnded | MemberDropped)
     | MemberRejoined
+    | PassedFor
     | PassesStale
     | Refused
 )

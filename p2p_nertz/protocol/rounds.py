@@ -43,6 +43,7 @@ from p2p_nertz.protocol.fold_values import (
     ClaimDecided,
     Event,
     Notice,
+    PassedFor,
     PassesStale,
     Reason,
     RefusalCode,
@@ -123,8 +124,13 @@ class RoundState:
     playing: frozenset[int] = frozenset()
     #: seat -> seq of the pass that made it stuck (replaced, never changed in place)
     passes: dict[int, int] = field(default_factory=dict)
+    #: seat -> (seat, seq) of the pass on its behalf that stands (replaced, as ``passes``)
+    passed_by: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: seat -> seq of its latest play event that counted this round (replaced, as ``passes``)
+    latest: dict[int, int] = field(default_factory=dict)
     #: (seat, seq) of the events that made the latest everyone-stuck rotation: every stuck
-    #: seat's pass, and the drop that left only stuck seats, if that set it off
+    #: seat's pass (or the pass on its behalf), and the drop that left only stuck seats, if
+    #: that set it off
     rotation_seen: tuple[tuple[int, int], ...] | None = None
     expected: RoundScore | None = None
     digest: bytes | None = None
@@ -349,11 +355,12 @@ class RoundState:
             raise Refuse(_C.ILLEGAL_MOVE, str(exc)) from None
         self.table = new
         self.seen[seat] = seen
+        self.latest = {**self.latest, seat: event.seq}
         if turned:
             assert deck is not None
             self._put(deck.turn_up(deck.member(seat), turned))
         self._record(event, body, play, notices)
-        self._track_passes(event, move, new, play, notices)
+        track_passes(self, event, move, play, notices)
         return self._ended(event, move, new, play, notices)
 
     def _counts(self, event: Event, body: Play, table: Table) -> bool:
@@ -373,7 +380,13 @@ class RoundState:
         # the last, with another's still on the way), so it meant another table. It does not
         # count then, as a move after T* does not.
         made = self.rotation_seen
-        return made is None or all(s == seat or body.frontier[s] >= q for s, q in made)
+        if made is not None and not all(s == seat or body.frontier[s] >= q for s, q in made):
+            return False
+        # A pass on another's behalf made without seeing a move that counted before it in
+        # the order (a race: that seat, or another, moved meanwhile) does not count either.
+        if body.move.behalf is not None:
+            return all(s == seat or body.frontier[s] >= q for s, q in self.latest.items())
+        return True
 
     def _claim_unseen(self, event: Event, body: Play, tableau: Tableau, roster: Roster) -> bool:
         """Whether a claim's author never saw the card this one would go on: it cannot win
@@ -466,28 +479,6 @@ class RoundState:
                 else:
                     self.top_events[fid] = (entry,)
 
-    def _track_passes(
-        self, event: Event, move: Move, new: Table, play: TablePlay, notices: list[Notice]
-    ) -> None:
-        """The passes that made seats stuck, and the everyone-stuck rotation they made."""
-        seat = event.seat
-        passes = self.passes
-        if move.kind is MOVE_PASS and seat not in passes:
-            # The pass that made the seat stuck; passing again while stuck changes nothing,
-            # and a move made without seeing that repeat meant the same table.
-            passes = {**passes, seat: event.seq}
-        if play.unstuck:
-            # The rule is the table's (Table.play); the fold only tells the passers.
-            notices.append(PassesStale(self.number, play.unstuck, seat))
-        if play.rotated:
-            self.log.append(None)
-            self.rotation_seen = tuple(passes.items())
-            passes = {}
-            notices.append(Rotated(self.number))
-        elif passes and not all(new.stuck[s] for s in passes):
-            passes = {s: q for s, q in passes.items() if new.stuck[s]}
-        self.passes = passes
-
     def _ended(
         self, event: Event, move: Move, new: Table, play: TablePlay, notices: list[Notice]
     ) -> bool:
@@ -552,9 +543,10 @@ class RoundState:
         self.table = table
         if play.rotated:
             self.log.append(None)
-            self.rotation_seen = (*self.passes.items(), by)
+            self.rotation_seen = (*self.passes.items(), *self.passed_by.values(), by)
             self.passes = {}
             notices.append(Rotated(self.number))
+        self.passed_by = {s: e for s, e in self.passed_by.items() if s in table.passed_for}
         if play.ended is not None:
             notices.append(RoundEnded(self.number, play.ended, table.clock, table.callers))
             return True
@@ -591,6 +583,39 @@ class RoundState:
         self.expected = score
         self.digest = table.lake.digest()
         return caught
+
+
+def track_passes(
+    rs: RoundState, event: Event, move: Move, play: TablePlay, notices: list[Notice]
+) -> None:
+    """The passes that made seats stuck (a pass on a seat's behalf too), and the everyone-stuck
+    rotation they made, after ``event``'s ``move`` counted in ``rs`` (its table the new one)."""
+    seat = event.seat
+    passes, passed_by = rs.passes, rs.passed_by
+    new = rs.table
+    assert new is not None
+    behalf = move.behalf
+    if behalf is not None:
+        if behalf in new.passed_for and behalf not in passed_by:
+            passed_by = {**passed_by, behalf: (seat, event.seq)}
+            notices.append(PassedFor(rs.number, behalf, seat))
+    elif move.kind is MOVE_PASS and seat not in passes:
+        # The pass that made the seat stuck; passing again while stuck changes nothing,
+        # and a move made without seeing that repeat meant the same table.
+        passes = {**passes, seat: event.seq}
+    if play.unstuck:
+        # The rule is the table's (Table.play); the fold only tells the passers.
+        notices.append(PassesStale(rs.number, play.unstuck, seat))
+    if play.rotated:
+        rs.log.append(None)
+        rs.rotation_seen = (*passes.items(), *passed_by.values())
+        passes = {}
+        notices.append(Rotated(rs.number))
+    elif passes and not all(new.stuck[s] for s in passes):
+        passes = {s: q for s, q in passes.items() if new.stuck[s]}
+    if passed_by and any(s not in new.passed_for for s in passed_by):
+        passed_by = {s: e for s, e in passed_by.items() if s in new.passed_for}
+    rs.passes, rs.passed_by = passes, passed_by
 
 
 def _turned_up(before: Tableau, move: Move, rules: Rules) -> list[int]:

@@ -7,6 +7,8 @@ Notation (one move, no spaces needed; case-insensitive):
                 turn the waste over to form a new stock (RULES.md: stock and waste)
 ``R``           rotate alone (a variant, once stuck): the stock's top card to its bottom
 ``P``           pass: declare yourself stuck (any later move withdraws it)
+``P@2``         pass on seat 2's behalf: it has played no card for a long while with
+                everyone else stuck (RULES.md: a player who plays nothing)
 ``X``           call Nerts
 ``N>L``         the Nerts top card to the lake (the engine picks a foundation)
 ``W>L@0S``      the waste top card to the lake, on the spade foundation started by seat 0
@@ -172,6 +174,8 @@ class Move:
             ace always starts its own foundation).
         declare: the identity a joker takes in this move: a joker going to the lake, or an
             undeclared joker that a card is placed on (or slid under).
+        behalf: for a pass, the seat it is made for, when not the mover's own (a pass on the
+            behalf of a player who plays nothing: :meth:`pass_for`); ``None`` otherwise.
     """
 
     kind: MoveKind
@@ -180,6 +184,7 @@ class Move:
     count: int = 1
     foundation: FoundationId | None = None
     declare: Card | None = None
+    behalf: int | None = None
 
     # -- constructors ---------------------------------------------------------------------
     @classmethod
@@ -196,6 +201,19 @@ class Move:
     def pass_(cls) -> Move:
         """Declare yourself stuck."""
         return _PASS
+
+    @classmethod
+    def pass_for(cls, seat: int) -> Move:
+        """Declare ``seat`` stuck on its behalf: it has played no card for a long while with
+        everyone else stuck (RULES.md: a player who plays nothing; the table says when it
+        counts, :meth:`~p2p_nertz.rules.Table.play`).
+
+        >>> Move.pass_for(2)
+        Move.parse('P@2')
+        """
+        if not 0 <= seat <= 9:
+            raise ValueError(f"a seat is 0 to 9, not {seat}")
+        return cls(MoveKind.PASS, behalf=seat)
 
     @classmethod
     def call(cls) -> Move:
@@ -237,7 +255,7 @@ class Move:
     def __str__(self) -> str:
         kind = self.kind
         if not self.plays_card:
-            return kind.value
+            return kind.value if self.behalf is None else f"{kind.value}@{self.behalf}"
         assert self.source is not None and self.target is not None
         text = str(self.source)
         if self.count != 1:
@@ -264,10 +282,14 @@ class Move:
         simple = _SIMPLE.get(raw)
         if simple is not None:
             return simple
+        behalf = _BEHALF_RE.fullmatch(raw)
+        if behalf:
+            return cls.pass_for(int(behalf[1]))
         m = _MOVE_RE.fullmatch(raw)
         if not m:
             raise NotationError(
-                f"not a move: {text!r} (e.g. S, R, P, X, N>L, W>3, 1:2>4, N>_2, W>L@0S, W>L=5H)"
+                f"not a move: {text!r} (e.g. S, R, P, P@1, X, N>L, W>3, 1:2>4, N>_2, W>L@0S, "
+                "W>L=5H)"
             )
         source = _PILE_INPUT[m["src"]]
         target = _PILE_INPUT[m["dst"]]
@@ -305,6 +327,7 @@ _ROTATE = Move(MoveKind.ROTATE)
 _PASS = Move(MoveKind.PASS)
 _CALL = Move(MoveKind.CALL)
 _SIMPLE = {"S": _TURN, "R": _ROTATE, "P": _PASS, "X": _CALL}
+_BEHALF_RE = re.compile(r"P@(\d)")
 _MOVE_RE = re.compile(
     r"(?P<src>[NW1-6])(?::(?P<count>\d{1,2}))?>(?P<slide>_)?(?P<dst>[L1-6NW])"
     r"(?:@(?P<found>\d[CDHS](?:\*[12])?))?(?:=(?P<decl>(?:10|[2-9AJQKT])[CDHS]))?"

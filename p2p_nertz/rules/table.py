@@ -16,6 +16,11 @@ same moves in the same order are equal, whatever machine computes them.
   the waste, the waste turned over, its top card to the bottom). After a
   whole cycle of such rotations with no card played from a Nerts pile or a waste, or to the
   lake, the round ends *blocked* (RULES.md: everyone stuck).
+* ``P@<seat>`` passes on the behalf of a player who plays nothing (RULES.md: a player who
+  plays nothing): it counts only while every other active player is stuck (the one who
+  makes it by their own pass), and makes that seat stuck until it plays a card (one leaving
+  its Nerts pile or waste, or kept in the lake); neither a rotation nor another's lake card
+  withdraws it, so the others rotate at their own pace with that seat (:func:`_pass_for`).
 * ``X`` calls Nerts. With an empty Nerts pile (or, in pairs, a partner's) the round ends at
   ``T*``, the call's Lamport time; moves at a time ``<= T*`` still count (cards in the air, and
   a simultaneous call, which also gets the bonus). With cards left it is a false call: it is
@@ -174,6 +179,8 @@ class Table:
         turn: with ``rules.turn_based``, the seat whose turn it is (every move but a Nerts
             call must be that seat's, and passes the turn on to the next active seat); unused
             (0) in simultaneous play.
+        passed_for: the seats stuck by a pass on their behalf (``P@<seat>``), in seat order:
+            stuck until they play a card (rotations and others' lake cards leave them so).
     """
 
     rules: Rules
@@ -188,6 +195,7 @@ class Table:
     false_calls: tuple[int, ...] = ()
     clock: int = 0
     turn: int = 0
+    passed_for: tuple[int, ...] = ()
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -299,6 +307,7 @@ class Table:
             self.false_calls,
             self.clock,
             self.turn,
+            self.passed_for,
         )
 
     def with_active(self, seat: int, active: bool) -> Table:
@@ -308,7 +317,9 @@ class Table:
         turn = self.turn
         if self.rules.turn_based and not actives[turn]:
             turn = _next_seat(actives, turn)
-        return self._with(active=actives, stuck=_replace(self.stuck, seat, False), turn=turn)
+        passed_for = tuple(s for s in self.passed_for if s != seat)
+        stuck = _replace(self.stuck, seat, False)
+        return self._with(active=actives, stuck=stuck, turn=turn, passed_for=passed_for)
 
     def _with(self, **changes: object) -> Table:
         return _evolve(self, **changes)
@@ -410,13 +421,16 @@ class Table:
             card = before.pile(move.source)[-move.count] if move.source is not None else None
             progress = move.source is PILE_NERTS or move.source is PILE_WASTE
         tableaux = _replace(self.tableaux, seat, tableau)
-        stuck = _replace(self.stuck, seat, False) if self.stuck[seat] else self.stuck
+        stuck, passed_for = self.stuck, self.passed_for
+        if stuck[seat]:
+            stuck, passed_for = _withdrawn(self, seat, progress)
         unstuck: tuple[int, ...] = ()
         if resolution is not None and resolution.kept and any(stuck):
             # RULES.md: everyone stuck — a pass counts only with no card played to the lake by
-            # anyone else after it: only a lake card can unblock another player.
-            unstuck = tuple(s for s, flag in enumerate(stuck) if flag)
-            stuck = (False,) * len(stuck)
+            # anyone else after it: only a lake card can unblock another player. (A pass on a
+            # player's behalf is no declaration of theirs: it stands, _pass_for.)
+            unstuck = tuple(s for s, f in enumerate(stuck) if f and s not in passed_for)
+            stuck = tuple(s in passed_for for s in range(len(stuck)))
         table = Table(
             self.rules,
             tableaux,
@@ -430,6 +444,7 @@ class Table:
             self.false_calls,
             lamport,
             _next_seat(self.active, seat) if self.rules.turn_based else self.turn,
+            passed_for,
         )
         # (Every field by position: a keyword argument costs the call a dict, ~0.1 µs.)
         return table, Play(seat, move, lamport, card, resolution, False, False, None, unstuck)
@@ -483,7 +498,8 @@ class Table:
         return (taken if resolution.kept else tableau), card, lake, resolution
 
     def _call(self, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
-        stuck = _replace(self.stuck, seat, False)
+        # (A call plays no card: a pass on the caller's behalf stands.)
+        stuck = self.stuck if seat in self.passed_for else _replace(self.stuck, seat, False)
         if not self.can_call(seat):
             false_calls = _replace(self.false_calls, seat, self.false_calls[seat] + 1)
             table = _evolve(self, stuck=stuck, false_calls=false_calls, clock=lamport)
@@ -499,6 +515,8 @@ class Table:
         return table, Play(seat, move, lamport, ended=RoundStatus.NERTS)
 
     def _pass(self, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
+        if move.behalf is not None:
+            return _pass_for(self, seat, move, lamport)
         stuck = _replace(self.stuck, seat, True)
         turn = _next_seat(self.active, seat) if self.rules.turn_based else self.turn
         if self.status is not RoundStatus.PLAYING or not all(
@@ -519,7 +537,8 @@ class Table:
         table = _evolve(
             self,
             tableaux=tableaux,
-            stuck=(False,) * len(stuck),
+            # (A pass on a seat's behalf stands through the rotation: RULES.md.)
+            stuck=tuple(s in self.passed_for for s in range(len(stuck))),
             rotations=rotations,
             status=ended or RoundStatus.PLAYING,
             clock=lamport,
@@ -617,9 +636,9 @@ class Table:
         """The whole table in notation; :meth:`parse` reads it back.
 
         The first line is the round's status, clock and counters (and the rules when they
-        are not the defaults); then one line per seat, ``<seat>> [out] [stuck] [false=<n>]
-        <tableau>``; then one line per foundation, ``L> <foundation line>`` with each card's
-        Lamport time when it is not 0.
+        are not the defaults); then one line per seat, ``<seat>> [out] [stuck|passed]
+        [false=<n>] <tableau>`` (``passed``: stuck by a pass on its behalf); then one line
+        per foundation, ``L> <foundation line>`` with each card's Lamport time when not 0.
         """
         return _table_text(self)
 
@@ -812,7 +831,9 @@ def _table_text(table: Table) -> str:
         flags = []
         if not table.active[seat]:
             flags.append("out")
-        if table.stuck[seat]:
+        if seat in table.passed_for:
+            flags.append("passed")
+        elif table.stuck[seat]:
             flags.append("stuck")
         false_calls = table.false_calls[seat] if seat < len(table.false_calls) else 0
         if false_calls:
@@ -847,6 +868,7 @@ class _Seats:
     active: list[bool] = field(default_factory=list)
     stuck: list[bool] = field(default_factory=list)
     false_calls: list[int] = field(default_factory=list)
+    passed_for: list[int] = field(default_factory=list)
     lake_lines: list[str] = field(default_factory=list)
 
 
@@ -882,6 +904,7 @@ def _parse_table(cls: type[Table], text: str, rules: Rules | None) -> Table:
         false_calls=tuple(seats.false_calls),
         clock=head.clock,
         turn=table.turn if head.turn is None else head.turn,
+        passed_for=tuple(seats.passed_for),
     )
 
 
@@ -920,7 +943,8 @@ def _parse_head(head: str, line: str) -> _Head:
 
 
 def _parse_seats(lines: list[str]) -> _Seats:
-    """The seat lines (``<seat>> [out] [stuck] [false=<n>] <tableau>``), then the lake's."""
+    """The seat lines (``<seat>> [out] [stuck|passed] [false=<n>] <tableau>``), then the
+    lake's."""
     seats = _Seats()
     for line in lines:
         label, sep, body = line.partition(">")
@@ -941,6 +965,9 @@ def _parse_seats(lines: list[str]) -> _Seats:
                 out = True
             elif flag == "stuck":
                 is_stuck = True
+            elif flag == "passed":
+                is_stuck = True
+                seats.passed_for.append(len(seats.tableaux))
             elif flag.startswith("false=") and flag[6:].isdigit():
                 calls = int(flag[6:])
             else:
@@ -981,6 +1008,57 @@ _T = TypeVar("_T")
 
 
 _face_up = Tableau.face_up
+
+
+def _withdrawn(table: Table, seat: int, progress: bool) -> tuple[tuple[bool, ...], tuple[int, ...]]:
+    """The stuck seats and the passes on seats' behalf after a move of stuck ``seat``: any
+    move withdraws its own pass; a pass made on its behalf stands until it plays a card
+    (``progress``: one leaving its Nerts pile or waste, or kept in the lake)."""
+    if seat not in table.passed_for:
+        return _replace(table.stuck, seat, False), table.passed_for
+    if not progress:
+        return table.stuck, table.passed_for
+    return _replace(table.stuck, seat, False), tuple(s for s in table.passed_for if s != seat)
+
+
+def _pass_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
+    """``seat`` passes on the behalf of ``move.behalf`` (RULES.md: a player who plays nothing):
+    it counts only if every other active seat is stuck, and ``seat`` by its own pass (not
+    by one on its behalf); ``move.behalf`` is then stuck, everyone is, and every tableau
+    rotates. It stands (through rotations, and another's card kept in the lake) until that
+    seat plays a card. Made again while the first one stands it changes nothing, as a
+    repeated pass does.
+
+    Raises:
+        IllegalMoveError: the pass cannot count here (the reason says why).
+    """
+    behalf = move.behalf
+    assert behalf is not None
+    if table.rules.turn_based:
+        raise IllegalMoveError(f"{move}: turn-based play has no pass on another's behalf")
+    if behalf == seat:
+        raise IllegalMoveError(f"{move}: a seat passes for itself with P")
+    if not 0 <= behalf < table.seats or not table.active[behalf]:
+        raise IllegalMoveError(f"{move}: seat {behalf} is not playing this round")
+    if behalf in table.passed_for:  # a repeat: it stands already
+        return _evolve(table, clock=lamport), Play(seat, move, lamport)
+    if seat in table.passed_for:
+        raise IllegalMoveError(
+            f"{move}: seat {seat} is stuck by a pass on its behalf: it must pass itself first"
+        )
+    waiting = [s for s, a in enumerate(table.active) if a and s != behalf and not table.stuck[s]]
+    if waiting:
+        who = (
+            f"seat {seat} has not passed itself"
+            if seat in waiting
+            else (f"seat {waiting[0]} has not passed")
+        )
+        raise IllegalMoveError(
+            f"{move}: {who}: a pass for seat {behalf} counts only while every other player is stuck"
+        )
+    marked = _evolve(table, passed_for=tuple(sorted((*table.passed_for, behalf))))
+    new, play = marked._pass(behalf, Move.pass_(), lamport)
+    return new, Play(seat, move, lamport, rotated=play.rotated, ended=play.ended)
 
 
 def first_turn(active: Sequence[bool], number: int) -> int:
@@ -1031,6 +1109,7 @@ def _evolve(table: Table, **changes: object) -> Table:
         "false_calls": table.false_calls,
         "clock": table.clock,
         "turn": table.turn,
+        "passed_for": table.passed_for,
     }
     fields.update(changes)
     return Table(**fields)  # type: ignore[arg-type]

@@ -460,6 +460,8 @@ class _TablePainter:
         row.pad_to(start + 25)
         if not table.active[seat]:
             row.add("out   ", Style.DIM)
+        elif seat in table.passed_for:  # (stuck by a pass on its behalf: RULES.md)
+            row.add("passed ", Style.WARN)
         elif table.stuck[seat]:
             row.add("stuck ", Style.WARN)
         else:

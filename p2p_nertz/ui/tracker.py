@@ -56,6 +56,7 @@ from p2p_nertz.ui.view import (
     is_stuck_words,
     open_move_words,
     pass_gone_words,
+    passed_for_words,
     pile_name,
     play_words,
     reach_words,
@@ -71,6 +72,7 @@ __all__ = [
     "NOBODY_ANSWERS",
     "NOTHING_TO_PLAY",
     "PASS_GONE",
+    "PASSED_FOR_YOU",
     "PASS_ROTATED",
     "WAITING_ON_YOU",
     "GameSource",
@@ -96,6 +98,12 @@ LAST_PLAYER = "nobody else is left at the table: q leaves the game"
 
 GAME_OVER = "the game is over"
 """The status line once the game is over (:func:`status_line`)."""
+
+PASSED_FOR_YOU = (
+    "passed for you (you played nothing, everyone else stuck): play a card to take it back"
+)
+"""The status line while a pass made on our behalf stands (RULES.md: a player who plays
+nothing): the stocks rotate without us until we play a card."""
 
 NOTHING_TO_PLAY = "no card can move and the stock is empty: p passes (you are stuck)"
 """The status line that offers the pass (``Table.has_card_move``)."""
@@ -279,6 +287,8 @@ class Tracker:
         elif isinstance(effect, st.Rotated):
             self.say("everyone was stuck: every stock rotated (top card to the bottom)")
             self.rotated = True
+        elif isinstance(effect, st.PassedFor):
+            self.say(passed_for_words(self.name(effect.seat), self.name(effect.by)))
         elif isinstance(effect, st.PassesStale):
             if self.seat in effect.seats:
                 self.rotated = False
@@ -628,6 +638,9 @@ def status_line(
         and not table.has_card_move(seat)
     ):
         return NOTHING_TO_PLAY
+    keep = status.startswith(_KEEP) or any(words in status for words in _ASKING)
+    if seat in table.passed_for and not keep:
+        return PASSED_FOR_YOU
     others = [s for s in range(table.seats) if s != seat and table.active[s]]
     if (
         others

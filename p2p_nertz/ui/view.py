@@ -58,6 +58,7 @@ __all__ = [
     "out_of_reach_words",
     "page_status",
     "pass_gone_words",
+    "passed_for_words",
     "stale_pass_words",
     "stuck_words",
     "pile_name",
@@ -685,6 +686,23 @@ def page_status(status: str) -> str:
 def is_stuck_words(status: str) -> bool:
     """Whether ``status`` is the status line of a pass (:func:`stuck_words`)."""
     return status == STUCK_WAITING or status.startswith(_STUCK_OPEN)
+
+
+def passed_for_words(name: str, by: str) -> str:
+    """The announcement of a pass made on a player's behalf (RULES.md: a player who plays
+    nothing): ``name`` played nothing while everyone else was stuck, ``by`` passed for them.
+
+    >>> passed_for_words("Bea", "bot1")
+    'Bea has played nothing for a while, everyone else stuck: bot1 passed for Bea'
+    >>> passed_for_words("you", "Bea").split(": ")[1]
+    'Bea passed for you (play a card to take it back)'
+    """
+    if name == "you":
+        return (
+            f"you have played nothing for a while, everyone else stuck: {by} passed for you "
+            "(play a card to take it back)"
+        )
+    return f"{name} has played nothing for a while, everyone else stuck: {by} passed for {name}"
 
 
 def stale_pass_words(names: Sequence[str], count: int) -> str:

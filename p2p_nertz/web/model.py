@@ -232,6 +232,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
             "last": view.last[seat] if seat < len(view.last) else "",
             "tableau": _tableau(table.tableaux[seat], symbols) if table is not None else None,
             "stuck": table is not None and table.stuck[seat],
+            "passed": table is not None and seat in table.passed_for,
             "active": table is None or table.active[seat],
         }
         for seat in range(seats)

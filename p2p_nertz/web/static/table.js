@@ -125,7 +125,9 @@
     // (Its game total, named: "bot1 (seat 0) · 0" left a newcomer guessing what 0 was.)
     let head = ` · ${player.total} pts`;
     if (player.link !== "ok") head += ` · ${player.link}`;
-    if (player.stuck) head += " · stuck";
+    // (Stuck by a pass on its behalf: it played nothing while everyone else was stuck.)
+    if (player.passed) head += " · passed for";
+    else if (player.stuck) head += " · stuck";
     // (A pass is its last action too: "stuck · stuck" said it twice.)
     if (!mine && player.last && !(player.stuck && player.last === "stuck")) head += ` · ${player.last}`;
     h.append(...named(player.name), head);

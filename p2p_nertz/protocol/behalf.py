@@ -1,0 +1,112 @@
+"""When an honest member passes on the behalf of a player who plays nothing (docs/protocol.md
+§8.7, *a pass on a member's behalf*; RULES.md: a player who plays nothing).
+
+The rule is the table's (:meth:`Table.play <p2p_nertz.rules.Table.play>`, ``P@<seat>``): such a
+pass counts only while every other active seat is stuck, and makes that seat stuck until it
+plays a card. The fold cannot read a clock, so *when* to sign one is each member's choice, and
+this is an honest member's: once its final fold has shown every active seat stuck but one
+other, S, with S playing no card (one leaving its Nerts pile or waste, or kept in the lake),
+for ``phase_timeout`` of its own clock, it signs ``P@S``, if its tentative fold agrees that the
+pass would count now (again ``phase_timeout`` later only if that one did not count: a race). A
+card of S's, or any seat unstuck, starts the wait again.
+
+A liar whose own fold refused its deal never moves (§13: *a member that never passes*), and a
+client may turn its stock for ever, legally: both held the round open for good before, with
+every other member stuck. Nothing here is signed by a member that left or is out of play.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.protocol.bodies import Play
+from p2p_nertz.protocol.fold_values import Phase
+from p2p_nertz.rules import Move
+
+if TYPE_CHECKING:
+    from p2p_nertz.protocol.folds import Folds
+    from p2p_nertz.protocol.membership import SilenceTimers
+    from p2p_nertz.rules import Table
+
+__all__ = ["PassWatch", "idle_seat"]
+
+
+def idle_seat(table: Table, seat: int) -> int | None:
+    """The one active seat other than ``seat`` that is not stuck, when every other active seat
+    is (``seat`` among them, by its own pass): the seat a pass of ``seat``'s on its behalf
+    would count for (``None`` if there is none, or the round is not in simultaneous play)."""
+    if table.over or table.rules.turn_based or not table.active[seat] or seat in table.passed_for:
+        return None
+    loose = [s for s, a in enumerate(table.active) if a and not table.stuck[s]]
+    if len(loose) != 1 or loose[0] == seat:
+        return None
+    return loose[0]
+
+
+def _played(table: Table, seat: int) -> tuple[int, int, int]:
+    """What a card ``seat`` plays changes: its Nerts pile, its stock and waste together, its
+    cards in the lake (a stock turn or a rotation changes none)."""
+    t = table.tableaux[seat]
+    lake = sum(1 for c in table.lake.cards() if c.owner == seat)
+    return len(t.nerts), len(t.stock) + len(t.waste), lake
+
+
+@dataclass(slots=True)
+class PassWatch:
+    """How long a seat has played nothing with everyone else stuck, in our final fold.
+
+    Attributes:
+        key: the round, the idle seat, and its cards that a card played changes (its Nerts
+            pile, its stock and waste together, its cards in the lake); ``None``: no wait.
+        since: when the wait for ``key`` began (our clock).
+        signed: when we passed for it at ``key``, if we did: once more only another
+            ``phase_timeout`` later, if that one did not count (a race, §8.5) and nothing
+            else changed.
+    """
+
+    key: tuple[int, int, int, int, int] | None = None
+    since: float = 0.0
+    signed: float | None = None
+
+    def due(
+        self, now: float, seat: int, folds: Folds, timers: SilenceTimers, left: bool
+    ) -> tuple[Play, ...]:
+        """The pass to sign now on another seat's behalf, if one is due (module docstring), as
+        ``seat`` with ``folds``, its frontier left to the signer; none once we ``left``."""
+        if left:
+            return ()
+        found = self._due(now, folds, seat, timers.phase_timeout)
+        return () if found is None else (found,)
+
+    def _due(self, now: float, folds: Folds, seat: int, timeout: float) -> Play | None:
+        final = folds.final
+        table = final.round.table
+        idle = None
+        if final.phase is Phase.PLAY and table is not None and seat not in final.dropped:
+            idle = idle_seat(table, seat)
+        if idle is None or table is None:
+            self.key = None
+            return None
+        key = (final.round.number, idle, *_played(table, idle))
+        if key != self.key:
+            self.key, self.since, self.signed = key, now, None
+            return None
+        if now < (self.since if self.signed is None else self.signed) + timeout:
+            return None
+        # Our tentative fold holds more than the final one: the pass must count there too.
+        # (Read only now: it is made again after any input that changed what we hold.)
+        tentative = folds.tentative
+        shown = tentative.round.table
+        if tentative.round.number != key[0] or shown is None or idle_seat(shown, seat) != idle:
+            return None
+        if _played(shown, idle) != key[2:]:
+            return None  # (it played a card that is not final yet)
+        move = Move.pass_for(idle)
+        try:
+            shown.play(seat, move, shown.clock)
+        except IllegalMoveError:
+            return None
+        self.signed = now
+        return Play((), key[0], move)
