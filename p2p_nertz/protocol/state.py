@@ -403,6 +403,12 @@ class GameState:
             # After a drop or a leave, nothing more of this seat counts (but an abandoned
             # game's end reads it, §9.3).
             return self.observe(event)
+        if self.left_alone is not None and event.kind is not Kind.LEAVE:
+            # The game ended at a leave that left this member alone (§9.3): what it signed
+            # after in the order counts nowhere and is no fault (most of it it signed before
+            # it knew, concurrent with the leave: a real node's nonce, session 32). Its own
+            # leave still counts: the last one out is out.
+            return []
         frontier = event.body.frontier
         self.abandonment.heard(seat, event.seq, frontier)
         notices: list[Notice] = []
