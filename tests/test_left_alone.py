@@ -16,6 +16,9 @@ import pytest
 from audit_helpers import Game
 from peer_helpers import PeerNetwork
 
+from p2p_nertz.audit import LogSource
+from p2p_nertz.audit.replay import Replay, load
+from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.peer import PeerConfig, Send
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rules import Rules, Termination
@@ -109,6 +112,13 @@ def test_left_alone_the_audit_finds_the_game_valid_with_its_result() -> None:
     result = net.peers[0].final.game.result
     assert result is not None and report.winners == result.winners
     assert report.state is not None and report.state.left_alone == 1
+    # The replay, the same fold step by step, says where and how it ended.
+    sources = [LogSource.from_bytes(f"p{i}.log", b) for i, b in enumerate(game.files())]
+    replay = load(sources)
+    assert isinstance(replay, Replay)
+    (end,) = [step for step in replay.steps if any("game over" in n for n in step.notes)]
+    assert (end.event.kind is Kind.LEAVE and end is replay.steps[-1]) or end.event.seat == 1
+    assert end.notes[-1].startswith("game over: p1 left, one member in; the round void")
 
 
 def test_left_alone_the_terminal_says_who_left_and_the_result() -> None:

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from p2p_nertz.audit.auditor import AuditReport, FoldStep, LogSource, audit, event_text
 from p2p_nertz.audit.findings import Finding
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import ClaimDecided, Event, GameState, Rotated, RoundEnded
+from p2p_nertz.protocol.state import (
+    ClaimDecided,
+    Event,
+    GameEnded,
+    GameState,
+    Rotated,
+    RoundEnded,
+)
 from p2p_nertz.rules import Outcome
 
 __all__ = ["CHECKPOINT_EVERY", "STEP_LEGEND", "Replay", "Step", "load", "step_line"]
@@ -164,6 +171,16 @@ def _step(index: int, fold: FoldStep, number: int) -> Step:
                 else notice.status.value
             )
             notes.append(f"round {notice.round} over: {how}")
+        elif isinstance(notice, GameEnded) and fold.state.left_alone is not None:
+            # A leave that left one member in ended the game (protocol.md §9.3, Left alone).
+            pairs = fold.state.rules.pairs
+            winners = ", ".join(
+                f"team {w + 1}" if pairs else names[w] for w in notice.result.winners
+            )
+            notes.append(
+                f"game over: {names[fold.state.left_alone]} left, one member in; the round "
+                f"void, winner(s) {winners} on the rounds scored"
+            )
     return Step(
         index, fold.event, number, event_text(fold.event), outcome, tuple(notes), fold.violations
     )
