@@ -321,12 +321,15 @@ def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
         raise NertzError(error_text(outcome.errors[0]))
     if outcome.left and outcome.signal is None and outcome.peer is not None:
         final = outcome.peer.final
-        if final.phase is not Phase.OVER:
+        if final.phase is not Phase.OVER or final.left_alone == outcome.peer.seat:
             # The score and the log, as `nertz play` says them: the table, which showed
             # them, is gone (the log was named before the table came up, off the screen now).
+            # (Our leave may have ended the game, leaving one member in: §9.3, Left alone.)
             names = [m.name for m in outcome.peer.spec.members]
             totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
             print(f"after {counted(len(final.game.history), 'round')}: {totals}")
+            if final.game.result is not None:
+                print("winner(s): " + ", ".join(names[w] for w in final.game.result.winners))
             if outcome.log is not None:
                 print(f"signed log: {outcome.log}")
             print(f"nertz {command}: you left the game", file=sys.stderr)

@@ -14,7 +14,7 @@ from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.protocol.gone import GoneReason, Listening, _why, heard_lately
 from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
 from p2p_nertz.protocol.state import GameState, Phase
-from p2p_nertz.rules import Rules
+from p2p_nertz.rules import Rules, Termination
 from p2p_nertz.sim import Faults, Freeze, Partition, SimConfig, Simulation
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.ui import TableController, TableView, render
@@ -174,15 +174,17 @@ def test_table_gone_a_member_cut_off_alone_counts_its_silence_while_it_listens()
     assert len(lonely.events(2)) == signed  # the answer signs nothing
 
 
-def test_table_gone_alone_in_the_game_waits_while_a_member_voted_out_talks() -> None:
+def test_table_gone_not_alone_in_the_game_after_a_drop_and_a_leave_it_is_over() -> None:
     # Seat 2 is voted out while cut off, then seat 1 leaves: seat 0 is the only member still
-    # in. While seat 2 talks (it may be asking to rejoin, which only seat 0 can grant), the
-    # table is not gone; once it is silent too, it is, gone_after later.
+    # in, and the leave ends the game (§9.3, *Left alone*) on the rounds scored, though seat 2
+    # talks again and may ask to rejoin at the next round (§9.8): the one left is not made to
+    # wait for someone who may never come. Nothing to wait for, so never the table gone.
     net = PeerNetwork(3, seed=6, rules=Rules(target=None, rounds=3), config=QUICK)
     net.run(_in_play)
     net.silence(2)
     alone = net.peers[0]
     net.run(lambda n: all(2 in p.final.dropped for p in n.peers[:2]), within=60.0)
+    scored = alone.final.game
     for effect in net.peers[1].leave(net.now):
         net.send(1, effect) if isinstance(effect, Send) else None
     net.run(lambda n: 1 in alone.final.left, within=30.0)
@@ -191,13 +193,11 @@ def test_table_gone_alone_in_the_game_waits_while_a_member_voted_out_talks() -> 
     end = net.now + 2 * QUICK.gone_after
     net.run(lambda n: n.now >= end or alone.table_gone(n.now) is not None, within=60.0)
     assert alone.table_gone(net.now) is None
-    assert alone.final.phase is not Phase.OVER
-    net.silence(2)  # gone too
-    start = net.now
-    net.run(lambda n: alone.table_gone(n.now) is not None, within=60.0)
-    gone = alone.table_gone(net.now)
-    assert gone is not None and gone.reason is GoneReason.SILENT
-    assert net.now - start <= QUICK.gone_after + 2 * BEAT
+    final = alone.final
+    assert final.phase is Phase.OVER and final.left_alone == 1
+    assert final.game.result is not None and final.game.result.totals == scored.totals
+    assert final.game.history == scored.history and 2 not in final.rejoining
+    assert net.peers[1].tentative.game == final.game  # the leaver's own fold ends the same
 
 
 def test_table_gone_not_while_an_abandon_is_on_offer() -> None:
@@ -332,16 +332,11 @@ def test_table_gone_heard_lately_counts_only_members_still_in_by_the_final_fold(
     assert not heard_lately(final, [10.0, 9.9, 9.9], ears, 10.0, **ask)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (docs/protocol.md §13, Alone after the other member left): with nobody else "
-    "still in the game the table is gone once the member has listened gone_after, so the one "
-    "left alone in play by a leave stops there, its round unscored; the simulator, which "
-    "never stops a peer, plays it out (scripts/scan_real_liars.py seeds 45, 73, 101)",
-)
-def test_table_gone_a_member_alone_after_the_other_left_plays_the_round_out() -> None:
+def test_table_gone_not_for_a_member_alone_after_the_other_left_the_game_is_over() -> None:
     # Two players; seat 1 leaves in play and goes home. Seat 0 is the only member still in:
-    # it waits on nobody, and its own events are final at once.
+    # the leave ends the game (§9.3, *Left alone*), the round void, so the one left neither
+    # plays on alone nor stops in play with no result (scripts/scan_real_liars.py seeds 45,
+    # 73, 101: it stopped there, the table gone, exit 3, until session 32).
     net = PeerNetwork(2, seed=3, rules=Rules(target=None, rounds=1), config=QUICK)
     net.run(_in_play)
     alone = net.peers[0]
@@ -355,3 +350,7 @@ def test_table_gone_a_member_alone_after_the_other_left_plays_the_round_out() ->
     )
     assert alone.table_gone(net.now) is None
     assert alone.final.phase is Phase.OVER
+    assert alone.final.left_alone == 1 and alone.final.round.number == 1
+    result = alone.final.game.result
+    assert result is not None and result.termination is Termination.ABANDONED
+    assert alone.final.game.history == () and result.winners == (0, 1)  # void: a shared 0-0

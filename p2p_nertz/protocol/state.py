@@ -208,6 +208,8 @@ class GameState:
         self.abandonment = Abandonment()
         self.flaps = flaps.Flaps()  # the withdrawals counted, the flap faults (flaps.py)
         self.stalled: frozenset[int] = frozenset()  # readmitted after a stall (second_stall.py)
+        #: the member whose leave left one member in and so ended the game (§9.3), if one did
+        self.left_alone: int | None = None
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
@@ -403,6 +405,12 @@ class GameState:
             # After a drop or a leave, nothing more of this seat counts (but an abandoned
             # game's end reads it, §9.3).
             return self.observe(event)
+        if self.left_alone is not None and event.kind is not Kind.LEAVE:
+            # The game ended at a leave that left this member alone (§9.3): what it signed
+            # after in the order counts nowhere and is no fault (most of it it signed before
+            # it knew, concurrent with the leave: a real node's nonce, session 32). Its own
+            # leave still counts: the last one out is out.
+            return []
         frontier = event.body.frontier
         self.abandonment.heard(seat, event.seq, frontier)
         notices: list[Notice] = []
@@ -508,6 +516,8 @@ class GameState:
         self.roster.leave(event.seat, event.seq, event.lamport)
         self._gone(event.seat, event.seq, left=True, notices=notices)
         self._settle_drops(event.lamport, notices)
+        if self.phase is not Phase.OVER and len(self.roster.members()) <= 1:
+            _end_left_alone(self, event.seat, notices)
 
     def _gone(self, seat: int, cut: int, *, left: bool, notices: list[Notice]) -> None:
         """``seat``, just removed from the roster at ``cut``, leaves the round's table (a
@@ -659,6 +669,29 @@ class GameState:
             self._new_round(notices)
 
 
+def _end_left_alone(state: GameState, seat: int, notices: list[Notice]) -> None:
+    """``seat``'s leave left one member in (or none): the game is over (§9.3, *Left
+    alone*).
+
+    It ends as an abandon ends it, decided by the leave alone, with no further signature:
+    the round in progress, unless every result of it is in (then it is recorded already),
+    is **void**, the leaver's forfeit (§8.9) with it; the game ends on the totals of the
+    rounds scored, the highest total winning, a tie shared (:func:`ended_void`). A member
+    dropped earlier that may rejoin at the next round (§9.8) does not keep the game open:
+    the one left cannot be made to wait for someone who may never come.
+
+    Why void and not the leaver's forfeit: the forfeit is a score in a round the others
+    play out, and nobody plays this one out; and a player ahead on the totals can already
+    end a game of two with the round void by abandoning its opponent (§9.3), so a forfeit
+    here would cost the leaver nothing an abandon does not let it escape.
+    """
+    state.game = ended_void(state.game)
+    state.left_alone = seat
+    state._set_phase(Phase.OVER, notices)
+    assert state.game.result is not None
+    notices.append(GameEnded(state.game.result))
+
+
 def _undealt(state: GameState, seat: int, *, left: bool, notices: list[Notice]) -> None:
     """``seat`` is gone before the shuffle game's deal is over (docs/shuffle.md §8.4): from
     three members the deal starts again without it, under the next attempt; from two, if it
@@ -674,10 +707,7 @@ def _undealt(state: GameState, seat: int, *, left: bool, notices: list[Notice]) 
         rs.deck = deck.restarted(seat, context)
         state._set_phase(Phase.KEY, notices)
     elif left and state.phase is not Phase.OVER:
-        state.game = ended_void(state.game)
-        state._set_phase(Phase.OVER, notices)
-        assert state.game.result is not None
-        notices.append(GameEnded(state.game.result))
+        _end_left_alone(state, seat, notices)
 
 
 def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | NoPartner:

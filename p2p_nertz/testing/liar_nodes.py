@@ -17,9 +17,11 @@ have passed (a freeze).
 file, the forks the honest logs hold), and the base invariants that concern real nodes:
 no node raised, every honest node ended with the game over and one final state, the audit of
 every log reaches that state (where no result is provisional) and names no honest member.
-An honest node left alone in the game (the liar left or voted out, at two players) that stops
-as the rule of the table gone says (docs/protocol.md §9.9) is named (:attr:`RealLiarRun.alone`),
-not failed: the simulator, which never stops a peer, has it play the round out alone.
+An honest node left alone in the game (the liar voted out on proof and gone quiet, at two
+players) that stops as the rule of the table gone says (docs/protocol.md §9.9) is named
+(:attr:`RealLiarRun.alone`), not failed: the simulator, which never stops a peer, has it play
+the round out alone. (A liar's leave that leaves one member in ends the game, §9.3 *Left
+alone*, since session 32: nobody is left alone by it.)
 A game whose liar holds play open (:func:`~p2p_nertz.sim.liar_games.holding_open`: a member
 that never passes, docs/protocol.md §13) is named, not failed.
 """
@@ -162,10 +164,10 @@ class RealLiarRun:
     @property
     def alone(self) -> tuple[int, ...]:
         """The honest seats whose node stopped in play, the table gone, with nobody else
-        still in the game by its final fold (the liar left, or was voted out and went quiet;
-        at two players): the rule of docs/protocol.md §9.9 ends their wait after
-        ``gone_after``, where the simulator, which never stops a peer, has them play the round
-        out alone (§13, *Alone after the other member left*)."""
+        still in the game by its final fold (the liar voted out on proof and gone quiet, at
+        two players; a leave ends the game, §9.3 *Left alone*): the rule of docs/protocol.md
+        §9.9 ends their wait after ``gone_after``, where the simulator, which never stops a
+        peer, has them play the round out alone (§13, *Alone after the other member left*)."""
         alone = []
         for seat, gone in enumerate(self.gone):
             peer = self.peers[seat]

@@ -395,7 +395,11 @@ class Tracker:
         if board is not None:
             self.board = replace(board, totals=effect.result.totals, result=effect.result)
             self.changes += 1
-        if abandoned:
+        leaver = None if final is None else final.left_alone
+        if final is not None and leaver is not None:
+            # The leave left one member in: the game is over (§9.3), said with who left.
+            self.say(f"{self.name(leaver)} left the game — the game is over: {self._won(final)}")
+        elif abandoned:
             self.say(
                 "the game was abandoned: the round in progress is void, the totals of the "
                 "rounds scored decide"
@@ -403,8 +407,18 @@ class Tracker:
         else:
             self.say("the game is over")
 
+    def _won(self, final: st.GameState) -> str:
+        """``Ann wins with 12 on the rounds scored``: a game ended early, in words."""
+        result = final.game.result
+        assert result is not None
+        who = [f"team {w + 1}" if final.rules.pairs else self.name(w) for w in result.winners]
+        verb = "win" if len(who) > 1 or who == ["you"] else "wins"
+        return f"{' and '.join(who)} {verb} with {max(result.totals)} on the rounds scored"
+
     def _dropped(self, effect: st.MemberDropped, final: st.GameState | None) -> None:
         self.suspected.discard(effect.seat)
+        if effect.left and final is not None and final.left_alone == effect.seat:
+            return  # (the game's end says it: "Bea left the game — the game is over")
         alone = final is not None and effect.seat != self.seat and self._alone(final)
         if effect.left:
             how = "left the game"

@@ -1,0 +1,55 @@
+"""Left alone, on real processes (docs/protocol.md §9.3, *Left alone*): two ``nertz node``
+bots on 127.0.0.1, one leaves in play (a signal: a node leaves cleanly on the first one); the
+other ends with the game over, the round void, and exits 0. Until
+session 32 it played on alone until the table was gone (§9.9) and stopped in play, exit 3,
+"the others have left the game", its round unscored and the game never over in any log.
+
+The fold's cases (in play, in the deal, after the end, the audit, the words) are pure tests in
+``tests/test_left_alone.py``; this is the one that shows it on real sockets.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+from cli_helpers import json_lines_until, node_game, stop_all
+
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.rules import Rules
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+
+def test_node_left_alone_by_a_leave_ends_the_game_with_its_result(tmp_path: Path) -> None:
+    # One round, in play: Bea (--progress) leaves after the first card to the lake.
+    spec, procs, logs = node_game(
+        tmp_path, ("Ann", "Bea"), Rules(target=None, rounds=1),
+        keys=b"test-cli-left-alone", salt=b"left-alone",
+        args=lambda n: ("--progress",) if n == 1 else (),
+    )  # fmt: skip
+    try:
+        json_lines_until(procs[1], "lake")
+        procs[1].send_signal(signal.SIGTERM)
+        assert procs[1].wait(timeout=60) == 128 + signal.SIGTERM
+        lines = json_lines_until(procs[0], "final")
+        assert procs[0].wait(timeout=60) == 0  # not 3: the table is not gone, the game is over
+        err = procs[0].stderr.read() if procs[0].stderr else ""
+    finally:
+        stop_all(procs)
+    assert "Traceback" not in err and "have left" not in err, err
+    (over,) = [x for x in lines if x["event"] == "over"]
+    final = lines[-1]
+    # The round in play is void: no round scored, 0 all, the win shared.
+    assert over["termination"] == "abandoned" and over["totals"] == [0, 0]
+    assert over["winners"] == [0, 1] and not [x for x in lines if x["event"] == "round"]
+    assert final["over"] and final["rounds"] == 0 and final["gone"] is None
+    assert final["totals"] == [0, 0] and not final["provisional"]
+    # Ended by Bea's leave, not by an abandon of her (the same result): the logs say so, and
+    # the audit of the two finds the game valid and finished.
+    report = audit([LogSource.from_bytes(p.name, p.read_bytes()) for p in logs])
+    assert report.valid and report.finished, report.violations
+    bea = [m.name for m in spec.members].index("Bea")  # (seats are in the spec's order)
+    assert report.state is not None and report.state.left_alone == bea
+    assert report.state.abandoned is None and report.winners == (0, 1)
