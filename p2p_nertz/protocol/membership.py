@@ -409,7 +409,7 @@ class Membership:
             if counts is None:
                 view = tentative()
                 counts = self._counts(members, feeds, view)
-            owing = unexcused(q, view.roster, feeds, finality.stable, _ours(self, final))
+            owing = unexcused(q, view.roster, feeds, finality, _ours(self, final))
             held = _cover(finality.held_by[q], owing)
             due = _due(q, counts, view, held, owing)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
@@ -459,7 +459,7 @@ class Membership:
             if counts is None:
                 view = folds.tentative
                 counts = self._counts(members, feeds, view)
-            owing = unexcused(q, view.roster, feeds, finality.stable, _ours(self, final))
+            owing = unexcused(q, view.roster, feeds, finality, _ours(self, final))
             held = _cover(finality.held_by[q], owing)
             due = _due(q, counts, view, held, owing)
             if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):

@@ -42,6 +42,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.envelope import Message
+    from p2p_nertz.protocol.finality import Finality
     from p2p_nertz.protocol.roster import Roster
 
 __all__ = ["standing_votes", "unexcused", "unjoined"]
@@ -65,20 +66,20 @@ def unexcused(
     voter: int,
     roster: Roster,
     feeds: Sequence[Sequence[Message]],
-    stable: int,
+    finality: Finality,
     ours: Callable[[], frozenset[int]],
 ) -> dict[int, int]:
     """The members whose cover ``voter``'s standing votes in the held ``roster`` do not
     excuse, and each vote's count (the voter's word on that feed is taken no further): its
     votes for silence (§9.2, *a vote for silence that never ends*), and its votes *withheld*
     that this peer does not join (:func:`unjoined`; ``ours``: the members this peer waits for
-    itself, asked only where such a vote stands; ``stable``: our stable time)."""
+    itself, asked only where such a vote stands; ``finality``: ours, for its stable time)."""
     out = {r: v.last_seq for r, v in standing_votes(roster, voter, DropReason.SILENT).items()}
     withheld = standing_votes(roster, voter, DropReason.WITHHELD)
     if withheld:
         waiting = ours()
         for target, vote in withheld.items():
-            if target not in waiting and unjoined(target, vote, roster, feeds, stable):
+            if target not in waiting and unjoined(target, vote, roster, feeds, finality.stable):
                 out[target] = vote.last_seq
     return out
 
