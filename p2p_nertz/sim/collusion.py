@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from p2p_nertz.protocol.bodies import DropReason, EventBody, Reveal, RevealWhat
 from p2p_nertz.protocol.effects import Effect, Send
-from p2p_nertz.protocol.membership import _announced
+from p2p_nertz.protocol.membership import _announced, waits_for
+from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
@@ -42,6 +43,7 @@ from p2p_nertz.sim.network import QUICK_TIMERS, Equivocation, SimConfig, Simulat
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from p2p_nertz.protocol.author import Author
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
@@ -117,11 +119,17 @@ class LateVote:
     """Seat ``seat``'s honest core votes ``target`` out for silence at ``at``, as its timer
     does when it has heard nothing of ``target`` for ``drop_after`` (a link from ``target``
     failing while ``target`` signs nothing for that long); nothing else of it changes: it
-    withdraws the vote when it hears ``target`` again (docs/protocol.md §9.2). Not a cheat."""
+    withdraws the vote when it hears ``target`` again (docs/protocol.md §9.2). Not a cheat.
+
+    With ``phase``: the vote is *withheld*, on ``target``'s event of that phase, cast at the
+    first tick from ``at`` on where its final phase is ``phase`` and waits for ``target``, as
+    the phase timer does when that wait began ``phase_timeout`` earlier; withdrawn, as the
+    honest code does, once the event is held (``Membership.withheld_relieved``)."""
 
     seat: int
     target: int
     at: float
+    phase: Phase | None = None
 
 
 def breaker_marks(
@@ -162,6 +170,11 @@ def install(peer: Peer, cheat: FreezeBreaker | LateVote | RevealWithholder) -> N
             return
         if cheat.target in final.dropped or peer.seat in final.dropped:
             return
+        if isinstance(cheat, LateVote) and cheat.phase is not None:
+            if final.phase is cheat.phase and cheat.target in waits_for(final):
+                done.append(True)
+                _phase_vote(author, cheat.target, now)
+            return
         if once:
             done.append(True)  # (and withdrawn as the honest code does)
         else:
@@ -181,6 +194,17 @@ def install(peer: Peer, cheat: FreezeBreaker | LateVote | RevealWithholder) -> N
         return tuple(held)
 
     membership.frontier = frontier  # type: ignore[method-assign]
+
+
+def _phase_vote(author: Author, target: int, now: float) -> None:
+    """``author``'s vote *withheld* on ``target``'s event of its final phase, as
+    ``Membership.withholding`` casts it (withdrawn once the event is held)."""
+    membership = author.membership
+    if Awaited.of(author.final, target).held_in(author.chains.folds.tentative):
+        return
+    membership.proven_seats.add(target)
+    membership.phase_votes[target] = (now, Awaited.of(author.final, target))
+    author.vote(target, DropReason.WITHHELD, now)
 
 
 def _withhold_reveal(peer: Peer, cheat: RevealWithholder) -> None:
