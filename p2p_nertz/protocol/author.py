@@ -340,7 +340,7 @@ class Author:
             membership.stall_scan_at = now + interval
             # The members that keep talking while finality waits for them (§9.2): a vote
             # *withheld* stands when it beats again.
-            for q in membership.relieved(final, folds, self.feeds, self.finality):
+            for q in membership.relieved(final, folds, self.feeds, self.finality, now):
                 # It gave what it owed: late, not withheld (§9.2). Withdrawn as for silence.
                 if not self.left:
                     self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)

@@ -409,7 +409,7 @@ class Membership:
             if counts is None:
                 view = tentative()
                 counts = self._counts(members, feeds, view)
-            owing = unexcused(q, view.roster, feeds, finality, _ours(self, final))
+            owing = unexcused(q, view.roster, feeds, finality, _ours(self, final, now))
             held = _cover(finality.held_by[q], owing)
             due = _due(q, counts, view, held, owing)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
@@ -432,11 +432,13 @@ class Membership:
         folds: Folds,
         feeds: Sequence[Sequence[Message]],
         finality: Finality,
+        now: float = math.inf,
     ) -> list[int]:
         """The members whose vote *withheld* of ours (:meth:`stalls`) is withdrawn now (taken
         out of our votes: the caller signs the withdrawals), in seat order: each has given what
         it owed when we voted (its feed up to the head it had announced, its cover of what we
-        held then), and the held votes have not dropped it (:meth:`withdraws`' rule).
+        held then), and the held votes have not dropped it (:meth:`withdraws`' rule). (``now``:
+        the scan's time, as :meth:`stalls` is given it.)
 
         The member was heard all along; what it owed was late, not withheld: a member
         recovering its own feed (§9.6) announces nothing until it has, and a stall scan that
@@ -459,7 +461,7 @@ class Membership:
             if counts is None:
                 view = folds.tentative
                 counts = self._counts(members, feeds, view)
-            owing = unexcused(q, view.roster, feeds, finality, _ours(self, final))
+            owing = unexcused(q, view.roster, feeds, finality, _ours(self, final, now))
             held = _cover(finality.held_by[q], owing)
             due = _due(q, counts, view, held, owing)
             if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):
@@ -565,11 +567,20 @@ def recovered_withdrawals(membership: Membership, folds: Folds) -> list[int]:
     return [q for q in sorted(heard) if membership.withdraws(q, folds, recovering=False)]
 
 
-def _ours(m: Membership, final: GameState) -> Callable[[], frozenset[int]]:
+def _ours(m: Membership, final: GameState, now: float) -> Callable[[], frozenset[int]]:
     """The members ``m``'s peer waits for itself, asked where a vote *withheld* stands
-    (:func:`~p2p_nertz.protocol.unjoined.unexcused`): our votes, our stall records, the shares
-    owed us, and the members the ``final`` phase waits for."""
-    return lambda: frozenset((*m.voted, *m.stall, *m.share_waits.items)) | waits_for(final)
+    (:func:`~p2p_nertz.protocol.unjoined.unexcused`): our votes, the shares owed us past their
+    time, the members the ``final`` phase waits for, and our stall records without progress
+    for half a ``phase_timeout`` at ``now`` (a member's cover lags ours by a round trip all
+    through play: a record that young is no debt, and counted it would restart our wait on
+    the voter at every scan that caught one)."""
+    since = now - m.timers.phase_timeout / 2
+    return lambda: (
+        frozenset(
+            (*m.voted, *m.share_waits.items, *(q for q, r in m.stall.items() if r[0] <= since))
+        )
+        | waits_for(final)
+    )
 
 
 def _least_other(heard: list[float], seat: int) -> float:
