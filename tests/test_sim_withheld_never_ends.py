@@ -21,10 +21,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import test_sim_freeze_beats as freeze_beats
 from peer_helpers import signed_votes
 
 from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
-from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.effects import Effect, Send
+from p2p_nertz.protocol.envelope import Kind, decode_unverified
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
@@ -194,3 +196,44 @@ def test_an_honest_voter_waiting_on_a_slow_reveal_is_not_voted_out(
         assert set(peer.final.dropped) == (set() if late < QUICK_TIMERS.phase_timeout else {LIAR})
     if late < QUICK_TIMERS.phase_timeout:
         assert [why for _, why in mine] == [DropReason.WITHHELD, DropReason.WITHDRAW]
+
+
+@pytest.mark.slow
+def test_a_lost_relay_of_the_own_head_debt_gets_no_honest_voter_voted_out() -> None:
+    """The own-head variant (docs/protocol.md §9.2; ``tests/test_sim_freeze_beats.py``, four
+    players, seed 5): the liar announces to the dealer alone a head of its own feed it gives
+    nobody; the dealer votes it out *withheld* and relays the beat that made the debt. The
+    first relay is lost on the dealer's link. Sent once, the others never owe-tracked the
+    head, held the liar's later events past the dealer's count, whose frontiers said all the
+    dealer held, and voted the honest dealer out (dropped at 75); on main the lone vote froze
+    the table in play. The dealer relays the beat again at each stall scan while its vote
+    stands (``Author.relay_debts``): the others owe-track the head, and the liar is out."""
+    sim, _, lies = freeze_beats._shuffle_game(4, 5)
+    liar = sim.peers[freeze_beats.LIAR]
+    dealer = sim.peers[freeze_beats.DEALER]
+    assert liar is not None and dealer is not None
+    to = sim.identities[freeze_beats.DEALER].peer_id
+    freeze_beats._break_freeze(liar, to, freeze_beats.CRASHED, lies, own_ahead=1000)
+    flush, lost = dealer._flush, list[Effect]()
+
+    def lossy(now: float) -> list[Effect]:  # (the dealer's first relay of the liar's beat)
+        effects = flush(now)
+        for effect in effects:
+            if isinstance(effect, Send) and not lost and _relayed(dealer, effect.data):
+                lost.append(effect)
+        return [e for e in effects if e not in lost]
+
+    dealer._flush = lossy  # type: ignore[method-assign]
+    result = sim.run()
+    assert lost
+    assert result.finished
+    for peer in result.peers:
+        if peer is not None and peer.seat != freeze_beats.LIAR:
+            assert set(peer.final.dropped) == {freeze_beats.CRASHED, freeze_beats.LIAR}
+
+
+def _relayed(dealer: Peer, data: bytes) -> bool:
+    """Whether ``data``, sent by ``dealer``, is a beat of the liar's (a relayed debt)."""
+    spec = dealer.spec
+    message = decode_unverified(data, game_id=spec.game_id, roster=spec.peer_ids)
+    return message.kind is Kind.BEAT and spec.seat_of(message.author) == freeze_beats.LIAR

@@ -30,7 +30,7 @@ or holds it, and the voter then gets it within a round trip and withdraws), and 
 has said in a signed event of its own that it holds all the voter held (so a vote on cover
 is met at the voter too, whatever beats the target sent it alone: *the own-head variant*,
 §9.2). A member that owes the voter its own feed up to a head it announced has that head
-relayed with the vote (``Author.relay_debt``), and the peer then owes-tracks it: it joins.
+relayed with the vote (``Author.relay_debts``), and the peer then owes-tracks it: it joins.
 """
 
 from __future__ import annotations
