@@ -30,7 +30,9 @@ or holds it, and the voter then gets it within a round trip and withdraws), and 
 has said in a signed event of its own that it holds all the voter held (so a vote on cover
 is met at the voter too, whatever beats the target sent it alone: *the own-head variant*,
 §9.2). A member that owes the voter its own feed up to a head it announced has that head
-relayed with the vote (``Author.relay_debts``), and the peer then owes-tracks it: it joins.
+relayed with the vote and again while it stands (``Author.relay_debts``: one relay lost
+let the others vote an honest dealer out, tests/test_sim_withheld_never_ends.py), and the
+peer then owes-tracks it: it joins.
 """
 
 from __future__ import annotations
@@ -92,8 +94,9 @@ def unjoined(
     see owed (the module docstring): the voter then owes the cover of ``target``'s events
     held here.
 
-    (1) The caller leaves out the members we wait for ourselves (our vote, a stall record, a
-    share, the event of our final phase): we join, or soon would. (2) Our stable time has
+    (1) The caller leaves out the members we wait for ourselves (our vote, a stall record
+    without progress for half a ``phase_timeout``, a share past its time, the event of our
+    final phase): we join, or soon would. (2) Our stable time has
     reached ``target``'s first event past the vote's count, the first the freeze holds back:
     the voter's final fold when it voted, which lacked that event, is part of ours, so where
     it waited for ``target``'s phase event ours does too (1), unless that event is held here
