@@ -193,17 +193,16 @@ class Author:
         if last is not None:
             self.sign_vote(seat, last, reason, now)
 
-    def relay_debt(self, seat: int) -> None:
-        """With our vote *withheld* on ``seat`` for its own feed (``Membership.stall_votes``),
-        send everyone the signed beat that announced the head it owes (``Debts``): a head
-        announced to us alone would leave our vote alone, freezing our announcements of its
-        feed for good with no majority to drop it (docs/protocol.md §9.2)."""
-        record = self.membership.stall_votes.get(seat)
-        if record is None or record[1] <= 0:
-            return
-        wire = self.delivery.debts.evidence(seat, record[1], len(self.feeds[seat]))
-        if wire is not None:
-            self.outbox.effects.append(Send(wire))
+    def relay_debts(self) -> None:
+        """With each vote *withheld* of ours on a member for its own feed (``Membership.
+        stall_votes``), send everyone the signed beat that announced the head it owes (``Debts``),
+        at each stall scan while the vote stands (one lost leaves a member that does not owe-track
+        the head judging our vote): a head announced to us alone would leave our vote alone,
+        freezing our announcements of its feed for good (docs/protocol.md §9.2)."""
+        for seat, (_, owed, _) in sorted(self.membership.stall_votes.items()):
+            wire = self.delivery.debts.evidence(seat, owed, len(self.feeds[seat]))
+            if owed > 0 and wire is not None:
+                self.outbox.effects.append(Send(wire))
 
     def vote_flaps(self, now: float | None) -> None:
         """Vote out, reason *flapping*, each member whose flap fault our final fold holds
@@ -339,7 +338,7 @@ class Author:
             membership.stall_scan_at = now + interval
             # The members that keep talking while finality waits for them (§9.2): a vote
             # *withheld* stands when it beats again.
-            for q in membership.relieved(final, folds, self.feeds, self.finality):
+            for q in membership.relieved(final, folds, self.feeds, self.finality, now):
                 # It gave what it owed: late, not withheld (§9.2). Withdrawn as for silence.
                 if not self.left:
                     self.emit(Drop(self.frontier(), q, 0, DropReason.WITHDRAW), now)
@@ -354,7 +353,7 @@ class Author:
                 view.clear()  # (our vote changes it)
                 membership.proven_seats.add(q)  # not withdrawn when heard: it is heard
                 self.vote(q, DropReason.WITHHELD, now)
-                self.relay_debt(q)
+            self.relay_debts()
             for due in self.duties.behalf.due(now, self.seat, folds, membership.timers, self.left):
                 self.sign(due, now)  # a pass on the behalf of a seat that plays nothing (§8.7)
         for q, vote in membership.silence_due(now, final.dropped):

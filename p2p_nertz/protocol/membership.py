@@ -32,7 +32,8 @@ from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.proofs import Proofs
 from p2p_nertz.protocol.share_store import ShareStore
 from p2p_nertz.protocol.share_waits import Owed, ShareWaits
-from p2p_nertz.protocol.state import GameState, Phase, Roster
+from p2p_nertz.protocol.state import GameState, Phase
+from p2p_nertz.protocol.unjoined import unexcused
 
 __all__ = ["WAITING_PHASES", "Membership", "SilenceTimers", "recovered_withdrawals", "waits_for"]
 
@@ -408,9 +409,9 @@ class Membership:
             if counts is None:
                 view = tentative()
                 counts = self._counts(members, feeds, view)
-            silent = _silence_votes(view.roster, q)
-            held = _cover(finality.held_by[q], silent)
-            due = _due(q, counts, view, held, silent)
+            owing = unexcused(q, view.roster, feeds, finality, _ours(self, final, now))
+            held = _cover(finality.held_by[q], owing)
+            due = _due(q, counts, view, held, owing)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
             owes = owed_feed > 0 or any(owed_cover)
             record = stall.get(q)
@@ -431,11 +432,13 @@ class Membership:
         folds: Folds,
         feeds: Sequence[Sequence[Message]],
         finality: Finality,
+        now: float = math.inf,
     ) -> list[int]:
         """The members whose vote *withheld* of ours (:meth:`stalls`) is withdrawn now (taken
         out of our votes: the caller signs the withdrawals), in seat order: each has given what
         it owed when we voted (its feed up to the head it had announced, its cover of what we
-        held then), and the held votes have not dropped it (:meth:`withdraws`' rule).
+        held then), and the held votes have not dropped it (:meth:`withdraws`' rule). (``now``:
+        the scan's time, as :meth:`stalls` is given it.)
 
         The member was heard all along; what it owed was late, not withheld: a member
         recovering its own feed (§9.6) announces nothing until it has, and a stall scan that
@@ -458,9 +461,9 @@ class Membership:
             if counts is None:
                 view = folds.tentative
                 counts = self._counts(members, feeds, view)
-            silent = _silence_votes(view.roster, q)
-            held = _cover(finality.held_by[q], silent)
-            due = _due(q, counts, view, held, silent)
+            owing = unexcused(q, view.roster, feeds, finality, _ours(self, final, now))
+            held = _cover(finality.held_by[q], owing)
+            due = _due(q, counts, view, held, owing)
             if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):
                 counts = None  # (a vote withdrawn: we count more of its feed)
                 del self.stall_votes[q]
@@ -564,6 +567,22 @@ def recovered_withdrawals(membership: Membership, folds: Folds) -> list[int]:
     return [q for q in sorted(heard) if membership.withdraws(q, folds, recovering=False)]
 
 
+def _ours(m: Membership, final: GameState, now: float) -> Callable[[], frozenset[int]]:
+    """The members ``m``'s peer waits for itself, asked where a vote *withheld* stands
+    (:func:`~p2p_nertz.protocol.unjoined.unexcused`): our votes, the shares owed us past their
+    time, the members the ``final`` phase waits for, and our stall records without progress
+    for half a ``phase_timeout`` at ``now`` (a member's cover lags ours by a round trip all
+    through play: a record that young is no debt, and counted it would restart our wait on
+    the voter at every scan that caught one)."""
+    since = now - m.timers.phase_timeout / 2
+    return lambda: (
+        frozenset(
+            (*m.voted, *m.share_waits.items, *(q for q, r in m.stall.items() if r[0] <= since))
+        )
+        | waits_for(final)
+    )
+
+
 def _least_other(heard: list[float], seat: int) -> float:
     """The earliest of ``heard`` but ``seat``'s (inf: no other member)."""
     others = heard[:seat] + heard[seat + 1 :]
@@ -600,20 +619,24 @@ def _due(
     counts: list[int | None],
     view: GameState,
     held: Sequence[int],
-    silent: dict[int, int],
+    owing: dict[int, int],
 ) -> list[int]:
     """What of each feed member ``q`` must cover now (``counts``: :meth:`Membership._counts`),
     unless ``q`` voted that member out in the held ``view`` withheld or on proof (it then
     announces no more than its vote, whether that vote counts or is capped: §9.2), or for
     silence where the held view drops the member. Worked out afresh at each scan: a target set
     earlier on a feed that stopped counting (a member dropped, or voted out by ``q``) is met.
-    (``silent``: ``q``'s votes for silence standing in ``view``, :func:`_silence_votes`.)
+    (``owing``: ``q``'s votes standing in ``view`` that excuse nothing,
+    :func:`~p2p_nertz.protocol.unjoined.unexcused`: for silence, or *withheld* where we do
+    not join them.)
 
     A vote of ``q``'s for silence on a member still in excuses nothing (§9.2, *a vote for
     silence that never ends*): we hold that member's events past the vote's count, so it
     spoke, and an honest ``q`` fetches them from whoever announces them (us among them),
     hears the member so and withdraws within a round trip; its cover then rises. A voter
-    that lets it stand holds those events back from finality everywhere, for good."""
+    that lets it stand holds those events back from finality everywhere, for good. So does a
+    vote *withheld* that waits for nothing we wait for (§9.2, *a vote withheld that never
+    ends*: :mod:`~p2p_nertz.protocol.unjoined`)."""
     # (A capped vote of q's freezes q's announcements all the same: soak seed 8067, where the
     # cheater's vote, never withdrawn on its chain held here, capped q's proof vote on it, and
     # we voted q out for not covering more.)
@@ -622,35 +645,21 @@ def _due(
         0
         if count is None
         or r == q
-        or (held[r] < count and roster.stands(q, r) and (r not in silent or r in roster.dropped))
+        or (held[r] < count and roster.stands(q, r) and (r not in owing or r in roster.dropped))
         else count
         for r, count in enumerate(counts)
     ]
 
 
-def _silence_votes(roster: Roster, voter: int) -> dict[int, int]:
-    """Each member that ``voter`` stands voting out for silence in ``roster`` (counted or
-    capped, not withdrawn: :meth:`Roster.stands`), and the count its vote quotes."""
-    out: dict[int, int] = {}
-    if not roster.votes and not roster.frozen:
-        return out  # (no vote: the common case, asked per member and scan)
-    for ballots in (roster.votes, roster.frozen):
-        for target, standing in ballots.items():
-            for v, body in standing:
-                if v == voter and body.reason is DropReason.SILENT:
-                    out[target] = body.last_seq
-    return out
-
-
-def _cover(held: Sequence[int], silent: dict[int, int]) -> Sequence[int]:
+def _cover(held: Sequence[int], owing: dict[int, int]) -> Sequence[int]:
     """What a member is known to hold of each feed (``held``: ``Finality.held_by``), its word
-    on a member it stands voting out for silence (``silent``: :func:`_silence_votes`) taken no
-    further than the vote's count (§9.2, *the freeze on the coverage term*): a voter that
-    breaks its freeze does not pay its debt by announcing what its vote still holds back
-    everywhere."""
-    if not silent:
+    on a member whose cover its standing vote does not excuse (``owing``: a vote for silence,
+    or *withheld* where we do not join it) taken no further than the vote's count (§9.2, *the
+    freeze on the coverage term*): a voter that breaks its freeze does not pay its debt by
+    announcing what its vote still holds back everywhere."""
+    if not owing:
         return held
-    return tuple(min(h, silent.get(r, h)) for r, h in enumerate(held))
+    return tuple(min(h, owing.get(r, h)) for r, h in enumerate(held))
 
 
 def _progress(

@@ -29,9 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from p2p_nertz.protocol.bodies import DropReason
+from p2p_nertz.protocol.bodies import DropReason, EventBody, Reveal, RevealWhat
 from p2p_nertz.protocol.effects import Effect, Send
-from p2p_nertz.protocol.membership import _announced
+from p2p_nertz.protocol.membership import _announced, waits_for
+from p2p_nertz.protocol.phase_waits import Awaited
+from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.cheats import VoteFlapper
@@ -41,6 +43,7 @@ from p2p_nertz.sim.network import QUICK_TIMERS, Equivocation, SimConfig, Simulat
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from p2p_nertz.protocol.author import Author
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
@@ -48,6 +51,7 @@ __all__ = [
     "MIXES",
     "FreezeBreaker",
     "LateVote",
+    "RevealWithholder",
     "Withholder",
     "breaker_marks",
     "game",
@@ -83,14 +87,31 @@ class Withholder:
 
 @dataclass(frozen=True, slots=True)
 class FreezeBreaker:
-    """Seat ``seat`` votes ``target`` out for silence at ``at`` (simulated seconds), never
-    withdraws it, and announces all it holds of ``target``'s feed past its vote (``breaks``;
-    else it keeps its freeze, announcing no more than its vote counts, as an honest voter)."""
+    """Seat ``seat`` votes ``target`` out for silence (or ``reason``: *withheld*, a vote no
+    majority joins, docs/protocol.md §9.2, *a vote withheld that never ends*) at ``at``
+    (simulated seconds), never withdraws it, and announces all it holds of ``target``'s feed
+    past its vote (``breaks``; else it keeps its freeze, announcing no more than its vote
+    counts, as an honest voter)."""
 
     seat: int
     target: int
     at: float
     breaks: bool = True
+    reason: DropReason = DropReason.SILENT
+
+
+@dataclass(frozen=True, slots=True)
+class RevealWithholder:
+    """Seat ``seat`` signs no reveal of its secret (docs/protocol.md §8.8), or only ``late``
+    simulated seconds after its final fold entered ``reveal``, and (``votes``) once its final
+    fold is in ``reveal`` votes every other member out *withheld* at once, never withdrawing:
+    the two sides of a fold parted over a Nerts call at once, the honest majority waiting in
+    ``reveal`` for its reveal while its votes freeze its announcements of theirs. Without
+    ``votes``, a member slow to reveal (a slow machine, not a liar)."""
+
+    seat: int
+    late: float | None = None
+    votes: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,33 +119,48 @@ class LateVote:
     """Seat ``seat``'s honest core votes ``target`` out for silence at ``at``, as its timer
     does when it has heard nothing of ``target`` for ``drop_after`` (a link from ``target``
     failing while ``target`` signs nothing for that long); nothing else of it changes: it
-    withdraws the vote when it hears ``target`` again (docs/protocol.md §9.2). Not a cheat."""
+    withdraws the vote when it hears ``target`` again (docs/protocol.md §9.2). Not a cheat.
+
+    With ``phase``: the vote is *withheld*, on ``target``'s event of that phase, cast at the
+    first tick from ``at`` on where its final phase is ``phase`` and waits for ``target``, as
+    the phase timer does when that wait began ``phase_timeout`` earlier; withdrawn, as the
+    honest code does, once the event is held (``Membership.withheld_relieved``)."""
 
     seat: int
     target: int
     at: float
+    phase: Phase | None = None
 
 
 def breaker_marks(
-    cheats: Sequence[FreezeBreaker | Withholder],
+    cheats: Sequence[FreezeBreaker | Withholder | RevealWithholder],
 ) -> tuple[VoteFlapper, ...]:
     """Cheats that do nothing (no flap) but name each cheat's seat among the run's cheaters
     (``Faults.cheaters``: the invariants hold cheaters to no honest rule): put them in
     ``Faults.deck_cheats``."""
-    return tuple(
-        VoteFlapper(c.seat, c.target if isinstance(c, FreezeBreaker) else c.victim, flaps=0)
-        for c in cheats
-    )
+    return tuple(VoteFlapper(c.seat, _other(c), flaps=0) for c in cheats)
 
 
-def install(peer: Peer, cheat: FreezeBreaker | LateVote) -> None:
+def _other(cheat: FreezeBreaker | Withholder | RevealWithholder) -> int:
+    """A member other than the cheat's (the mark's target: it flaps nothing)."""
+    if isinstance(cheat, FreezeBreaker):
+        return cheat.target
+    return cheat.victim if isinstance(cheat, Withholder) else (cheat.seat + 1) % 2
+
+
+def install(peer: Peer, cheat: FreezeBreaker | LateVote | RevealWithholder) -> None:
     """Make ``peer`` (``cheat.seat``'s core) break its freeze on ``cheat.target`` from now on,
-    or vote it out once (a :class:`LateVote`) (the simulator's cheat reaches into the core on
-    purpose, as :mod:`p2p_nertz.sim.cheats`)."""
+    or vote it out once (a :class:`LateVote`), or withhold its reveal (a
+    :class:`RevealWithholder`) (the simulator's cheat reaches into the core on purpose, as
+    :mod:`p2p_nertz.sim.cheats`)."""
+    if isinstance(cheat, RevealWithholder):
+        _withhold_reveal(peer, cheat)
+        return
     author = peer._author
     membership = author.membership
     honest_liveness = author.liveness
     once = isinstance(cheat, LateVote)
+    reason = cheat.reason if isinstance(cheat, FreezeBreaker) else DropReason.SILENT
     done: list[bool] = []
 
     def liveness(now: float) -> None:
@@ -134,11 +170,16 @@ def install(peer: Peer, cheat: FreezeBreaker | LateVote) -> None:
             return
         if cheat.target in final.dropped or peer.seat in final.dropped:
             return
+        if isinstance(cheat, LateVote) and cheat.phase is not None:
+            if final.phase is cheat.phase and cheat.target in waits_for(final):
+                done.append(True)
+                _phase_vote(author, cheat.target, now)
+            return
         if once:
             done.append(True)  # (and withdrawn as the honest code does)
         else:
             membership.proven_seats.add(cheat.target)  # never withdrawn when heard again
-        author.vote(cheat.target, DropReason.SILENT, now)
+        author.vote(cheat.target, reason, now)
 
     author.liveness = liveness  # type: ignore[method-assign]
     if isinstance(cheat, LateVote) or not cheat.breaks:
@@ -155,6 +196,52 @@ def install(peer: Peer, cheat: FreezeBreaker | LateVote) -> None:
     membership.frontier = frontier  # type: ignore[method-assign]
 
 
+def _phase_vote(author: Author, target: int, now: float) -> None:
+    """``author``'s vote *withheld* on ``target``'s event of its final phase, as
+    ``Membership.withholding`` casts it (withdrawn once the event is held)."""
+    membership = author.membership
+    if Awaited.of(author.final, target).held_in(author.chains.folds.tentative):
+        return
+    membership.proven_seats.add(target)
+    membership.phase_votes[target] = (now, Awaited.of(author.final, target))
+    author.vote(target, DropReason.WITHHELD, now)
+
+
+def _withhold_reveal(peer: Peer, cheat: RevealWithholder) -> None:
+    """:class:`RevealWithholder` on ``peer``'s core."""
+    author = peer._author
+    duties, membership = author.duties, author.membership
+    honest_event, honest_liveness = duties.phase_event, author.liveness
+    since: list[float] = []  # (when our final fold entered reveal)
+
+    def phase_event(
+        final: GameState, ready_through: int | None, tentative: GameState | None = None
+    ) -> EventBody | None:
+        body = honest_event(final, ready_through, tentative)
+        secret = isinstance(body, Reveal) and body.what is RevealWhat.SECRET
+        return None if secret else body
+
+    def liveness(now: float) -> None:
+        final = author.final
+        if final.phase is Phase.REVEAL and not since:
+            since.append(now)
+        honest_liveness(now)
+        late = cheat.late
+        if since and late is not None and now >= since[0] + late and not author.left:
+            body = honest_event(author.final, None)  # (the reveal, late; None once signed)
+            if isinstance(body, Reveal) and body.what is RevealWhat.SECRET:
+                author.sign(body, None)
+        if not since or not cheat.votes or author.left or peer.seat in final.dropped:
+            return
+        for q in range(peer.spec.seats):
+            if q != peer.seat and q not in membership.voted and q not in final.dropped:
+                membership.proven_seats.add(q)  # never withdrawn
+                author.vote(q, DropReason.WITHHELD, now)
+
+    duties.phase_event = phase_event  # type: ignore[method-assign]
+    author.liveness = liveness  # type: ignore[method-assign]
+
+
 class _Simulation(Simulation):
     """A simulation whose freeze breakers (and late votes) are installed on start and on each
     restart, and whose withholders' sends to their victims are left out."""
@@ -162,7 +249,7 @@ class _Simulation(Simulation):
     def __init__(
         self,
         config: SimConfig,
-        breakers: Sequence[FreezeBreaker | LateVote],
+        breakers: Sequence[FreezeBreaker | LateVote | RevealWithholder],
         withholders: Sequence[Withholder] = (),
     ) -> None:
         self.breakers = tuple(breakers)  # (before the constructor installs the cheats)
@@ -194,7 +281,7 @@ class _Simulation(Simulation):
 
 def simulate(
     config: SimConfig,
-    cheats: Sequence[FreezeBreaker | Withholder | LateVote],
+    cheats: Sequence[FreezeBreaker | Withholder | LateVote | RevealWithholder],
     *,
     links: bool = False,
 ) -> SimResult:
@@ -214,7 +301,7 @@ def simulate(
         missing = [c.seat for c in cheats if c.seat not in marked and not isinstance(c, LateVote)]
         if missing:
             raise ValueError(f"cheaters not among the run's (breaker_marks): {missing}")
-    breakers = [c for c in cheats if isinstance(c, FreezeBreaker | LateVote)]
+    breakers = [c for c in cheats if isinstance(c, FreezeBreaker | LateVote | RevealWithholder)]
     withholders = [c for c in cheats if isinstance(c, Withholder)]
     result = _Simulation(config, breakers, withholders).run()
     result.violations = check(result)
