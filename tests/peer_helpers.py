@@ -20,10 +20,12 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from p2p_nertz.audit import LogSource
 from p2p_nertz.bots import BotDriver
 from p2p_nertz.bots.base import Pacing, Strategy
 from p2p_nertz.bots.greedy import Greedy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
+from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
     Beat,
@@ -42,6 +44,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Rules, Table
+from p2p_nertz.sim.logfiles import log_file, log_records
 from p2p_nertz.sim.network import SimResult
 
 __all__ = [
@@ -505,3 +508,22 @@ class Paused(Strategy):
 
     def choose(self, table: Table, seat: int) -> Move | None:
         return None
+
+
+def log_of(net: PeerNetwork, seat: int) -> list[LogRecord]:
+    """``seat``'s log of the game ``net`` played: every event its peer holds, in the order of
+    their Lamport times (an order in which each could have been delivered)."""
+    peer, spec = net.peers[seat], net.spec
+    held = sorted(
+        (m for s in range(net.n) for m in peer.events(s)),
+        key=lambda m: (m.lamport, spec.seat_of(m.author), m.seq),
+    )
+    return log_records(spec, seat, [m.wire for m in held])
+
+
+def log_sources(net: PeerNetwork) -> list[LogSource]:
+    """Every seat's log of the game ``net`` played, as the audit and the replay read files."""
+    return [
+        LogSource.from_bytes(f"p{seat}.log", log_file(net.spec, seat, log_of(net, seat)))
+        for seat in range(net.n)
+    ]

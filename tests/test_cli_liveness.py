@@ -221,7 +221,9 @@ class _Spawned:
 
     def __call__(self, command: list[str], **kwargs: Any) -> Any:
         self.commands.append(list(command))
-        return _POPEN([sys.executable, "-c", "pass"])  # a real child, with nothing to do
+        # A real child, with nothing to do (its stdin a pipe where the bot's is: the bot stops
+        # when that pipe closes, cli/node_cmd.py).
+        return _POPEN([sys.executable, "-c", "pass"], stdin=kwargs.get("stdin"))
 
 
 def _timers_of(command: list[str]) -> tuple[float, float]:
@@ -244,6 +246,8 @@ def test_the_bots_host_starts_wait_as_long_as_the_host(
     )  # fmt: skip
     for bot in cli.lobby_cmd._spawn_bots(args, "tcp://127.0.0.1:5"):
         bot.proc.wait()
+        if bot.proc.stdin is not None:  # (the pipe the bot stops with)
+            bot.proc.stdin.close()
     assert len(spawned.commands) == 2
     assert {_timers_of(c) for c in spawned.commands} == {(0.25, 7.5)}
 
@@ -252,17 +256,16 @@ def test_the_bots_of_a_quick_game_wait_as_long_as_the_player(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import cli.bots
-    import cli.play
 
     spawned = _Spawned()
     monkeypatch.setattr(cli.bots.subprocess, "Popen", spawned)
     identity = Identity.generate(derive_seed(b"test-cli-liveness", "bot"))
     spec = GameSpec.create([(identity.peer_id, "bot1")], Rules(), bytes(16))
     args = build_parser().parse_args(["play", "--suspect-after", "2", "--drop-after", "3"])
-    child = cli.play._spawn_bot(
-        tmp_path, tmp_path / "spec", spec, identity, seat=0, number=1,
+    child = cli.bots.start_node_child(  # (as cli/play.py starts each bot of a quick game)
+        tmp_path, tmp_path / "spec", spec, identity, seat=0, name="bot1", stem="bot1",
         endpoint_of={identity.peer_id: "tcp://127.0.0.1:5"}, strategy="greedy", speed="5",
-        options=liveness_argv(args),
+        own_session=True, options=liveness_argv(args),
     )  # fmt: skip
     assert child.proc is not None
     child.proc.wait()

@@ -13,17 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from audit_helpers import Game
-from peer_helpers import PeerNetwork
+from peer_helpers import PeerNetwork, log_sources
 
-from p2p_nertz.audit import LogSource
+from p2p_nertz.audit import audit
 from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.peer import PeerConfig, Send
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rules import Rules, Termination
 from p2p_nertz.ui import TableController, TableView, render
-from tests.test_peer_hostile import _log_of
 
 QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
 
@@ -104,8 +102,8 @@ def test_left_alone_the_audit_finds_the_game_valid_with_its_result() -> None:
     # Every peer's log folds to the same end: the audit, which folds them together, says the
     # game is finished, valid, with the totals of the rounds scored and the winners.
     net, before = _left_in(_round_two(Phase.PLAY))
-    game = Game(net.spec, net.identities, [_log_of(net, s) for s in range(2)], None)  # type: ignore[arg-type]
-    report = game.audit()
+    sources = log_sources(net)
+    report = audit(sources)
     assert report.valid, report.violations
     assert report.finished
     assert report.totals == before.game.totals
@@ -113,7 +111,6 @@ def test_left_alone_the_audit_finds_the_game_valid_with_its_result() -> None:
     assert result is not None and report.winners == result.winners
     assert report.state is not None and report.state.left_alone == 1
     # The replay, the same fold step by step, says where and how it ended.
-    sources = [LogSource.from_bytes(f"p{i}.log", b) for i, b in enumerate(game.files())]
     replay = load(sources)
     assert isinstance(replay, Replay)
     (end,) = [step for step in replay.steps if any("game over" in n for n in step.notes)]

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from audit_helpers import Game
 from helpers_rules import assert_illegal, script, table_from
-from peer_helpers import Paused, PeerNetwork, PuppetPeer
+from peer_helpers import Paused, PeerNetwork, PuppetPeer, log_sources
 
+from p2p_nertz.audit import audit
 from p2p_nertz.bots import BotDriver, Pacing
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import NotationError
-from p2p_nertz.logfile import Record
 from p2p_nertz.protocol.bodies import Play, encode_body, held_ids, parse_body
 from p2p_nertz.protocol.effects import Rejected, Send
 from p2p_nertz.protocol.envelope import Kind, decode_message
@@ -29,7 +28,6 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Pile, RoundStatus, Rules, Table
 from p2p_nertz.sim.invariants import check
-from p2p_nertz.sim.logfiles import log_records
 from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, SimResult, Simulation
 from p2p_nertz.ui.tracker import PASSED_FOR_YOU, Tracker, status_line
 
@@ -196,16 +194,6 @@ def _table(peer: Peer) -> Table:
     return table
 
 
-def _log_of(net: PeerNetwork, seat: int) -> list[Record]:
-    """``seat``'s log: every event its peer holds, in an order it could have taken them in."""
-    peer, spec = net.peers[seat], net.spec
-    held = sorted(
-        (m for s in range(net.n) for m in peer.events(s)),
-        key=lambda m: (m.lamport, spec.seat_of(m.author), m.seq),
-    )
-    return log_records(spec, seat, [m.wire for m in held])
-
-
 def _body(net: PeerNetwork, seat: int, move: Move) -> Play:
     """``seat``'s event body for ``move`` in round 1, with what its peer holds as frontier."""
     feeds = [net.peers[seat].events(q) for q in range(net.n)]
@@ -288,8 +276,7 @@ def test_pass_for_made_early_or_for_oneself_is_refused_by_every_fold_and_named()
     assert any(isinstance(e, Rejected) for e in effects)
     assert len(net.peers[1].events(0)) == held
     # The audit of the members' logs names seat 0, for those two passes, and nobody else.
-    game = Game(net.spec, net.identities, [_log_of(net, s) for s in range(3)], None)  # type: ignore[arg-type]
-    report = game.audit()
+    report = audit(log_sources(net))
     assert {f.seat for f in report.errors} == {0}
     assert any("P@2" in f.detail for f in report.errors)
 

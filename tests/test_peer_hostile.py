@@ -23,12 +23,21 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from peer_helpers import PeerNetwork, PuppetPeer, Wires, beat_body, beat_of, forge, sign, snapshot
+from peer_helpers import (
+    PeerNetwork,
+    PuppetPeer,
+    Wires,
+    beat_body,
+    beat_of,
+    forge,
+    log_of,
+    sign,
+    snapshot,
+)
 
 from p2p_nertz.audit import FindingKind, Severity
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
-from p2p_nertz.logfile import Record
 from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason, Play, Ready, held_ids, parse_body
 from p2p_nertz.protocol.delivery import ANSWER_BURST
 from p2p_nertz.protocol.envelope import (
@@ -67,7 +76,6 @@ from p2p_nertz.rules import (
     Tableau,
     shuffled_deck,
 )
-from p2p_nertz.sim.logfiles import log_records
 from p2p_nertz.ui.tracker import Tracker
 from tests.audit_helpers import Game, events_of, rewrite
 
@@ -841,7 +849,7 @@ def test_false_nerts_call_is_penalised_alike_on_every_peer() -> None:
     assert net.peers[0].final.violations == ()
     # The peers' logs audit valid: the call is named, a notice (an honest mistake the rules
     # allow at a cost), and the signed results carry the penalty the audit recomputes.
-    game = Game(net.spec, net.identities, [_log_of(net, s) for s in range(net.n)], None)  # type: ignore[arg-type]
+    game = Game(net.spec, net.identities, [log_of(net, s) for s in range(net.n)], None)  # type: ignore[arg-type]
     report = game.audit()
     assert report.valid and report.exit_status == 0, [str(v) for v in report.violations]
     (false,) = [v for v in report.violations if v.kind is FindingKind.FALSE_NERTS]
@@ -867,17 +875,6 @@ def test_false_nerts_call_is_penalised_alike_on_every_peer() -> None:
     assert [v.kind for v in report.violations if v.severity is Severity.NOTICE] == [
         FindingKind.FALSE_NERTS
     ]
-
-
-def _log_of(net: PeerNetwork, seat: int) -> list[Record]:
-    """``seat``'s log of the game ``net`` played: every event its peer holds, in the order
-    of their Lamport times (an order in which each could have been delivered)."""
-    peer, spec = net.peers[seat], net.spec
-    held = sorted(
-        (m for s in range(net.n) for m in peer.events(s)),
-        key=lambda m: (m.lamport, spec.seat_of(m.author), m.seq),
-    )
-    return log_records(spec, seat, [m.wire for m in held])
 
 
 class StackedDeckPeer(Peer):
