@@ -24,7 +24,7 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.ui import Context, KeyState, Leave, press
 from p2p_nertz.ui.lobby import AtTable, LobbyView, SeatLine, render_lobby
 from tests.cli_helpers import foreground, make_key
-from tests.test_cli_play import HEIGHT, Tty, bot_processes
+from tests.test_cli_play import Tty, bot_processes
 
 
 def _seat(n: int, name: str, ready: bool = False) -> Seat:
@@ -116,18 +116,22 @@ def test_q_leaves_at_once_when_nobody_else_is_left() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_the_table_says_when_the_last_opponent_has_left_and_q_leaves(tmp_path: Path) -> None:
+def test_the_table_says_the_game_is_over_when_the_last_opponent_has_left_and_q_quits(
+    tmp_path: Path,
+) -> None:
+    # A leave that leaves one member in ends the game (docs/protocol.md §9.3, *left alone*):
+    # the table says who left and that the game is over, and q quits with no question.
     tty = Tty(["play", "--bots", "1", "--speed", "1", "--seed", "5", "--rounds", "3",
                "--dir", str(tmp_path / "game")])  # fmt: skip
     try:
         tty.wait("is dealt — go!", timeout=60)
         (bot,) = bot_processes(tty.child.pid)
         os.kill(bot, signal.SIGTERM)  # the bot leaves cleanly: a signed leave
-        text = tty.wait("nobody else is left at the table: q leaves the game")
-        assert "q leaves: nobody else is left" in tty.line(HEIGHT - 1), text
-        tty.send("q")  # no question: nobody is left to play with
+        text = tty.wait("bot1 left the game — the game is over")
+        assert "game over" in text and "(ended early)" in text, text
+        tty.send("q")  # no question: the game is over
         assert tty.finish(30) == 0
-        assert b"you left the game" in tty.raw and b"Traceback" not in tty.raw
+        assert b"Traceback" not in tty.raw
     finally:
         if tty.child.isalive():
             tty.child.kill(9)
