@@ -24,7 +24,7 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.ui import Context, KeyState, Leave, press
 from p2p_nertz.ui.lobby import AtTable, LobbyView, SeatLine, render_lobby
 from tests.cli_helpers import foreground, make_key
-from tests.test_cli_play import Tty, bot_processes
+from tests.test_cli_play import Tty, bot_processes, leave
 
 
 def _seat(n: int, name: str, ready: bool = False) -> Seat:
@@ -120,7 +120,7 @@ def test_the_table_says_the_game_is_over_when_the_last_opponent_has_left_and_q_q
     tmp_path: Path,
 ) -> None:
     # A leave that leaves one member in ends the game (docs/protocol.md §9.3, *left alone*):
-    # the table says who left and that the game is over, and q quits with no question.
+    # the table says who left and that the game is over, and q quits as at any game's end.
     tty = Tty(["play", "--bots", "1", "--speed", "1", "--seed", "5", "--rounds", "3",
                "--dir", str(tmp_path / "game")])  # fmt: skip
     try:
@@ -129,8 +129,7 @@ def test_the_table_says_the_game_is_over_when_the_last_opponent_has_left_and_q_q
         os.kill(bot, signal.SIGTERM)  # the bot leaves cleanly: a signed leave
         text = tty.wait("bot1 left the game — the game is over")
         assert "game over" in text and "(ended early)" in text, text
-        tty.send("q")  # no question: the game is over
-        assert tty.finish(30) == 0
+        leave(tty)  # (q, and y if asked, as at any game's end: a clean exit, status 0)
         assert b"Traceback" not in tty.raw
     finally:
         if tty.child.isalive():
