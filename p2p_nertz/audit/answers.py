@@ -58,6 +58,7 @@ from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.debts import owed_head, past_freeze
 from p2p_nertz.protocol.envelope import KIND_DROP
 from p2p_nertz.protocol.finality import frozen_claims, released, unannounced
+from p2p_nertz.protocol.roster import contradicts
 from p2p_nertz.protocol.shuffle import DEALT
 from p2p_nertz.protocol.state import Event, Phase, RoundState
 
@@ -296,7 +297,8 @@ class AnswerWatch:
         if self._taking:
             self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
         body = event.body
-        if event.kind is KIND_DROP and isinstance(body, Drop):
+        # (A vote that contradicts its own frontier is no vote: every fold refuses it.)
+        if event.kind is KIND_DROP and isinstance(body, Drop) and not contradicts(body):
             vote = _Vote(
                 event.seat, event.seq, event.lamport, body.seat, body.reason, body.last_seq
             )

@@ -126,6 +126,10 @@ class RefusalCode(enum.StrEnum):
     """A result whose lake digest or scores disagree with the fold's own."""
     SELF_VOTE = "self_vote"
     """A vote to drop its own author."""
+    VOTE_CONTRADICTS = "vote_contradicts"
+    """A vote quoting, at the seq of the member's feed its own frontier names, another id than
+    the frontier (:func:`~p2p_nertz.protocol.roster.contradicts`): its voter's word against
+    itself, in one signed event."""
     UNPROVEN_FLAP = "unproven_flap"
     """A vote *flapping* naming a withdrawal at which the fold finds no flap fault of the
     member (:mod:`p2p_nertz.protocol.flaps`): a forged proof."""

@@ -34,7 +34,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.finality import decided, decided_at
-from p2p_nertz.protocol.roster import Cap, frozen_below, lasting_caps
+from p2p_nertz.protocol.roster import Cap, contradicts, frozen_below, lasting_caps
 from p2p_nertz.protocol.state import Event, GameState, Notice, Phase
 
 __all__ = [
@@ -897,7 +897,7 @@ class Unheld:
             self.last[seat] = event.seq
         body = event.body
         if event.kind is KIND_DROP and isinstance(body, Drop):
-            if body.reason in _AGAINST:
+            if body.reason in _AGAINST and not contradicts(body):  # (refused: no count)
                 self.counts.setdefault(body.seat, set()).add(body.last_seq)
             elif body.reason is DropReason.REJOIN:
                 self.rejoins.setdefault(body.seat, set()).add(body.last_seq)

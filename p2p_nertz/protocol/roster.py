@@ -39,6 +39,7 @@ __all__ = [
     "Cap",
     "Roster",
     "capped",
+    "contradicts",
     "decided_before_lifts",
     "freezes",
     "frozen_at",
@@ -1088,6 +1089,36 @@ def with_forks(
     return out
 
 
+def contradicts(body: Drop) -> bool:
+    """Whether a vote against a member contradicts itself: at the seq of the member's feed
+    that its own frontier names (what its voter announces holding, in the same signed event),
+    it quotes another id than the frontier does (the one home of the rule; the fold refuses
+    such a vote, ``vote_contradicts``, and it counts for nothing, docs/protocol.md §9.2,
+    *a vote's ids are its voter's word*).
+
+    An honest voter reads both from the same copies as it signs, so they never differ (a vote
+    counts at least what it announces: the frontier's seq is within the ids it quotes, or
+    below them past a window of 64, or above its count where its final fold cut the member).
+    A voter that counts events it does not hold, quoting ids it made up, says so here: its
+    frontier names the event it holds at that seq, and the ids it quotes there do not
+    (``scripts/soak.py --liars --two-liars`` seed 15: seat 3 counted 29 of seat 1's events,
+    its frontier 28; every quoted id was wrong).
+
+    >>> ids = (b"a" * 8, b"b" * 8, b"c" * 8)  # (seat 1's events 1 to 3, as quoted)
+    >>> def vote(held: int, named: bytes) -> Drop:  # (seat 0's vote, holding ``held``)
+    ...     return Drop((5, held), 1, 3, DropReason.SILENT, 0, ids, (b"", named))
+    >>> contradicts(vote(3, b"c" * 8)), contradicts(vote(2, b"b" * 8)), contradicts(vote(0, b""))
+    (False, False, False)
+    >>> contradicts(vote(2, b"z" * 8))
+    True
+    """
+    seat = body.seat
+    if body.reason not in _CAPPED or seat >= len(body.frontier_ids):
+        return False
+    quoted = body.id_at(body.frontier[seat])
+    return bool(quoted) and quoted != body.frontier_ids[seat]
+
+
 def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
     """The last counted seq of a member voted out, and the chain that counts (seq -> id).
 
@@ -1098,18 +1129,15 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
 
     For a member that only fell silent, the cut is the highest count (DESIGN.md §6: nothing
     anyone holds is lost). For a member proven to cheat (a vote on proof of equivocation, or two
-    votes quoting different ids at one seq), the votes of every member left are counted, and
-    the cut is the lowest count, lowered below the first seq where two of them quote different
-    ids: up to there every voter holds the same chain, so nobody has to take an event it never
-    held (a cheater can time one below what a peer already made final).
+    votes whose chains part, :func:`_parting`), the votes of every member left are counted,
+    and the cut is the lowest count, lowered below the first seq where two chains part: up to
+    there every voter holds the same chain, so nobody has to take an event it never held (a
+    cheater can time one below what a peer already made final). Ids that differ where the
+    chains do not part are one voter's word against another's, not a fork: they lower
+    nothing, and the chain kept leaves those seqs out (§9.2, *a vote's ids are its voter's
+    word*).
     """
-    quoted: dict[int, bytes] = {}
-    split: int | None = None
-    for v in votes:
-        first = v.last_seq - len(v.ids) + 1
-        for seq, prefix in enumerate(v.ids, first):  # (v.id_at(seq), without a call each)
-            if quoted.setdefault(seq, prefix) != prefix:
-                split = seq if split is None else min(split, seq)
+    split, disputed = _parting(votes)
     proven = split is not None or any(v.reason is DropReason.EQUIVOCATION for v in votes)
     counts = [v.last_seq for v in votes]
     cut = min(counts) if proven else max(counts)
@@ -1118,8 +1146,59 @@ def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:
     if not proven:
         chosen = next(v for v in votes if v.last_seq == cut)
         first = cut - len(chosen.ids) + 1
-        return cut, {first + i: prefix for i, prefix in enumerate(chosen.ids)}
-    return cut, {seq: prefix for seq, prefix in quoted.items() if seq <= cut}
+        chain = {first + i: prefix for i, prefix in enumerate(chosen.ids)}
+    else:
+        chain = {}
+        for v in votes:
+            first = v.last_seq - len(v.ids) + 1
+            for seq, prefix in enumerate(v.ids, first):
+                if seq <= cut:
+                    chain.setdefault(seq, prefix)
+    for seq in disputed:
+        chain.pop(seq, None)
+    return cut, chain
+
+
+def _parting(votes: tuple[Drop, ...]) -> tuple[int | None, set[int]]:
+    """Where the chains two of ``votes`` quote part (the lowest such seq, or ``None``), and
+    the seqs where two quote different ids though their chains do not part there.
+
+    An id names its whole chain (each event hashes the one before), so two chains that part
+    at seq ``f`` differ at every seq from ``f`` on: two votes quoting different ids at the
+    highest seq both quote count different chains, which part at the first seq of the run of
+    differences that ends there. Ids that differ below a seq where the two agree again are
+    no fork: one of the two votes quotes, there, an id of no chain its voter holds.
+
+    >>> def vote(*ids: bytes) -> Drop:  # (a vote on seat 1 counting 3, quoting ``ids``)
+    ...     return Drop((), 1, 3, DropReason.SILENT, 0, tuple(i * 8 for i in ids))
+    >>> a, b, c = vote(b"1", b"2", b"3"), vote(b"1", b"x", b"3"), vote(b"1", b"y", b"z")
+    >>> _parting((a, b)), _parting((a, c)), _parting((a, b, c))
+    ((None, {2}), (2, set()), (2, {2}))
+    """
+    split: int | None = None
+    disputed: set[int] = set()
+    for i, a in enumerate(votes):
+        a_first = a.last_seq - len(a.ids) + 1
+        for b in votes[i + 1 :]:
+            b_first = b.last_seq - len(b.ids) + 1
+            lo, hi = max(a_first, b_first), min(a.last_seq, b.last_seq)
+            if lo > hi:
+                continue
+            ours = a.ids[lo - a_first : hi - a_first + 1]
+            theirs = b.ids[lo - b_first : hi - b_first + 1]
+            if ours == theirs:
+                continue
+            pairs = zip(ours, theirs, strict=True)
+            differ = [seq for seq, (x, y) in enumerate(pairs, lo) if x != y]
+            if ours[-1] == theirs[-1]:
+                disputed.update(differ)
+                continue
+            start = hi  # (the first seq of the run of differences that ends at hi)
+            while start > lo and ours[start - 1 - lo] != theirs[start - 1 - lo]:
+                start -= 1
+            disputed.update(seq for seq in differ if seq < start)
+            split = start if split is None else min(split, start)
+    return split, disputed
 
 
 #: The votes against a member that freeze what their voter announces of its feed (§9.2),

@@ -89,6 +89,7 @@ from p2p_nertz.protocol.roster import (
     Cap,
     Roster,
     capped,
+    contradicts,
     decided_before_lifts,
     freezes,
     frozen_at,
@@ -484,6 +485,12 @@ class GameState:
         target = body.seat
         if target == event.seat:
             raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
+        if contradicts(body):
+            raise Refuse(
+                _C.VOTE_CONTRADICTS,
+                f"a vote quoting another id of seat {target}'s event {body.frontier[target]} "
+                "than its own frontier names",
+            )
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
             roster.freeze(event.seat, body, event.seq, event.lamport)  # (counts not, caps)
             return
