@@ -483,14 +483,7 @@ class GameState:
         assert isinstance(body, Drop)
         roster = self.roster
         target = body.seat
-        if target == event.seat:
-            raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
-        if contradicts(body):
-            raise Refuse(
-                _C.VOTE_CONTRADICTS,
-                f"a vote quoting another id of seat {target}'s event {body.frontier[target]} "
-                "than its own frontier names",
-            )
+        _refuse_vote(event.seat, body)
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
             roster.freeze(event.seat, body, event.seq, event.lamport)  # (counts not, caps)
             return
@@ -674,6 +667,21 @@ class GameState:
             notices.append(GameEnded(self.game.result))
         else:
             self._new_round(notices)
+
+
+def _refuse_vote(seat: int, body: Drop) -> None:
+    """Refuse ``seat``'s vote ``body`` if no fold counts it: a vote on its own author, or one
+    quoting another id of the target's feed than its own frontier names (§9.2, *a vote's ids
+    are its voter's word*)."""
+    target = body.seat
+    if target == seat:
+        raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
+    if contradicts(body):
+        raise Refuse(
+            _C.VOTE_CONTRADICTS,
+            f"a vote quoting another id of seat {target}'s event {body.frontier[target]} "
+            "than its own frontier names",
+        )
 
 
 def _end_left_alone(state: GameState, seat: int, notices: list[Notice]) -> None:
