@@ -232,7 +232,9 @@ def abandoned_honest(peer: Peer, cheaters: frozenset[int], seats: int) -> set[in
     abandoning a live opponent, and the game then ends on the rounds scored); a liar whose
     fold parted from the table's sees the honest member withhold what its own phase waits
     for, and its honest code abandons it (``--liars`` seeds 1209, 1293, 1405). An end, not a
-    drop the invariants blame."""
+    drop the invariants blame, at any table size: the fold takes an abandon only where its
+    author and its target are the last two members (a game of three after a leave: two-liar
+    seed 817)."""
     return {q for c in cheaters for q in abandoned_by(peer.events(c), seats)}
 
 
@@ -276,7 +278,7 @@ def judge_liars(
         if p is None or seat in cheaters:
             continue
         final = p.final
-        excused = abandoned_honest(p, cheaters, players) if players == 2 else set()
+        excused = abandoned_honest(p, cheaters, players)  # (two left, whatever it began with)
         for q in sorted(final.dropped):
             if q not in cheaters and q not in excused:
                 problems.append(f"honest dropped: seat {seat}'s final fold dropped seat {q}")
