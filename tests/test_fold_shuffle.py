@@ -61,7 +61,9 @@ def _drop(t: ShuffleTable, target: int, voters: list[int], cut: int | None = Non
     """``voters`` each vote ``target`` out *silent* at ``cut`` (its events so far unless
     given)."""
     cut = t.seqs[target] if cut is None else cut
-    quoted = (b"\x02" * 8,) * min(cut, 64)
+    # (The ids every event of this table names, ShuffleTable.event: a vote quoting others than
+    # its own frontier names is refused, docs/protocol.md §9.2.)
+    quoted = (b"\x01" * 8,) * min(cut, 64)
     for voter in voters:
         t.play(voter, Drop((), target, cut, DropReason.SILENT, 0, quoted))
 
