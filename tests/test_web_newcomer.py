@@ -165,8 +165,13 @@ def test_web_a_first_look_says_each_thing_once_in_words_and_a_pass_names_the_ope
         assert news.text.startswith("practice: the bots wait for you"), news.text
         assert "nertz " not in news.text and "--" not in news.text, news.text
         assert driver.find_element("id", "round").text == "round 1 of 1 · playing"
-        for head in driver.find_elements("css selector", "#others .player h3"):
-            assert " · 0 pts" in head.text, head.text  # a total, named
+        heads = wait_for(  # (read in one pass, again if the page redrew the others meanwhile)
+            driver,
+            lambda d: [h.text for h in d.find_elements("css selector", "#others .player h3")],
+            "the other players' rows",
+        )
+        for text in heads:
+            assert " · 0 pts" in text, text  # a total, named
         driver.find_element("id", "learn").click()
         rules = wait_for(driver, lambda d: d.find_element("id", "how-to-play").text, "rules")
         rules = " ".join(rules.split())
