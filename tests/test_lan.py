@@ -100,10 +100,14 @@ def own_events(player: Player) -> int:
         return sum(1 for r in reader if r.kind is RecordKind.SENT_EVENT)
 
 
-def check_finished_and_agreed(players: list[Player]) -> dict[str, Any]:
+def check_finished_and_agreed(
+    players: list[Player], timeout: float = GAME_TIMEOUT
+) -> dict[str, Any]:
+    """Every player's process ends (``timeout`` seconds each at most: a hang's bound, not a
+    pace) with the game over, all on one final digest; the first player's final line."""
     for p in players:
         try:
-            p.proc.wait(timeout=GAME_TIMEOUT)
+            p.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             pytest.fail("the game did not finish\n" + "\n".join(map(Player.describe, players)))
         assert p.proc.returncode == 0, p.describe()
