@@ -22,6 +22,7 @@ the lab's ``eth0`` reaches only the lab's hosts (DESIGN.md §7).
         lab.reset(2, False)                             # … until now
         lab.throttle(0, 32)                             # host 0 on a 32 kbit/s link
         lab.delay(1, 0.5, 0.2)                          # host 1's packets 0.5 s ± 0.2 late
+        lab.delay(1, 0)                                 # … no more: Delayed(held=…, late=…)
 
 It needs root and ``ip`` from iproute2; :func:`unavailable` says why a lab cannot be made here
 (tests skip with that reason); the impairments (loss, resets, a narrow link) also ``nft``
@@ -31,16 +32,26 @@ It needs root and ``ip`` from iproute2; :func:`unavailable` says why a lab canno
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import count
 from types import TracebackType
 from typing import Any, Final
 
-__all__ = ["BROADCAST", "SUBNET", "Lab", "LabError", "impairments_unavailable", "unavailable"]
+__all__ = [
+    "BROADCAST",
+    "SUBNET",
+    "Delayed",
+    "Lab",
+    "LabError",
+    "impairments_unavailable",
+    "unavailable",
+]
 
 SUBNET: Final = "10.77.0.0/24"
 """The lab's LAN."""
@@ -200,6 +211,9 @@ class Lab:
         for proc in self._procs:
             with contextlib.suppress(subprocess.TimeoutExpired):  # a process in D state
                 proc.wait(timeout=10)
+        for delayer in self._delayers.values():  # (killed above: it says nothing now)
+            if delayer.stdout is not None:
+                delayer.stdout.close()
         self._procs.clear()
         for ns in reversed(self._made):
             with contextlib.suppress(LabError):
@@ -352,24 +366,28 @@ class Lab:
         if kbit:
             self._throttled.add(host)
 
-    def delay(self, host: int, seconds: float, jitter: float = 0.0, *, seed: int = 0) -> None:
+    def delay(
+        self, host: int, seconds: float, jitter: float = 0.0, *, seed: int = 0
+    ) -> Delayed | None:
         """Delay every packet host ``host`` sends or receives on the LAN by ``seconds`` ±
         ``jitter`` (uniform, each drawn apart: they may overtake each other), ``0`` none again:
         a slow Wi-Fi. ``tc netem``'s delay, done by :mod:`p2p_nertz.testing.delay` holding each
-        packet in netfilter queue (an ``iptables NFQUEUE`` rule in the host's namespace)."""
+        packet in netfilter queue (an ``iptables NFQUEUE`` rule in the host's namespace).
+
+        Returns what the delay it replaces did (:class:`Delayed`), or ``None`` if there was
+        none (or its delayer died without saying)."""
         self._check(host)
         if seconds < 0 or jitter < 0:
             raise ValueError(f"a delay is 0 s or more, not {seconds} ± {jitter}")
         ns = self.namespace(host)
         rules = [("OUTPUT", "-d"), ("INPUT", "-s")]
+        done = None
         if host in self._delayers:
             for chain, way in rules:
                 _ip_tool(["iptables", "-D", chain, way, SUBNET, *_QUEUE_RULE], ns)
-            gone = self._delayers.pop(host)
-            gone.terminate()  # (it lets go what it holds first, then unbinds the queue)
-            gone.wait(timeout=10)
+            done = _stop_delayer(self._delayers.pop(host))
         if not seconds:
-            return
+            return done
         argv = [
             "--queue",
             "7",
@@ -385,12 +403,13 @@ class Lab:
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert proc.stdout is not None
-        with proc.stdout:  # (it says nothing more)
-            if proc.stdout.readline().strip() != "ready":
-                raise LabError(f"the delay of host {host} did not start (exit {proc.wait()})")
+        if proc.stdout.readline().strip() != "ready":  # (then nothing until it is stopped)
+            proc.stdout.close()
+            raise LabError(f"the delay of host {host} did not start (exit {proc.wait()})")
         self._delayers[host] = proc
         for chain, way in rules:
             _ip_tool(["iptables", "-A", chain, way, SUBNET, *_QUEUE_RULE], ns)
+        return done
 
     def _filter(self, host: int) -> None:
         """Host ``host``'s nftables table (its resets) and the switch's (every host's loss),
@@ -415,6 +434,29 @@ class Lab:
         )
         forward = f"chain forward {{ type filter hook forward priority 0; policy accept; {lost}}}"
         _nft(self.switch, "bridge", forward)
+
+
+@dataclass(frozen=True)
+class Delayed:
+    """What a delay did, said by its delayer when :meth:`Lab.delay` lifted or replaced it."""
+
+    held: int
+    """Packets it held (each ``seconds`` ± ``jitter``)."""
+    late: float
+    """How late, in seconds, it let the latest of them go past its time: its own lateness (a
+    delayer starved of the CPU holds packets longer than asked)."""
+
+
+def _stop_delayer(proc: subprocess.Popen[Any]) -> Delayed | None:
+    """Stop a delayer (it lets go what it holds first, then unbinds the queue) and read what it
+    says it did."""
+    proc.terminate()
+    out, _ = proc.communicate(timeout=10)
+    try:
+        said = json.loads(out.splitlines()[-1]) if out else None
+    except ValueError:
+        said = None
+    return Delayed(said["held"], said["late"]) if isinstance(said, dict) else None
 
 
 def _nft(namespace: str, family: str, chains: str) -> None:
