@@ -31,7 +31,14 @@ pytestmark = [
     pytest.mark.skipif(_WHY is not None, reason=f"no network namespaces here: {_WHY}"),
 ]
 
-GAME_TIMEOUT = 90.0
+#: A game standing still this long (no player's log nor output growing) has hung: twice the
+#: longest quiet its timers make (the default drop timer, 30 s), whatever the load (a loaded
+#: game moves slower, it does not stop).
+STILL = 60.0
+#: A whole game's bound, from the check on, if it keeps moving (a livelock's): the bots' pace
+#: sets a game's length, not the load (a game of 2 players whose slow link healed took 9 to
+#: 99 s more to end at the bots' pace, load 11-42; session 33).
+GAME_TIMEOUT = 200.0
 
 
 class Player:
@@ -100,16 +107,33 @@ def own_events(player: Player) -> int:
         return sum(1 for r in reader if r.kind is RecordKind.SENT_EVENT)
 
 
+def _grown(players: list[Player]) -> list[int]:
+    """The sizes of every player's output and log files (a game moving writes to them)."""
+    files = [f for p in players for f in (p.out, *p.dir.glob("logs/*.log"))]
+    return [f.stat().st_size if f.exists() else 0 for f in files]
+
+
 def check_finished_and_agreed(
     players: list[Player], timeout: float = GAME_TIMEOUT
 ) -> dict[str, Any]:
-    """Every player's process ends (``timeout`` seconds each at most: a hang's bound, not a
-    pace) with the game over, all on one final digest; the first player's final line."""
+    """Every player's process ends with the game over, all on one final digest; the first
+    player's final line. A hang's bound, not a pace: the game fails when it stands still for
+    :data:`STILL` seconds, or keeps moving past ``timeout``."""
+    began = still_from = time.monotonic()
+    sizes = _grown(players)
+    while any(p.proc.poll() is None for p in players):
+        now, grown = time.monotonic(), _grown(players)
+        if grown != sizes:
+            sizes, still_from = grown, now
+        if now - still_from > STILL:
+            why = f"it stood still for {STILL:g} s"
+        elif now - began > timeout:
+            why = f"it kept moving for {timeout:g} s"
+        else:
+            time.sleep(0.2)
+            continue
+        pytest.fail(f"the game did not finish: {why}\n" + "\n".join(map(Player.describe, players)))
     for p in players:
-        try:
-            p.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the game did not finish\n" + "\n".join(map(Player.describe, players)))
         assert p.proc.returncode == 0, p.describe()
     finals = [p.event("final") for p in players]
     assert all(f is not None and f["over"] for f in finals), finals
