@@ -27,6 +27,7 @@ from helpers_rules import table_from
 
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui import TableView
+from p2p_nertz.ui.refusals import CAUGHT_UP
 from p2p_nertz.web.model import view_json
 from tests.web_helpers import ROOT, ServedPage, WebGame, browser_missing, open_browser, wait_for
 
@@ -163,10 +164,22 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             back = wait_for(driver, lambda d: (s := shown(d))["link"] == CONNECTED and s, "back")
             assert back["reconnects"] == 1 and not back["down"] and not back["unanswered"], back
             assert not back["status"].startswith("the nertz program is not answering"), back
-            # Live: the stock key turns the stock, through the resumed peer.
+            # Live: the stock key turns the stock, through the resumed peer. Until the bot has
+            # said what it holds of the player's own moves (a round trip once both are up,
+            # docs/protocol.md §9.6) a move is refused as still getting them back; once they
+            # are back the status line says so, and the move made again is taken (session 32's
+            # CI: the page was back first, and its click's refusal stood for 60 s).
+            stock = '#mine .pile[data-pile="s"]'
             before = waste_text(driver)
-            driver.find_element("css selector", '#mine .pile[data-pile="s"]').click()
-            wait_for(driver, lambda d: waste_text(d) != before, "the stock turned")
+            driver.find_element("css selector", stock).click()
+            wait_for(
+                driver,
+                lambda d: waste_text(d) != before or shown(d)["status"] == CAUGHT_UP,
+                "the stock turned, or the player's moves back",
+            )
+            if waste_text(driver) == before:  # (refused: the moves were not back)
+                driver.find_element("css selector", stock).click()
+                wait_for(driver, lambda d: waste_text(d) != before, "the stock turned")
             # The table's socket answers a lobby choice (once dropped without a word).
             answer = driver.execute_async_script(
                 "const done = arguments[arguments.length - 1];"
