@@ -27,6 +27,7 @@ from helpers_rules import table_from
 
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui import TableView
+from p2p_nertz.ui.refusals import CATCHING_UP, CAUGHT_UP
 from p2p_nertz.web.model import view_json
 from tests.web_helpers import ROOT, ServedPage, WebGame, browser_missing, open_browser, wait_for
 
@@ -126,6 +127,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
     # so and stops trying.
     game = WebGame(tmp_path, "--bots", "1", "--seed", "11", "--rounds", "1", "--speed", "1")
     resumed: subprocess.Popen[str] | None = None
+    bot: int | None = None
     try:
         with open_browser() as driver:
             driver.get(game.url + "?lost_after=1")
@@ -159,14 +161,39 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             )
             assert resumed.stdout is not None
             url = next(line.strip() for line in resumed.stdout if line.startswith("http://"))
+            bot = _freeze_child(resumed.pid, game.dir / "bot1.log")
             assert url == game.url
             back = wait_for(driver, lambda d: (s := shown(d))["link"] == CONNECTED and s, "back")
             assert back["reconnects"] == 1 and not back["down"] and not back["unanswered"], back
             assert not back["status"].startswith("the nertz program is not answering"), back
-            # Live: the stock key turns the stock, through the resumed peer.
+            # Live: the stock key turns the stock, through the resumed peer. Until the bot has
+            # said what it holds of the player's own moves (a round trip once both are up,
+            # docs/protocol.md §9.6) a move is refused as still getting them back; once they
+            # are back the status line says so, and the move made again is taken (session 32's
+            # CI: the page was back first, and its click's refusal stood for 60 s). The bot the
+            # resume started again is frozen meanwhile (unless it has answered already, the
+            # click is refused then), and let go once the page has said so.
+            stock = '#mine .pile[data-pile="s"]'
             before = waste_text(driver)
-            driver.find_element("css selector", '#mine .pile[data-pile="s"]').click()
-            wait_for(driver, lambda d: waste_text(d) != before, "the stock turned")
+            try:
+                driver.find_element("css selector", stock).click()
+                wait_for(
+                    driver,
+                    lambda d: waste_text(d) != before or shown(d)["status"] == CATCHING_UP,
+                    "the stock turned, or the click refused",
+                )
+            finally:
+                if bot is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(bot, signal.SIGCONT)
+            wait_for(
+                driver,
+                lambda d: waste_text(d) != before or shown(d)["status"] == CAUGHT_UP,
+                "the stock turned, or the player's moves back",
+            )
+            if waste_text(driver) == before:  # (refused: the moves were not back)
+                driver.find_element("css selector", stock).click()
+                wait_for(driver, lambda d: waste_text(d) != before, "the stock turned")
             # The table's socket answers a lobby choice (once dropped without a word).
             answer = driver.execute_async_script(
                 "const done = arguments[arguments.length - 1];"
@@ -183,11 +210,33 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             _, err = resumed.communicate(timeout=60)
             assert resumed.returncode == 128 + 15 and "Traceback" not in err, err
     finally:
-        for proc in (resumed, game.proc):  # (the bot is in the game's process group)
+        if bot is not None:  # (in a session of its own: it stops with the resume, unless frozen)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(bot, signal.SIGKILL)
+        for proc in (resumed, game.proc):  # (the first bot is in the game's process group)
             if proc is not None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.communicate()
+
+
+def _freeze_child(parent: int, log: Path) -> int | None:
+    """SIGSTOP the child of ``parent`` that plays on ``log`` (a bot ``nertz resume`` started
+    again); its pid, or ``None`` if there is none (it has ended, or no /proc says)."""
+    if not Path("/proc").is_dir():
+        return None
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+            ppid = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # (gone meanwhile)
+        if ppid == parent and str(log).encode() in args:
+            os.kill(int(entry.name), signal.SIGSTOP)
+            return int(entry.name)
+    return None
 
 
 def waste_text(driver: Any) -> str:

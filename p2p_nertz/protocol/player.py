@@ -86,6 +86,13 @@ class LocalPlayer:
         folds = self._author.chains.folds
         return rotation_pending(folds.tentative, folds.final)
 
+    def catching_up(self) -> bool:
+        """Whether a move is refused now as still getting our own moves back: restored in
+        recovery, or (any restore) until a member has said what it holds of our feed, or while
+        a doubt on it is open (docs/protocol.md §9.6; a table says when that is over)."""
+        author = self._author
+        return author.recovery is not None or author.held_back
+
     def move(self, move: Move) -> Play:
         """What ``move`` of the local player is, played now, as the body to sign (its frontier
         left to the signer): the move, the card a claim takes, the cards it turns up, the round
@@ -99,7 +106,7 @@ class LocalPlayer:
                 a pile the move needs is frozen.
         """
         author = self._author
-        if author.recovery is not None or author.held_back:
+        if self.catching_up():
             raise MoveRefused(
                 f"{move}: still recovering our own events from the others",
                 MoveAnswer(MoveRefusal.RECOVERING),

@@ -28,8 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from p2p_nertz.protocol.abandonment import Refusal
 from p2p_nertz.protocol.gone import GoneReason
-from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, own_held_back
+from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal, own_held_back
 from p2p_nertz.protocol.peer import Effect, Peer, TableGone
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rules import MoveKind, Pile, Tableau
@@ -45,6 +46,7 @@ from p2p_nertz.ui.keys import (
     once_dealt,
     press,
 )
+from p2p_nertz.ui.refusals import CAUGHT_UP
 from p2p_nertz.ui.tracker import Tracker
 from p2p_nertz.ui.view import NOT_UP, TableView, card_text, cards_up
 
@@ -139,6 +141,7 @@ class TableController:
         self._board_round: int | None = None  # the round whose board holds the next ready
         self._dealt = 0  # the last round whose table the status line has said is dealt
         self._up = 0  # the last round whose dealt cards have shown (``cards_up``)
+        self._catching: str | None = None  # a refusal's words while our moves were not back
         if hint is not None:
             self.tracker.say(hint)
 
@@ -277,15 +280,19 @@ class TableController:
         player's words (:meth:`Tracker.move_words`), or an illegal move's words."""
         if isinstance(why, MoveAnswer):
             self.keys = KeyState(status=self.tracker.move_words(why))
+            self._catching = self.keys.status if why.refusal is MoveRefusal.RECOVERING else None
         else:
             self.keys = KeyState(status=f"illegal: {_brief(why)}")
 
     def abandon_refused(self, why: str | AbandonAnswer) -> None:
         """The core refused an abandon (the other has not been silent long enough, say): its
         answer, said in the player's words (:meth:`Tracker.abandon_words`), or words."""
+        catching = False
         if isinstance(why, AbandonAnswer):
+            catching = why.refusal in (Refusal.RECOVERING, Refusal.UNHEARD)
             why = self.tracker.abandon_words(why)
         self.keys = KeyState(status=f"cannot abandon: {why}")
+        self._catching = self.keys.status if catching else None
 
     def abandoned(self) -> None:
         """The node took the abandon."""
@@ -315,6 +322,7 @@ class TableController:
         self._deal_seen(peer)
         if peer.view is not None:
             self.keys = once_dealt(self.keys)
+        self._caught_up(peer)
         view = self.tracker.view(
             peer, self.keys, final=self.stopped, abandon=peer.abandon_answer(now)
         )
@@ -353,6 +361,17 @@ class TableController:
         if self.keys.confirm is None:
             words = self.tracker.dealt(number, up=self._up >= number, out=out)
             self.keys = replace(self.keys, selected=None, status=words)
+
+    def _caught_up(self, peer: Peer) -> None:
+        """A move or abandon refused because a resumed peer was still getting its own moves
+        back (:data:`~p2p_nertz.ui.refusals.CATCHING_UP`; an abandon's: nobody has answered
+        yet): the others' word takes a round trip (docs/protocol.md §9.6). Once it has them,
+        the status line says so (:data:`CAUGHT_UP`), where the refusal's words stayed until
+        the next key, no longer true (a move refused meanwhile is made again by the person)."""
+        if self._catching is not None and not peer.player.catching_up():
+            if self.keys.status == self._catching:
+                self.keys = replace(self.keys, status=CAUGHT_UP)
+            self._catching = None
 
     def _context(self, peer: Peer, now: float) -> Context:
         return Context(

@@ -34,6 +34,8 @@ from p2p_nertz.rules import Card, Pile
 from p2p_nertz.ui.view import pile_name
 
 __all__ = [
+    "CATCHING_UP",
+    "CAUGHT_UP",
     "HELD_BACK",
     "NO_ABANDON",
     "SPECTATOR",
@@ -67,11 +69,19 @@ def abandon_words(answer: AbandonAnswer, name: Callable[[int], str]) -> str:
     return _others(answer, name)
 
 
+CATCHING_UP = "still getting your own moves back from the others"
+"""Why nothing of the player's is taken yet after a resume: the others have not said what
+they hold of the player's own moves (docs/protocol.md §9.6; a round trip, seconds)."""
+
+CAUGHT_UP = "your own moves are back: play on"
+"""What the status line says instead of :data:`CATCHING_UP` once that is over (a move or an
+abandon refused meanwhile is taken now: the person makes it again)."""
+
 _ABANDON_WORDS = {
     Refusal.OVER: "the game is already over",
     Refusal.OUT: "you are out of the game",
     Refusal.LEFT: "you left the game",
-    Refusal.RECOVERING: "still getting your own moves back from the others",
+    Refusal.RECOVERING: CATCHING_UP,
     Refusal.ABANDONED: "you abandoned already: the game ends once that is settled",
     Refusal.UNHEARD: "nobody at the table has answered you yet",
 }
@@ -95,7 +105,7 @@ _MOVE_WORDS = {
     MoveRefusal.NOT_DEALT: "your cards are not dealt yet: wait for the deal",
     MoveRefusal.HELD_BACK: HELD_BACK,
     MoveRefusal.ROTATING: "everyone was stuck and the stocks turn over: wait until they have",
-    MoveRefusal.RECOVERING: "still getting your own moves back from the others",
+    MoveRefusal.RECOVERING: CATCHING_UP,
     MoveRefusal.LEFT: "you left the game",
 }
 """A move's refusals that name nothing: the same words whatever the move."""
