@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import trio
 
+from cli.node_cmd import final_summary
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.mesh import Outlet
@@ -104,6 +105,7 @@ def node_main(argv: Sequence[str]) -> None:
     figures = {
         "seat": seat,
         "digest": peer.final.digest(),
+        "final": {k: v for k, v in final_summary(peer, node.gone).items() if k != "fingerprint"},
         "dropped": node.dropped,
         "refused": dict(node.guard.counts),
         "out": {
@@ -188,11 +190,17 @@ def play(players: int, stops: Sequence[float], args: argparse.Namespace, seed: i
     burst = max((most_in(s, woke, woke + 60, 0.1) for s in heard.values()), default=0)
     dropped = sum(f["dropped"] for f in figures)
     refused = sum(sum(f["refused"].values()) for f in figures)
-    same = len({f["digest"] for f in figures}) == 1
+    over = [f for f in figures if f["final"]["over"]]
+    same = len({f["digest"] for f in over}) == 1
+    gone = [f"seat {f['seat']} {f['final']['gone']}" for f in figures if not f["final"]["over"]]
+    if not same:
+        for f in figures:
+            print(f"  seat {f['seat']}: {f['final']}", flush=True)
     return (
         f"handed one member's outlet while asleep {slept}, held unsent {held}; read from one"
         f" member in the first second {first}, in any 100 ms {burst}; outlets dropped"
-        f" {dropped}; refused {refused}; exits {exits}; one final digest: {same}"
+        f" {dropped}; refused {refused}; exits {exits}; over at {len(over)}, one final digest:"
+        f" {same}; the game not over at {', '.join(gone) or 'none'}"
     )
 
 
