@@ -48,12 +48,16 @@ class _Scripted(Redialer):
         return False
 
 
-def run(answers: Callable[[float], bool], heard: Callable[[float], bool]) -> _Scripted:
+def run(
+    answers: Callable[[float], bool], heard: Callable[[float], bool], stop: float = 0.0
+) -> _Scripted:
     """Sixty seconds of a member heard every 0.5 s whenever ``heard(now)``, our DEALER to it
-    looked after by a scripted redialer; the redialer, with the DEALER's re-dials."""
+    looked after by a scripted redialer; the redialer, with the DEALER's re-dials. ``stop``:
+    our own process stands still that long at 12 s (the clock jumps)."""
     redialer = _Scripted(answers)
     dealer = _Dealer()
     redialer.add(MEMBER, dealer, ENDPOINT)  # type: ignore[arg-type]
+    clock = trio.testing.MockClock(autojump_threshold=0)
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
@@ -61,10 +65,12 @@ def run(answers: Callable[[float], bool], heard: Callable[[float], bool]) -> _Sc
             while trio.current_time() < 60.0:
                 if heard(trio.current_time()):
                     redialer.heard(MEMBER)
+                if stop and trio.current_time() == 12.0:
+                    clock.jump(stop)
                 await trio.sleep(0.5)
             nursery.cancel_scope.cancel()
 
-    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    trio.run(main, clock=clock)
     redialer.times = dealer.redials  # type: ignore[attr-defined]
     assert redialer.redials(MEMBER) == len(dealer.redials)
     return redialer
@@ -102,4 +108,11 @@ def test_a_slow_link_heard_late_is_left_alone() -> None:
 
 def test_a_member_never_heard_is_not_tried() -> None:
     redialer = run(answers=lambda t: True, heard=lambda t: False)
+    assert redialer.tries == [] and redialer.times == []  # type: ignore[attr-defined]
+
+
+def test_our_own_stop_is_not_the_members_silence() -> None:
+    # Our process stands still from 12 s to 32 s (SIGSTOP, a stalled machine); woken, it reads
+    # what waited for it a second later. The member was never silent: no try, no re-dial.
+    redialer = run(answers=lambda t: True, heard=lambda t: not 12 <= t < 33, stop=20.0)
     assert redialer.tries == [] and redialer.times == []  # type: ignore[attr-defined]

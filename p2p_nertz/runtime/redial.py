@@ -22,7 +22,9 @@ new connection, ours still waiting on TCP's timer (``bench_cut_return.py``: one 
 after the heal, the other 8.2 s, while only one side re-dialled). One try begun after it was
 heard, and unanswered, does.
 
-What it leaves alone: a slow link, not a cut one, whose member is heard, late (a probe
+What it leaves alone: our own process stopped or stalled past a member's silence (woken, it
+listens for the suspect timer before it calls anyone silent, as its peer does before it votes);
+a slow link, not a cut one, whose member is heard, late (a probe
 unanswered within :data:`PROBE_EVERY` changes nothing, and the old connection goes on
 carrying what it carries: session 32's slow link, docs/protocol.md §9.5); a member whose
 process is stopped (its host's kernel answers the probe: the DEALER is re-dialled once, as its
@@ -118,8 +120,14 @@ class Redialer:
             if link.heard == -math.inf:
                 await link.changed.wait()  # (never heard: nothing to try again yet)
             elif not self._silent(link):
-                with trio.move_on_at(link.heard + self.silent_after):
+                due = link.heard + self.silent_after
+                with trio.move_on_at(due):
                     await link.changed.wait()
+                if trio.current_time() > due + self.every:
+                    # We stood still (a stop, a stalled machine), not the member: listen for
+                    # as long again before calling it silent (a waker votes nobody out
+                    # before then either, docs/protocol.md §9.5).
+                    link.heard = trio.current_time()
             else:
                 await self._try_link(link)
 
