@@ -3,7 +3,7 @@
 The tries of the member's address are scripted here (a :class:`Redialer` whose tries answer
 from a rule of the time) and time is trio's ``MockClock``: these tests pin the decisions. The
 real tries, over a real lab's failed link, are ``tests/test_lan_cut_return.py``'s and
-``scripts/bench_cut_return.py``'s.
+``scripts/bench_cut_return.py``'s; a DEALER re-dialled on real sockets is the last test's.
 """
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ from collections.abc import Callable
 
 import trio
 import trio.testing
+import zmq
 
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.runtime.redial import Redialer
+from p2p_nertz.runtime.zmqtrio import monitor_event, open_dealer, open_router
 
 MEMBER = PeerId(bytes(32))
 ENDPOINT = "tcp://10.77.0.2:5601"
@@ -116,3 +118,30 @@ def test_our_own_stop_is_not_the_members_silence() -> None:
     # what waited for it a second later. The member was never silent: no try, no re-dial.
     redialer = run(answers=lambda t: True, heard=lambda t: not 12 <= t < 33, stop=20.0)
     assert redialer.tries == [] and redialer.times == []  # type: ignore[attr-defined]
+
+
+def test_a_redialled_dealer_goes_on_over_a_new_connection() -> None:
+    async def main() -> None:
+        ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+        try:
+            async with open_router(ctx) as router:
+                accepted = router._sock.get_monitor_socket(zmq.EVENT_ACCEPTED)
+                endpoint = router.endpoints[0]
+                async with open_dealer(ctx, endpoint, identity=b"bob") as dealer:
+                    with trio.fail_after(10):
+                        await dealer.send_multipart([b"before"])
+                        assert await router.recv_multipart() == [b"bob", b"before"]
+                        dealer.redial(endpoint)
+                        await dealer.send_multipart([b"after"])
+                        assert await router.recv_multipart() == [b"bob", b"after"]
+                    assert dealer.endpoints == (endpoint,)
+                connections = 0
+                while connections < 2 and accepted.poll(10_000):
+                    kind, _ = monitor_event(accepted.recv_multipart())
+                    connections += kind == zmq.EVENT_ACCEPTED
+                accepted.close(linger=0)
+                assert connections == 2  # the first, and the new one
+        finally:
+            ctx.destroy(linger=0)
+
+    trio.run(main)
