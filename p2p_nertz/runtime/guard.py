@@ -14,9 +14,14 @@ a stranger from spending the node's memory and CPU (issue 14 §2, docs/protocol.
    routing id ``b"N" + peer id`` (:func:`~p2p_nertz.runtime.mesh.routing_id`). A frame whose
    routing id is not the one of the member its connection's key names (a member's DEALER
    claiming another member's id, or no member's) is dropped before it is even parsed
-   (``outsider``). A message whose *author* is outside the roster is dropped by the codec
-   after its cheap header checks, before its signature is verified (``unknown_author``,
-   docs/protocol.md §4.3).
+   (``outsider``). But zmq's own routing ids (a zero byte first) name the member whose key
+   the connection authenticated: under one a ROUTER gives what a connection held when a
+   newer one under the same routing id took it over (``ROUTER_HANDOVER``: a member's DEALER
+   reconnecting after its link timeout, a stop or a cut; up to the ROUTER's mark of frames,
+   dropped as ``outsider`` until session 33). A member choosing such an id itself gains
+   nothing: it is taken as itself, on its own budget. A message whose *author* is outside
+   the roster is dropped by the codec after its cheap header checks, before its signature
+   is verified (``unknown_author``, docs/protocol.md §4.3).
 3. **How much**: each member's connection has a token bucket of :data:`SENDER_BURST` messages,
    refilled at :data:`SENDER_RATE` per second. A message taken from an empty bucket is dropped
    unread and unverified (``over_budget``). Honest members send ~20 messages a second at the
@@ -140,6 +145,7 @@ class InboundGuard:
     def __init__(self, senders: Mapping[bytes, bytes], budget: SenderBudget | None = None) -> None:
         self.budget = budget if budget is not None else SenderBudget()
         self._users = {bytes(rid): bytes(user) for rid, user in senders.items()}
+        self._members = {user: rid for rid, user in self._users.items()}
         self._buckets: dict[bytes, TokenBucket] = {}
         self.counts: Counter[str] = Counter()
         """Frames dropped, by reason (:data:`OUTSIDER`, :data:`OVER_BUDGET`,
@@ -177,7 +183,12 @@ class InboundGuard:
         """Why ``frames`` may not go on (a budget's token is spent if it may), or ``None``."""
         sender = frames[0]
         if self._users.get(sender) != frames[-1]:
-            return OUTSIDER
+            # A connection handed over (its routing id taken by a newer one, as a member's
+            # DEALER reconnecting): zmq still gives what it held, under an id of its own
+            # making (a zero byte first), from the member its key names.
+            sender = self._members.get(frames[-1], b"") if sender[:1] == b"\0" else b""
+            if not sender:
+                return OUTSIDER
         if len(frames) != 3:
             return BAD_FRAMES
         bucket = self._buckets.get(sender)

@@ -43,13 +43,14 @@ from typing import TYPE_CHECKING, Final
 import trio
 import zmq
 
-from p2p_nertz.defaults import DROP_AFTER
+from p2p_nertz.defaults import DROP_AFTER, SUSPECT_AFTER
 from p2p_nertz.errors import TransportBrokenError, TransportClosedError
 from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE
-from p2p_nertz.runtime.gate import Gate, client_keys, server_keys
+from p2p_nertz.runtime.gate import Gate, client_keys, server_keys, zap_user_id
 from p2p_nertz.runtime.handshakes import Handshakes
+from p2p_nertz.runtime.redial import Redialer
 from p2p_nertz.runtime.zmqtrio import (
     CURVE_BOX_BYTES,
     HEARTBEAT_IVL_MS,
@@ -248,6 +249,10 @@ class Mesh:
         outlet: makes the :class:`Outlet` of a DEALER (a hook for instrumentation).
         drop_after: the node's drop timer, in seconds: each DEALER to a member waits as long
             for an answer before it gives its connection up (:func:`link_timeout_ms`).
+        suspect_after: the node's suspect timer, in seconds: a member heard before and silent
+            this long has its address tried afresh, and its DEALER re-dialled once the link
+            answers (:mod:`~p2p_nertz.runtime.redial`; the node says what it hears:
+            :meth:`heard`).
     """
 
     def __init__(
@@ -260,6 +265,7 @@ class Mesh:
         watchers: Sequence[WatcherAddress] = (),
         outlet: OutletFactory = Outlet,
         drop_after: float = DROP_AFTER,
+        suspect_after: float = SUSPECT_AFTER,
     ) -> None:
         self._own = identity.peer_id
         self.link_timeout_ms = link_timeout_ms(drop_after)
@@ -283,6 +289,9 @@ class Mesh:
         self.dropped = 0
         """Messages dropped because a member's send queue was full."""
         self._handshakes = Handshakes()
+        self.redialer = Redialer(suspect_after)
+        """Tries the address of a silent member, and re-dials its DEALER once it answers."""
+        self._heard_as = {zap_user_id(pid): pid for pid in self._members if pid != self._own}
 
     @property
     def endpoint(self) -> str:
@@ -353,6 +362,7 @@ class Mesh:
                 dealer = self._dealer(pid, self.link_timeout_ms)
                 self._dealers[pid] = dealer
                 self._handshakes.add(dealer, pid, endpoints[pid])
+                self.redialer.add(pid, dealer, endpoints[pid])
                 dealer.connect(endpoints[pid])
         for address in self._watch_to:
             # (A spectator sends us nothing: the bound only caps what a stranger could.)
@@ -386,6 +396,7 @@ class Mesh:
         the DEALERs' handshakes there too: a member of another transport version fails the
         nursery with :exc:`~p2p_nertz.runtime.handshakes.TransportVersionError`."""
         nursery.start_soon(self._handshakes.watch)
+        self.redialer.start(nursery)
         for pid, dealer in self._dealers.items():
             self.outlets[pid] = outlet = self._make_outlet(dealer)
             nursery.start_soon(outlet.run)
@@ -408,6 +419,14 @@ class Mesh:
                 self.dropped += 1
         if to is None and len(self.outlets) > 1:
             _yield_cpu()
+
+    def heard(self, user_ids: Iterable[bytes]) -> None:
+        """Note that the members whose connections carry these User-Ids (the last frame of
+        what the ROUTER gives) were heard just now; any other is ignored."""
+        for user_id in user_ids:
+            pid = self._heard_as.get(user_id)
+            if pid is not None:
+                self.redialer.heard(pid)
 
     def watch(self, wires: Iterable[bytes]) -> None:
         """Push messages to the spectators (dropped, never waited on, when one is slow)."""

@@ -481,13 +481,13 @@ class PeerNode:
             watchers=watchers,
             outlet=self._outlet,
             drop_after=self._config.drop_after,
+            suspect_after=self._config.suspect_after,
         )
         self._log = _node_log(self.log_path, self._config)
         self._player_lock = PlayerLock.of_seat(spec, identity)
         self._peer: Peer | None = None
         self._lock = trio.Lock()
-        # The timer task's wait while it waits (``None`` while it runs), and the peer's deadline
-        # it is set to: an input moves it, earlier or later, without waking the task (_apply).
+        # The timer task's wait (None while it runs), its deadline: inputs move it (_apply).
         self._timer: trio.CancelScope | None = None
         self._timer_due: float | None = None
         self._ending = _Ending(grace, provisional_wait=self._config.gone_after)
@@ -827,9 +827,9 @@ class PeerNode:
                 self._lock.release()
 
     def _admit(self, batch: Sequence[list[bytes]]) -> list[bytes]:
-        """The messages of ``batch`` that the guard lets through to the peer; the others are
-        counted and noted for the log (``frames`` is ``[routing id, message, User-Id]``)."""
+        """What of ``batch`` the guard lets through (the rest logged); the mesh hears from whom."""
         now = self._clock()
+        self._mesh.heard({frames[-1] for frames in batch})
         messages, refused = self.guard.admit_many(batch, now)
         for reason, n in refused.items():
             self.refusals.refused(reason, _GUARD_DETAILS[reason], now, n)

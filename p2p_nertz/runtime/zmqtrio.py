@@ -135,7 +135,7 @@ import enum
 import select
 import struct
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
@@ -581,6 +581,21 @@ class AsyncSocket(trio.abc.AsyncResource):
             TransportBrokenError: if zmq refuses the endpoint.
         """
         return self._attach("connect", endpoint)
+
+    def redial(self, endpoint: str) -> None:
+        """Give up the connection to ``endpoint`` (a connected one) and what it holds, and
+        connect to it anew: a new TCP connection, which waits on none of the old one's
+        retransmission timers (:mod:`~p2p_nertz.runtime.redial`).
+
+        Raises:
+            TransportClosedError: if the socket is closed.
+            TransportBrokenError: if zmq refuses the endpoint.
+        """
+        self._check_open()
+        with suppress(zmq.ZMQError):  # (not connected to it: connected below)
+            self._sock.disconnect(endpoint)
+        self._endpoints = [e for e in self._endpoints if e != endpoint]
+        self.connect(endpoint)
 
     def _attach(self, how: str, endpoint: str) -> str:
         _check_endpoint(endpoint)

@@ -1,0 +1,166 @@
+"""A silent member's link tried afresh, so that a short cut ends when the link is back.
+
+Theory of operation
+-------------------
+A cut shorter than the link window (the DEALER's heartbeat, :func:`~p2p_nertz.runtime.mesh.
+link_timeout_ms`) keeps its TCP connection: what was sent during the cut waits for TCP's next
+retransmission, whose timer doubled at every try (200 ms, 400 ms, ... : the next try after a
+cut of ``C`` seconds may come up to about ``C`` after the link is back), and a cut longer than
+the window ends in a reconnect whose SYNs back off the same way. The members then stay silent
+to each other for up to twice the cut: past the drop timer for a cut of more than about half
+of it (``scripts/bench_cut_return.py``; docs/protocol.md §9.5 *a cut shorter than the drop
+timer*).
+
+A new connection waits on no such timer. So once a member heard before has been silent for
+the node's suspect timer, :class:`Redialer` tries the member's address with a plain TCP
+connect every :data:`PROBE_EVERY` seconds, each a new SYN, each given up after as long; the
+first one answered says the link is back, and the DEALER to that member is dialled again, once
+(:meth:`~p2p_nertz.runtime.zmqtrio.AsyncSocket.redial`: the old connection and what it held are
+given up; the protocol's gap repair fetches the events again, as after any reconnect), once a
+silence. Hearing the member again does not end the tries: what we hear may be its own DEALER's
+new connection, ours still waiting on TCP's timer (``bench_cut_return.py``: one side heard 0.9 s
+after the heal, the other 8.2 s, while only one side re-dialled). One try begun after it was
+heard, and unanswered, does.
+
+What it leaves alone: our own process stopped or stalled past a member's silence (woken, it
+listens for the suspect timer before it calls anyone silent, as its peer does before it votes);
+a slow link, not a cut one, whose member is heard, late (a probe
+unanswered within :data:`PROBE_EVERY` changes nothing, and the old connection goes on
+carrying what it carries: session 32's slow link, docs/protocol.md §9.5); a member whose
+process is stopped (its host's kernel answers the probe: the DEALER is re-dialled once, as its
+heartbeat would at the window's end, and waits for the handshake until the member wakes). A
+probe that its ROUTER accepts carries no byte: zmq there closes a connection that never
+greeted, and nothing else sees it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Final
+
+import trio
+
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.runtime.zmqtrio import AsyncSocket, tcp_port
+
+__all__ = ["PROBE_EVERY", "Redialer", "host_and_port"]
+
+PROBE_EVERY: Final = 1.0
+"""Seconds between two tries of a silent member's address, and how long one waits for its
+SYN's answer (a LAN answers in a millisecond; a link slower than this is not cut)."""
+
+
+def host_and_port(endpoint: str) -> tuple[str, int]:
+    """The host and port of a ``tcp://`` endpoint.
+
+    >>> host_and_port("tcp://10.77.0.2:5601"), host_and_port("tcp://[::1]:40000")
+    (('10.77.0.2', 5601), ('::1', 40000))
+
+    Raises:
+        ValueError: not a ``tcp://host:port`` endpoint.
+    """
+    port = tcp_port(endpoint)
+    host = endpoint.partition("://")[2].rpartition(":")[0].removeprefix("[").removesuffix("]")
+    if not host:
+        raise ValueError(f"not a tcp://host:port endpoint: {endpoint!r}")
+    return host, port
+
+
+@dataclass(slots=True)
+class _Link:
+    dealer: AsyncSocket
+    endpoint: str
+    heard: float = -math.inf
+    """When the member was last heard (never: minus infinity)."""
+    changed: trio.Event = field(default_factory=trio.Event)
+    """Set when it is heard after a silence (the waiting task looks again)."""
+    redials: int = 0
+
+
+class Redialer:
+    """Tries the address of each member silent for ``silent_after`` seconds, and re-dials our
+    DEALER to it once an attempt is answered (see the module docstring).
+
+    Args:
+        silent_after: the node's suspect timer, in seconds.
+        every: seconds between two tries (:data:`PROBE_EVERY`).
+    """
+
+    def __init__(self, silent_after: float, every: float = PROBE_EVERY) -> None:
+        self.silent_after = silent_after
+        self.every = every
+        self._links: dict[PeerId, _Link] = {}
+
+    def add(self, member: PeerId, dealer: AsyncSocket, endpoint: str) -> None:
+        """Look after ``dealer``, our DEALER to ``member`` at ``endpoint``."""
+        self._links[member] = _Link(dealer, endpoint)
+
+    def redials(self, member: PeerId) -> int:
+        """How many times the DEALER to ``member`` was dialled again."""
+        return self._links[member].redials
+
+    def heard(self, member: PeerId) -> None:
+        """Note that ``member`` was heard just now (a message came from it)."""
+        link = self._links.get(member)
+        if link is not None:
+            silent = trio.current_time() - link.heard >= self.silent_after
+            link.heard = trio.current_time()
+            if silent:
+                link.changed.set()
+
+    def start(self, nursery: trio.Nursery) -> None:
+        """Start a task for each member's link in ``nursery`` (they run until cancelled)."""
+        for link in self._links.values():
+            nursery.start_soon(self._serve_link, link)
+
+    async def _serve_link(self, link: _Link) -> None:
+        while True:
+            link.changed = trio.Event()
+            if link.heard == -math.inf:
+                await link.changed.wait()  # (never heard: nothing to try again yet)
+            elif not self._silent(link):
+                due = link.heard + self.silent_after
+                with trio.move_on_at(due):
+                    await link.changed.wait()
+                if trio.current_time() > due + self.every:
+                    # We stood still (a stop, a stalled machine), not the member: listen for
+                    # as long again before calling it silent (a waker votes nobody out
+                    # before then either, docs/protocol.md §9.5).
+                    link.heard = trio.current_time()
+            else:
+                await self._try_link(link)
+
+    async def _try_link(self, link: _Link) -> None:
+        """A silence: try the member's address until it answers (then re-dial, and wait until
+        the member is heard), or until a try begun after it was heard again goes unanswered
+        (a slow link, not a cut one: left alone)."""
+        while True:
+            heard_before = not self._silent(link)
+            if await self._answered(link.endpoint):
+                link.dealer.redial(link.endpoint)
+                link.redials += 1
+                link.changed = trio.Event()
+                if self._silent(link):
+                    await link.changed.wait()  # (once a silence)
+                return
+            if heard_before:
+                return
+
+    def _silent(self, link: _Link) -> bool:
+        return trio.current_time() - link.heard >= self.silent_after
+
+    async def _answered(self, endpoint: str) -> bool:
+        """Whether a TCP connect to ``endpoint`` is answered within :attr:`every` seconds
+        (then closed at once); returns no sooner than that when it is not."""
+        started = trio.current_time()
+        with trio.move_on_after(self.every):
+            try:
+                stream = await trio.open_tcp_stream(*host_and_port(endpoint))
+            except OSError:
+                pass  # (refused, unreachable: nobody there yet; tried again)
+            else:
+                await stream.aclose()
+                return True
+        await trio.sleep_until(started + self.every)
+        return False
