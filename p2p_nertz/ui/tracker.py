@@ -397,8 +397,12 @@ class Tracker:
             self.changes += 1
         leaver = None if final is None else final.left_alone
         if final is not None and leaver is not None:
-            # The leave left one member in: the game is over (§9.3), said with who left.
-            self.say(f"{self.name(leaver)} left the game — the game is over: {self._won(final)}")
+            # The leave left one member in: the game is over (§9.3), said with who left and
+            # why the leaver does not win (rules.md: leaving the game).
+            self.say(
+                f"{self.name(leaver)} left the game — the game is over: {self._won(final)} "
+                "(a player who leaves forfeits the game)"
+            )
         elif abandoned:
             self.say(
                 "the game was abandoned: the round in progress is void, the totals of the "
@@ -408,12 +412,14 @@ class Tracker:
             self.say("the game is over")
 
     def _won(self, final: st.GameState) -> str:
-        """``Ann wins with 12 on the rounds scored``: a game ended early, in words."""
+        """``Ann wins with 12 on the rounds scored``: a game ended early, in words (the
+        winners' total, which a leaver's may pass: it forfeits the game)."""
         result = final.game.result
         assert result is not None
         who = [f"team {w + 1}" if final.rules.pairs else self.name(w) for w in result.winners]
         verb = "win" if len(who) > 1 or who == ["you"] else "wins"
-        return f"{' and '.join(who)} {verb} with {max(result.totals)} on the rounds scored"
+        total = result.totals[result.winners[0]]
+        return f"{' and '.join(who)} {verb} with {total} on the rounds scored"
 
     def _dropped(self, effect: st.MemberDropped, final: st.GameState | None) -> None:
         self.suspected.discard(effect.seat)
