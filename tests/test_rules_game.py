@@ -294,9 +294,7 @@ def test_leaver_forfeits_an_ended_early_game_at_two_players_even_when_ahead() ->
     assert fresh.leave(1).ended_early().result == GameResult((0,), (0, 0), Termination.ABANDONED)
     ahead = play_rounds(fresh, (40, 3))
     assert ahead.ended_early().result == GameResult((0,), (40, 3), Termination.ABANDONED)
-    assert ahead.leave(0).ended_early().result == GameResult(
-        (1,), (40, 3), Termination.ABANDONED
-    )
+    assert ahead.leave(0).ended_early().result == GameResult((1,), (40, 3), Termination.ABANDONED)
 
 
 def test_leaver_frozen_total_still_highest_at_three_and_four_players_does_not_win() -> None:
