@@ -73,6 +73,7 @@ __all__ = [
     "NOTHING_TO_PLAY",
     "PASS_GONE",
     "PASSED_FOR_YOU",
+    "PASSED_TURNS_FOR_YOU",
     "PASS_ROTATED",
     "WAITING_ON_YOU",
     "GameSource",
@@ -98,6 +99,10 @@ LAST_PLAYER = "nobody else is left at the table: q leaves the game"
 
 GAME_OVER = "the game is over"
 """The status line once the game is over (:func:`status_line`)."""
+
+PASSED_TURNS_FOR_YOU = "your turns are passed for you (you did not move): p to take them back"
+"""The status line in turn-based play while our turns are passed for (RULES.md: turn-based
+play): the table skips them until we pass."""
 
 PASSED_FOR_YOU = (
     "passed for you (you played nothing, everyone else stuck): play a card to take it back"
@@ -288,7 +293,8 @@ class Tracker:
             self.say("everyone was stuck: every stock rotated (top card to the bottom)")
             self.rotated = True
         elif isinstance(effect, st.PassedFor):
-            self.say(passed_for_words(self.name(effect.seat), self.name(effect.by)))
+            turns = final is not None and final.rules.turn_based
+            self.say(passed_for_words(self.name(effect.seat), self.name(effect.by), turns=turns))
         elif isinstance(effect, st.PassesStale):
             if self.seat in effect.seats:
                 self.rotated = False
@@ -660,7 +666,7 @@ def status_line(
         return NOTHING_TO_PLAY
     keep = status.startswith(_KEEP) or any(words in status for words in _ASKING)
     if seat in table.passed_for and not keep:
-        return PASSED_FOR_YOU
+        return PASSED_TURNS_FOR_YOU if table.rules.turn_based else PASSED_FOR_YOU
     others = [s for s in range(table.seats) if s != seat and table.active[s]]
     if (
         others
