@@ -177,10 +177,11 @@ class Table:
         false_calls: false calls per seat.
         clock: the highest Lamport time played so far.
         turn: with ``rules.turn_based``, the seat whose turn it is (every move but a Nerts
-            call must be that seat's, and passes the turn on to the next active seat); unused
-            (0) in simultaneous play.
+            call must be that seat's, and passes the turn on to the next active seat not
+            passed for); unused (0) in simultaneous play.
         passed_for: the seats stuck by a pass on their behalf (``P@<seat>``), in seat order:
-            stuck until they play a card (rotations and others' lake cards leave them so).
+            stuck until they play a card (rotations and others' lake cards leave them so);
+            in turn-based play, their turns skipped until they pass themselves.
     """
 
     rules: Rules
