@@ -16,7 +16,8 @@ import pytest
 from helpers_rules import assert_illegal, script, table_from
 from peer_helpers import Paused, PeerNetwork, PuppetPeer, log_sources
 
-from p2p_nertz.audit import audit
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import NotationError
@@ -27,7 +28,7 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Pile, RoundStatus, Rules, Table
-from p2p_nertz.sim.invariants import check
+from p2p_nertz.sim.invariants import check, log_files
 from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, SimResult, Simulation
 from p2p_nertz.ui.tracker import PASSED_FOR_YOU, PASSED_TURNS_FOR_YOU, Tracker, status_line
 from p2p_nertz.ui.view import passed_for_words
@@ -445,6 +446,14 @@ def test_turn_passed_for_ends_a_turn_based_game_a_member_never_moves_in(
         assert at - max(t for t in plays if t < at) >= TIMEOUT
     final = next(p for p in result.peers if p is not None).final
     moved = [e for e in final.round.log if e is not None and e[0] == idle]
+    if players == 2:
+        # The replay of the logs names it in turn-based words.
+        files = log_files(result)
+        replay = load([LogSource.from_bytes(f"p{s + 1}.log", d) for s, d in enumerate(files)])
+        assert isinstance(replay, Replay)
+        notes = [n for step in replay.steps for n in step.notes if n.startswith("passed for")]
+        name = result.spec.members[idle].name
+        assert notes and notes[0] == f"passed for {name}: its turn stood still"
     if slow is AwayOnce:
         # Back with its own pass, out of turn, then its turns again: moves of its own.
         assert moved[0][1] == Move.pass_() and len(moved) > 1

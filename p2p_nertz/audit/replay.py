@@ -164,7 +164,12 @@ def _step(index: int, fold: FoldStep, number: int) -> Step:
             else:
                 outcome = "lost"
         elif isinstance(notice, PassedFor):
-            notes.append(f"passed for {names[notice.seat]}: it played nothing, the rest stuck")
+            why = (
+                "its turn stood still"
+                if fold.state.rules.turn_based
+                else "it played nothing, the rest stuck"
+            )
+            notes.append(f"passed for {names[notice.seat]}: {why}")
         elif isinstance(notice, Rotated):
             notes.append("everyone stuck: all rotate")
         elif isinstance(notice, RoundEnded):
