@@ -1,6 +1,7 @@
 """Left alone, on real processes (docs/protocol.md §9.3, *Left alone*): two ``nertz node``
 bots on 127.0.0.1, one leaves in play (a signal: a node leaves cleanly on the first one); the
-other ends with the game over, the round void, and exits 0. Until
+other ends with the game over, the round void, the win its own (the leaver forfeits the
+game, session 33), and exits 0. Until
 session 32 it played on alone until the table was gone (§9.9) and stopped in play, exit 3,
 "the others have left the game", its round unscored and the game never over in any log.
 
@@ -41,15 +42,16 @@ def test_node_left_alone_by_a_leave_ends_the_game_with_its_result(tmp_path: Path
     assert "Traceback" not in err and "have left" not in err, err
     (over,) = [x for x in lines if x["event"] == "over"]
     final = lines[-1]
-    # The round in play is void: no round scored, 0 all, the win shared.
+    bea = [m.name for m in spec.members].index("Bea")  # (seats are in the spec's order)
+    # The round in play is void: no round scored, 0 all; Ann wins, Bea forfeiting the game
+    # by her leave (rules.md: leaving the game; until session 33 the 0-0 tie was shared).
     assert over["termination"] == "abandoned" and over["totals"] == [0, 0]
-    assert over["winners"] == [0, 1] and not [x for x in lines if x["event"] == "round"]
+    assert over["winners"] == [1 - bea] and not [x for x in lines if x["event"] == "round"]
     assert final["over"] and final["rounds"] == 0 and final["gone"] is None
     assert final["totals"] == [0, 0] and not final["provisional"]
     # Ended by Bea's leave, not by an abandon of her (the same result): the logs say so, and
     # the audit of the two finds the game valid and finished.
     report = audit([LogSource.from_bytes(p.name, p.read_bytes()) for p in logs])
     assert report.valid and report.finished, report.violations
-    bea = [m.name for m in spec.members].index("Bea")  # (seats are in the spec's order)
     assert report.state is not None and report.state.left_alone == bea
-    assert report.state.abandoned is None and report.winners == (0, 1)
+    assert report.state.abandoned is None and report.winners == (1 - bea,)

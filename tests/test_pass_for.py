@@ -16,8 +16,9 @@ import pytest
 from helpers_rules import assert_illegal, script, table_from
 from peer_helpers import Paused, PeerNetwork, PuppetPeer, log_sources
 
-from p2p_nertz.audit import audit
-from p2p_nertz.bots import BotDriver, Pacing
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.audit.replay import Replay, load
+from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.bots.base import Strategy
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.bodies import Play, encode_body, held_ids, parse_body
@@ -27,9 +28,10 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Pile, RoundStatus, Rules, Table
-from p2p_nertz.sim.invariants import check
+from p2p_nertz.sim.invariants import check, log_files
 from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, SimResult, Simulation
-from p2p_nertz.ui.tracker import PASSED_FOR_YOU, Tracker, status_line
+from p2p_nertz.ui.tracker import PASSED_FOR_YOU, PASSED_TURNS_FOR_YOU, Tracker, status_line
+from p2p_nertz.ui.view import passed_for_words
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
@@ -67,9 +69,14 @@ def test_pass_for_counts_only_while_every_other_player_is_stuck_by_its_own_pass(
     assert table.rotations == 1 and table.clock == 10
 
 
-def test_pass_for_is_no_move_of_turn_based_play() -> None:
+def test_pass_for_in_turn_based_play_counts_only_on_that_seats_turn() -> None:
+    # (Session 32 refused it in turn-based play, where a member that never moves then held
+    # the table for good: the turn-based tests at the end of this file.)
     table = table_from(STUCK, IDLE, rules=Rules(turn_based=True))
-    assert_illegal(table, 0, "P@1", "turn-based play has no pass on another's behalf")
+    assert table.turn == 0
+    assert_illegal(
+        table, 0, "P@1", "it is seat 0's turn: a pass for seat 1 counts only on its turn"
+    )
 
 
 def test_pass_for_stands_through_rotations_and_the_blocked_count_runs() -> None:
@@ -340,3 +347,123 @@ def test_pass_for_ends_a_game_one_player_never_plays_a_card_in(
         assert signer != idle
         last = max(t for t, s, behalf in sent if behalf is None and t < at)
         assert at - last >= TIMEOUT
+
+
+# -- turn-based play: a member that never moves on its turn (RULES.md: turn-based play) -----
+
+TURNS = Rules(turn_based=True)
+
+
+def test_turn_passed_for_skips_the_seat_until_it_passes_itself_back() -> None:
+    table = table_from(STUCK, STUCK, IDLE, rules=TURNS)
+    assert table.turn == 0
+    assert_illegal(table, 1, "P@2", "it is seat 0's turn: a pass for seat 2 counts only")
+    table, (play,) = script(table, "1 P@0")
+    assert play.seat == 1 and not play.rotated
+    assert table.passed_for == (0,) and table.stuck == (True, False, False) and table.turn == 1
+    again, _ = script(table, "2 P@0")  # a repeat: it stands already
+    assert again.passed_for == (0,) and again.turn == 1
+    # Seat 0's turns are skipped: 1, 2, 1, ...
+    table, _ = script(table, "1 S", "2 S")
+    assert table.turn == 1
+    assert_illegal(table, 0, "S", "it is seat 1's turn")  # (a card move out of turn: no)
+    assert_illegal(table, 0, "P@1", "seat 0 is stuck by a pass on its behalf")
+    # Its own pass, out of turn, takes its turns back; the turn stays where it is.
+    table, (back,) = script(table, "0 P")
+    assert back.seat == 0 and not back.rotated
+    assert table.passed_for == () and table.stuck == (True, False, False) and table.turn == 1
+    table, _ = script(table, "1 S", "2 S")
+    assert table.turn == 0
+
+
+def test_turn_passed_for_at_two_players_the_other_plays_on_and_rotates() -> None:
+    table = table_from(STUCK, STUCK, rules=TURNS)
+    table, _ = script(table, "1 P@0")
+    assert table.turn == 1 and table.passed_for == (0,)
+    table, (_, play) = script(table, "1 S", "1 P")  # seat 1 moves turn after turn
+    assert play.rotated and table.stuck == (True, False) and table.passed_for == (0,)
+    assert table.turn == 1
+
+
+def _plays_sent(result: SimResult) -> list[float]:
+    """When each move, claim or own pass (not one on another's behalf) was first sent."""
+    seen: dict[bytes, float] = {}
+    for at, seat, effect in result.effects:
+        if isinstance(effect, Send) and effect.data not in seen:
+            m = decode_message(effect.data)
+            own = m.kind is not Kind.STUCK or len(m.body) != 3
+            ours = result.spec.seat_of(m.author) == seat
+            if m.kind in (Kind.MOVE, Kind.CLAIM, Kind.STUCK) and own and ours:
+                seen[effect.data] = at
+    return sorted(seen.values())
+
+
+class Frozen(Strategy):
+    """A member that never moves at all, connected and beating: no move, no pass."""
+
+    def choose(self, table: Table, seat: int) -> Move | None:
+        return None
+
+    def decide(self, table: Table, seat: int) -> Move | None:
+        return None
+
+
+class AwayOnce(Strategy):
+    """Away until its turn is passed for, then back: a pass, and the greedy bot's moves."""
+
+    def __init__(self, rng: Rng) -> None:
+        super().__init__(rng)
+        self.bot = make_strategy("greedy", rng)
+        self.back = False
+
+    def choose(self, table: Table, seat: int) -> Move | None:
+        return self.bot.choose(table, seat)
+
+    def decide(self, table: Table, seat: int) -> Move | None:
+        self.back = self.back or seat in table.passed_for
+        return super().decide(table, seat) if self.back else None
+
+
+@pytest.mark.parametrize(("players", "slow"), [(2, Frozen), (3, Frozen), (3, AwayOnce)])
+def test_turn_passed_for_ends_a_turn_based_game_a_member_never_moves_in(
+    players: int, slow: type[Strategy]
+) -> None:
+    # On main the table waited for the member's turn for good (the simulation's time ran
+    # out with one move in the round's log, the game never over).
+    rules = Rules(turn_based=True, target=None, rounds=1)
+    config = SimConfig(players=players, seed=2, peer=QUICK_TIMERS, rules=rules, record_effects=True)
+    result = _OneSlow(config, slow(Rng(2))).run()
+    assert check(result) == [] and result.finished and result.violations == []
+    assert result.audit is not None and result.audit.valid
+    idle = players - 1
+    sent = _stuck_sent(result)
+    passed_for = [(at, signer) for at, signer, behalf in sent if behalf is not None]
+    assert passed_for and all(behalf in (None, idle) for _, _, behalf in sent)
+    assert all(signer != idle for _, signer in passed_for)
+    plays = _plays_sent(result)
+    for at, _ in passed_for:
+        # Signed only once no move was made for phase_timeout (the turn stood still).
+        assert at - max(t for t in plays if t < at) >= TIMEOUT
+    final = next(p for p in result.peers if p is not None).final
+    moved = [e for e in final.round.log if e is not None and e[0] == idle]
+    if players == 2:
+        # The replay of the logs names it in turn-based words.
+        files = log_files(result)
+        replay = load([LogSource.from_bytes(f"p{s + 1}.log", d) for s, d in enumerate(files)])
+        assert isinstance(replay, Replay)
+        notes = [n for step in replay.steps for n in step.notes if n.startswith("passed for")]
+        name = result.spec.members[idle].name
+        assert notes and notes[0] == f"passed for {name}: its turn stood still"
+    if slow is AwayOnce:
+        # Back with its own pass, out of turn, then its turns again: moves of its own.
+        assert moved[0][1] == Move.pass_() and len(moved) > 1
+    else:
+        assert moved == []
+
+
+def test_turn_passed_for_shown_at_the_table() -> None:
+    table, _ = script(table_from(STUCK, STUCK, rules=TURNS), "1 P@0")
+    assert status_line(table, 0, "") == PASSED_TURNS_FOR_YOU
+    assert status_line(table, 1, "") != PASSED_TURNS_FOR_YOU
+    said = passed_for_words("you", "Ann", turns=True)
+    assert said.startswith("you did not move on your turn") and "p to take them back" in said

@@ -283,3 +283,58 @@ def test_rules_seats_and_teams() -> None:
         Rules(pairs=True).validate_players(2)
     assert [Rules().team_of(s) for s in range(4)] == [0, 1, 2, 3]
     assert [Rules(pairs=True).team_of(s) for s in range(6)] == [0, 0, 1, 1, 2, 2]
+
+
+# -- a player who leaves forfeits the game (rules.md: leaving the game) -------------------
+
+
+def test_leaver_forfeits_an_ended_early_game_at_two_players_even_when_ahead() -> None:
+    # At 0-0 and far ahead alike: the one who stayed wins, never the one who walked out.
+    fresh = Game(Rules(), players=2)
+    assert fresh.leave(1).ended_early().result == GameResult((0,), (0, 0), Termination.ABANDONED)
+    ahead = play_rounds(fresh, (40, 3))
+    assert ahead.ended_early().result == GameResult((0,), (40, 3), Termination.ABANDONED)
+    assert ahead.leave(0).ended_early().result == GameResult((1,), (40, 3), Termination.ABANDONED)
+
+
+def test_leaver_frozen_total_still_highest_at_three_and_four_players_does_not_win() -> None:
+    # Racing Demon: the others play on after the leave; the leaver's total is frozen (it
+    # scores nothing more) and still the highest at the end, yet the best of the others wins.
+    for players in (3, 4):
+        game = play_rounds(Game(Rules(target=None, rounds=2), players=players), (60,) * players)
+        game = game.leave(0)
+        assert not game.over and game.contenders == tuple(range(1, players))
+        game = game.record((0, -2) + (-6,) * (players - 2))
+        assert game.result is not None and game.result.winners == (1,)
+        assert game.result.totals[:2] == (60, 58) and max(game.result.totals) == 60
+        assert game.result.termination is Termination.ROUNDS
+    # To a target: tied on totals with a player who left, the other wins at once.
+    tied = play_rounds(Game(Rules(target=10), players=3), (12, 12, 1))
+    assert tied.teams_next_round() == (0, 1)
+    assert tied.leave(1).result == GameResult((0,), (12, 12, 1), Termination.TARGET)
+
+
+def test_leaver_everyone_but_one_left_the_last_one_wins() -> None:
+    for players in (2, 3, 4):
+        game = play_rounds(Game(Rules(), players=players), tuple(range(50, 50 - players, -1)))
+        for seat in range(players - 1):
+            game = game.leave(seat)
+        last = players - 1
+        assert game.contenders == (last,)
+        result = game.ended_early().result
+        assert result is not None and result.winners == (last,)
+        assert result.totals[last] < max(result.totals)
+
+
+def test_leaver_in_pairs_forfeits_for_the_team_and_a_dropped_member_stays_in() -> None:
+    game = play_rounds(Game(Rules(pairs=True), players=4), (30, 10))
+    assert game.leave(0).contenders == (1,)
+    assert game.leave(0).ended_early().result == GameResult((1,), (30, 10), Termination.ABANDONED)
+    # Nobody left (an abandon, a member dropped: it did not choose): the highest total wins.
+    assert game.ended_early().result == GameResult((0,), (30, 10), Termination.ABANDONED)
+
+
+def test_leaver_after_the_game_is_over_changes_nothing() -> None:
+    over = play_rounds(Game(Rules(target=10), players=2), (12, 3))
+    assert over.result is not None
+    assert over.leave(0) == over and over.leave(0).out == ()

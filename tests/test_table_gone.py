@@ -353,4 +353,5 @@ def test_table_gone_not_for_a_member_alone_after_the_other_left_the_game_is_over
     assert alone.final.left_alone == 1 and alone.final.round.number == 1
     result = alone.final.game.result
     assert result is not None and result.termination is Termination.ABANDONED
-    assert alone.final.game.history == () and result.winners == (0, 1)  # void: a shared 0-0
+    # The round void, no round scored: 0-0, and the leaver forfeits the game (rules.md).
+    assert alone.final.game.history == () and result.winners == (0,)

@@ -164,7 +164,12 @@ def _step(index: int, fold: FoldStep, number: int) -> Step:
             else:
                 outcome = "lost"
         elif isinstance(notice, PassedFor):
-            notes.append(f"passed for {names[notice.seat]}: it played nothing, the rest stuck")
+            why = (
+                "its turn stood still"
+                if fold.state.rules.turn_based
+                else "it played nothing, the rest stuck"
+            )
+            notes.append(f"passed for {names[notice.seat]}: {why}")
         elif isinstance(notice, Rotated):
             notes.append("everyone stuck: all rotate")
         elif isinstance(notice, RoundEnded):
@@ -175,14 +180,15 @@ def _step(index: int, fold: FoldStep, number: int) -> Step:
             )
             notes.append(f"round {notice.round} over: {how}")
         elif isinstance(notice, GameEnded) and fold.state.left_alone is not None:
-            # A leave that left one member in ended the game (protocol.md §9.3, Left alone).
+            # A leave that left one member in (or one team in contention) ended the game
+            # (protocol.md §9.3, Left alone): the leaver forfeits it.
             pairs = fold.state.rules.pairs
             winners = ", ".join(
                 f"team {w + 1}" if pairs else names[w] for w in notice.result.winners
             )
             notes.append(
-                f"game over: {names[fold.state.left_alone]} left, one member in; the round "
-                f"void, winner(s) {winners} on the rounds scored"
+                f"game over: {names[fold.state.left_alone]} left, forfeiting the game; the "
+                f"round void, winner(s) {winners} on the rounds scored"
             )
     return Step(
         index, fold.event, number, event_text(fold.event), outcome, tuple(notes), fold.violations

@@ -52,14 +52,17 @@ class Strategy(abc.ABC):
         Whoever schedules a bot calls this with the table it holds; the strategy sees only
         :meth:`Table.face_up` of it (as a person does, issue 19). In simultaneous play it is
         :meth:`choose`. In turn-based play (RULES.md [001]) a bot out of turn only calls Nerts
-        when it may, and on its turn a strategy that would wait passes instead: the others wait
-        for its move.
+        when it may (or passes, to take back its turns if they were passed for: RULES.md), and
+        on its turn a strategy that would wait passes instead: the others wait for its move.
         """
         table = table.face_up()
         if not table.rules.turn_based:
             return self.choose(table, seat)
         if table.turn != seat:
-            return Move.call() if table.can_call(seat) else None
+            if table.can_call(seat):
+                return Move.call()
+            # Our turns were passed for (we were slow): a pass of our own takes them back.
+            return Move.pass_() if seat in table.passed_for else None
         move = self.choose(table, seat)
         return Move.pass_() if move is None else move
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from p2p_nertz.rules import Game, GameResult, Termination
+from p2p_nertz.rules import Game
 
-__all__ = ["Abandonment", "NoPartner", "Refusal", "ended_void"]
+__all__ = ["Abandonment", "NoPartner", "Refusal"]
 
 
 class Refusal(enum.Enum):
@@ -148,10 +148,9 @@ class Abandonment:
                 counted = min(counted, self._rounds_seen(frontier))
         if counted == len(full.history) and full.result is not None:
             # A normal end that every abandon saw.
-            history, playing = full.history[:counted], full.playing[:counted]
-            ended = Game(full.rules, full.players, history, playing, full.result)
+            ended = full
         else:
-            ended = ended_void(full, counted)
+            ended = full.ended_early(counted)
         if game.result == ended.result and len(game.history) == counted:
             return game, False
         return ended, True
@@ -169,17 +168,3 @@ class Abandonment:
 def _covers(frontier: tuple[int, ...], events: tuple[tuple[int, int], ...]) -> bool:
     """Whether a frontier holds every one of these (seat, seq) events."""
     return all(frontier[seat] >= seq for seat, seq in events)
-
-
-def ended_void(game: Game, counted: int | None = None) -> Game:
-    """``game`` ended on its first ``counted`` rounds recorded (by default all of them), the
-    round in progress void: nobody scores it and nobody forfeits it (§9.3). The winners are
-    the best totals of those rounds."""
-    if counted is None:
-        counted = len(game.history)
-    history = game.history[:counted]
-    totals = Game(game.rules, game.players, history).totals
-    best = max(totals)
-    winners = tuple(t for t, total in enumerate(totals) if total == best)
-    result = GameResult(winners, totals, Termination.ABANDONED)
-    return Game(game.rules, game.players, history, game.playing[:counted], result)

@@ -13,17 +13,23 @@ card of S's, or any seat unstuck, starts the wait again.
 A liar whose own fold refused its deal never moves (§13: *a member that never passes*), and a
 client may turn its stock for ever, legally: both held the round open for good before, with
 every other member stuck. Nothing here is signed by a member that left or is out of play.
+
+In turn-based play (session 33) the wait is for a turn: once our final fold has shown the
+same turn of another seat S, with no move made since, for ``phase_timeout``, we pass S's turn
+(the table's rule, ``rules.table._pass_turn_for``: S's turns are then skipped until it passes
+itself). A member that never moves there, connected and beating, held the table for good.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.protocol.bodies import Play
 from p2p_nertz.protocol.fold_values import Phase
-from p2p_nertz.rules import Move
+from p2p_nertz.rules import Move, MoveKind
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.folds import Folds
@@ -32,22 +38,32 @@ if TYPE_CHECKING:
 
 __all__ = ["PassWatch", "idle_seat"]
 
+_Entry = tuple[int, Move, object, object, bool]
+"""A round log's entry (``RoundState.log``): the seat, its move, and what the move showed."""
+
 
 def idle_seat(table: Table, seat: int) -> int | None:
     """The one active seat other than ``seat`` that is not stuck, when every other active seat
     is (``seat`` among them, by its own pass): the seat a pass of ``seat``'s on its behalf
-    would count for (``None`` if there is none, or the round is not in simultaneous play)."""
-    if table.over or table.rules.turn_based or not table.active[seat] or seat in table.passed_for:
+    would count for (``None`` if there is none). In turn-based play: the seat whose turn it
+    is, if another."""
+    if table.over or not table.active[seat] or seat in table.passed_for:
         return None
+    if table.rules.turn_based:
+        turn = table.turn
+        return None if turn == seat or turn in table.passed_for else turn
     loose = [s for s, a in enumerate(table.active) if a and not table.stuck[s]]
     if len(loose) != 1 or loose[0] == seat:
         return None
     return loose[0]
 
 
-def _played(table: Table, seat: int) -> tuple[int, int, int]:
+def _played(table: Table, seat: int, log: Sequence[_Entry | None]) -> tuple[int, int, int]:
     """What a card ``seat`` plays changes: its Nerts pile, its stock and waste together, its
-    cards in the lake (a stock turn or a rotation changes none)."""
+    cards in the lake (a stock turn or a rotation changes none). In turn-based play, the
+    moves of the round's ``log`` instead (any but a Nerts call, a shout): any passes the turn."""
+    if table.rules.turn_based:
+        return sum(1 for e in log if e is not None and e[1].kind is not MoveKind.CALL), 0, 0
     t = table.tableaux[seat]
     lake = sum(1 for c in table.lake.cards() if c.owner == seat)
     return len(t.nerts), len(t.stock) + len(t.waste), lake
@@ -89,7 +105,7 @@ class PassWatch:
         if idle is None or table is None:
             self.key = None
             return None
-        key = (final.round.number, idle, *_played(table, idle))
+        key = (final.round.number, idle, *_played(table, idle, final.round.log))
         if key != self.key:
             self.key, self.since, self.signed = key, now, None
             return None
@@ -101,8 +117,8 @@ class PassWatch:
         shown = tentative.round.table
         if tentative.round.number != key[0] or shown is None or idle_seat(shown, seat) != idle:
             return None
-        if _played(shown, idle) != key[2:]:
-            return None  # (it played a card that is not final yet)
+        if _played(shown, idle, tentative.round.log) != key[2:]:
+            return None  # (it played a card, or moved on its turn, that is not final yet)
         move = Move.pass_for(idle)
         try:
             shown.play(seat, move, shown.clock)

@@ -382,6 +382,11 @@ class RoundState:
         made = self.rotation_seen
         if made is not None and not all(s == seat or body.frontier[s] >= q for s, q in made):
             return False
+        # In turn-based play, a move of a seat whose turn was passed for (P@S) while it was on
+        # its way, not seeing that pass: a race, it does not count (no blame; §8.7).
+        by = self.passed_by.get(seat) if table.rules.turn_based else None
+        if by is not None and body.frontier[by[0]] < by[1] and body.move.kind is not MOVE_CALL:
+            return False
         # A pass on another's behalf made without seeing a move that counted before it in
         # the order (a race: that seat, or another, moved meanwhile) does not count either.
         if body.move.behalf is not None:

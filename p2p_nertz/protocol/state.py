@@ -55,7 +55,7 @@ from collections.abc import Callable
 from p2p_nertz.deck.keys import round_context
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol import flaps, second_stall
-from p2p_nertz.protocol.abandonment import Abandonment, NoPartner, Refusal, ended_void
+from p2p_nertz.protocol.abandonment import Abandonment, NoPartner, Refusal
 from p2p_nertz.protocol.bodies import (
     Drop,
     DropReason,
@@ -511,14 +511,6 @@ class GameState:
         for target, cut in self.roster.settle(lamport):
             self._gone(target, cut, left=False, notices=notices)
 
-    def _leave(self, event: Event, notices: list[Notice]) -> None:
-        assert isinstance(event.body, Leave)
-        self.roster.leave(event.seat, event.seq, event.lamport)
-        self._gone(event.seat, event.seq, left=True, notices=notices)
-        self._settle_drops(event.lamport, notices)
-        if self.phase is not Phase.OVER and len(self.roster.members()) <= 1:
-            _end_left_alone(self, event.seat, notices)
-
     def _gone(self, seat: int, cut: int, *, left: bool, notices: list[Notice]) -> None:
         """``seat``, just removed from the roster at ``cut``, leaves the round's table (a
         shuffle game's deal not over yet starts again without it, or ends: :func:`_undealt`)."""
@@ -684,23 +676,44 @@ def _refuse_vote(seat: int, body: Drop) -> None:
         )
 
 
+def _leave(state: GameState, event: Event, notices: list[Notice]) -> None:
+    """``event``'s author leaves the game at its own seq (§9.3)."""
+    assert isinstance(event.body, Leave)
+    if state.phase is not Phase.OVER:
+        # A player who leaves forfeits the game (rules.md: leaving the game; §9.3): its team
+        # is out of contention from here, whatever its total (after the end, a leave changes
+        # nothing).
+        state.game = state.game.leave(state.rules.team_of(event.seat))
+    state.roster.leave(event.seat, event.seq, event.lamport)
+    state._gone(event.seat, event.seq, left=True, notices=notices)
+    state._settle_drops(event.lamport, notices)
+    if state.phase is not Phase.OVER and (
+        len(state.roster.members()) <= 1
+        or len(state.game.contenders) <= 1
+        or state.game.result is not None
+    ):
+        _end_left_alone(state, event.seat, notices)
+
+
 def _end_left_alone(state: GameState, seat: int, notices: list[Notice]) -> None:
-    """``seat``'s leave left one member in (or none): the game is over (§9.3, *Left
-    alone*).
+    """``seat``'s leave left one member in (or none), or one team in contention (in pairs),
+    or decided an extra round due: the game is over (§9.3, *Left alone*).
 
     It ends as an abandon ends it, decided by the leave alone, with no further signature:
     the round in progress, unless every result of it is in (then it is recorded already),
-    is **void**, the leaver's forfeit (§8.9) with it; the game ends on the totals of the
-    rounds scored, the highest total winning, a tie shared (:func:`ended_void`). A member
-    dropped earlier that may rejoin at the next round (§9.8) does not keep the game open:
-    the one left cannot be made to wait for someone who may never come.
+    is **void**, the leaver's round forfeit (§8.9) with it; the game ends on the totals of
+    the rounds scored, the highest total **among the teams in contention** winning (the
+    leaver forfeits the game, :meth:`Game.leave <p2p_nertz.rules.Game.leave>`), a tie shared
+    (:meth:`Game.ended_early <p2p_nertz.rules.Game.ended_early>`); an extra round the leave
+    decided ends as the game's tiebreak has it. A member dropped earlier that may rejoin at
+    the next round (§9.8) does not keep the game open: the one left cannot be made to wait
+    for someone who may never come.
 
-    Why void and not the leaver's forfeit: the forfeit is a score in a round the others
-    play out, and nobody plays this one out; and a player ahead on the totals can already
-    end a game of two with the round void by abandoning its opponent (§9.3), so a forfeit
-    here would cost the leaver nothing an abandon does not let it escape.
+    Why void and not the round's forfeit: the forfeit is a score in a round the others play
+    out, and nobody plays this one out; the leaver loses the game instead.
     """
-    state.game = ended_void(state.game)
+    game = state.game
+    state.game = game if game.result is not None else game.ended_early()
     state.left_alone = seat
     state._set_phase(Phase.OVER, notices)
     assert state.game.result is not None
@@ -777,7 +790,7 @@ _HANDLERS: dict[Kind, Callable[[GameState, Event, list[Notice]], None]] = {
     Kind.NERTS: GameState._play,
     Kind.RESULT: GameState._round_event,
     Kind.DROP: GameState._drop,
-    Kind.LEAVE: GameState._leave,
+    Kind.LEAVE: _leave,
     Kind.DECK_KEY: GameState._round_event,
     Kind.DECK_STAGE: GameState._round_event,
     Kind.DECK_SHARES: GameState._round_event,

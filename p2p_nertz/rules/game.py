@@ -3,7 +3,8 @@
 RULES.md: the game. Rounds are played until one or more teams reach the target; the highest
 total wins. If the best totals are equal, the better score in the last round wins; if that is
 equal too, the tied teams play an extra round between them, and so on. Racing Demon plays a
-fixed number of rounds with the same tiebreak.
+fixed number of rounds with the same tiebreak. A player who leaves the game forfeits it: its
+team is never among the winners (rules.md: leaving the game).
 
 >>> game = Game(Rules(target=10), players=2)
 >>> game.seats_next_round()
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from p2p_nertz.rules.config import Rules
 from p2p_nertz.rules.table import RoundScore
@@ -58,6 +59,8 @@ class Game:
         history: each round's team scores (a team sitting out an extra round scores 0).
         playing: for each round, the teams that played it.
         result: the result once the game is over, else ``None``.
+        out: the teams out of contention, in order: a player of theirs left the game
+            (:meth:`leave`), so they are never among the winners.
     """
 
     rules: Rules
@@ -65,6 +68,7 @@ class Game:
     history: tuple[tuple[int, ...], ...] = ()
     playing: tuple[tuple[int, ...], ...] = ()
     result: GameResult | None = None
+    out: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         self.rules.validate_players(self.players)
@@ -88,6 +92,51 @@ class Game:
         """Whether the game has a result."""
         return self.result is not None
 
+    @property
+    def contenders(self) -> tuple[int, ...]:
+        """The teams that may still win: every team none of whose players left."""
+        return tuple(t for t in range(self.teams) if t not in self.out)
+
+    def leave(self, team: int) -> Game:
+        """The game after a player of ``team`` left it: the team forfeits the game (rules.md:
+        leaving the game), never among the winners, its total standing as it is; the others
+        play on. A game already over is not changed (a leave after the end changes nothing).
+
+        If an extra round was due between tied teams and the leave leaves one of them in
+        contention, that one has won (the game has its result).
+
+        >>> game = Game(Rules(target=None, rounds=1), players=3).record((5, 5, 1))
+        >>> game.result is None, game.teams_next_round()
+        (True, (0, 1))
+        >>> game.leave(0).result
+        GameResult(winners=(1,), totals=(5, 5, 1), termination=<Termination.ROUNDS: 'rounds'>)
+        """
+        if self.over or team in self.out:
+            return self
+        left = replace(self, out=tuple(sorted((*self.out, team))))
+        return replace(left, result=left._decide())
+
+    def ended_early(self, counted: int | None = None) -> Game:
+        """The game ended before its end on its first ``counted`` rounds recorded (by default
+        all of them), the round in progress void: nobody scores it and nobody forfeits it
+        (an abandon, or a leave that leaves nobody to play against; docs/protocol.md §9.3).
+        The highest total wins [000], among the teams in contention (a player who left
+        forfeits the game), a tie shared since no extra round can be played.
+
+        >>> game = Game(Rules(target=100), players=2).record((30, 12))
+        >>> game.ended_early().result.winners, game.leave(0).ended_early().result.winners
+        ((0,), (1,))
+        """
+        if counted is None:
+            counted = len(self.history)
+        history = self.history[:counted]
+        totals = replace(self, history=history).totals
+        teams = self.contenders or tuple(range(self.teams))
+        best = max(totals[t] for t in teams)
+        winners = tuple(t for t in teams if totals[t] == best)
+        result = GameResult(winners, totals, Termination.ABANDONED)
+        return replace(self, history=history, playing=self.playing[:counted], result=result)
+
     def teams_next_round(self) -> tuple[int, ...]:
         """The teams that play the next round: all, or the tied teams of an extra round."""
         if self.over:
@@ -107,8 +156,7 @@ class Game:
         tied = self._tied_after_regulation()
         if not tied or self.over:
             raise ValueError("no extra round is due")
-        result = GameResult(tied, self.totals, Termination.SHARED)
-        return Game(self.rules, self.players, self.history, self.playing, result)
+        return replace(self, result=GameResult(tied, self.totals, Termination.SHARED))
 
     def seats_next_round(self) -> tuple[int, ...]:
         """The seats that play the next round."""
@@ -128,13 +176,8 @@ class Game:
             raise ValueError(f"{len(team_scores)} scores for {self.teams} teams")
         playing = self.teams_next_round()
         team_scores = tuple(p if t in playing else 0 for t, p in enumerate(team_scores))
-        game = Game(
-            self.rules,
-            self.players,
-            (*self.history, team_scores),
-            (*self.playing, playing),
-        )
-        return Game(game.rules, game.players, game.history, game.playing, game._decide())
+        game = replace(self, history=(*self.history, team_scores), playing=(*self.playing, playing))
+        return replace(game, result=game._decide())
 
     # -- deciding ---------------------------------------------------------------------
     def _regulation_over(self) -> bool:
@@ -176,8 +219,11 @@ class Game:
         for scores in self.history[:regular]:
             for team, points in enumerate(scores):
                 totals[team] += points
-        best = max(totals)
-        leaders = tuple(t for t in range(self.teams) if totals[t] == best)
+        # A team whose player left is out of contention (rules.md: leaving the game); the
+        # game's end (the target, the rounds) is the table's as ever.
+        teams = self.contenders or tuple(range(self.teams))
+        best = max(totals[t] for t in teams)
+        leaders = tuple(t for t in teams if totals[t] == best)
         stage = Termination.ROUNDS if self.rules.racing_demon else Termination.TARGET
         if len(leaders) > 1:
             last = self.history[regular - 1]

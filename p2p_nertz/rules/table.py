@@ -177,10 +177,11 @@ class Table:
         false_calls: false calls per seat.
         clock: the highest Lamport time played so far.
         turn: with ``rules.turn_based``, the seat whose turn it is (every move but a Nerts
-            call must be that seat's, and passes the turn on to the next active seat); unused
-            (0) in simultaneous play.
+            call must be that seat's, and passes the turn on to the next active seat not
+            passed for); unused (0) in simultaneous play.
         passed_for: the seats stuck by a pass on their behalf (``P@<seat>``), in seat order:
-            stuck until they play a card (rotations and others' lake cards leave them so).
+            stuck until they play a card (rotations and others' lake cards leave them so);
+            in turn-based play, their turns skipped until they pass themselves.
     """
 
     rules: Rules
@@ -315,9 +316,9 @@ class Table:
         play a seat made inactive on its turn hands the turn on."""
         actives = _replace(self.active, seat, active)
         turn = self.turn
-        if self.rules.turn_based and not actives[turn]:
-            turn = _next_seat(actives, turn)
         passed_for = tuple(s for s in self.passed_for if s != seat)
+        if self.rules.turn_based and not actives[turn]:
+            turn = _next_seat(actives, turn, passed_for)
         stuck = _replace(self.stuck, seat, False)
         return self._with(active=actives, stuck=stuck, turn=turn, passed_for=passed_for)
 
@@ -396,9 +397,7 @@ class Table:
             # Not a turn's move even in turn-based play: a shout may come at any time.
             return self._call(seat, move, lamport)
         if self.rules.turn_based and seat != self.turn:
-            raise IllegalMoveError(
-                f"{move}: it is seat {self.turn}'s turn, not seat {seat}'s (turn-based play)"
-            )
+            _out_of_turn(self, seat, move)
         if kind is MOVE_PASS:
             return self._pass(seat, move, lamport)
         if kind is MOVE_ROTATE and not (self.rules.rotate_alone and self.stuck[seat]):
@@ -443,7 +442,7 @@ class Table:
             self.callers,
             self.false_calls,
             lamport,
-            _next_seat(self.active, seat) if self.rules.turn_based else self.turn,
+            _next_seat(self.active, seat, passed_for) if self.rules.turn_based else self.turn,
             passed_for,
         )
         # (Every field by position: a keyword argument costs the call a dict, ~0.1 µs.)
@@ -517,34 +516,9 @@ class Table:
     def _pass(self, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
         if move.behalf is not None:
             return _pass_for(self, seat, move, lamport)
-        stuck = _replace(self.stuck, seat, True)
-        turn = _next_seat(self.active, seat) if self.rules.turn_based else self.turn
-        if self.status is not RoundStatus.PLAYING or not all(
-            s or not a for s, a in zip(stuck, self.active, strict=True)
-        ):
-            table = _evolve(self, stuck=stuck, clock=lamport, turn=turn)
-            return table, Play(seat, move, lamport)
-        # Everyone is stuck: everyone rotates (RULES.md: everyone stuck).
-        tableaux = tuple(
-            t.rotated() if a else t for t, a in zip(self.tableaux, self.active, strict=True)
-        )
-        rotations = self.rotations + 1
-        cycle = max(
-            (len(t.stock) + len(t.waste) for t, a in zip(tableaux, self.active, strict=True) if a),
-            default=0,
-        )
-        ended = RoundStatus.BLOCKED if rotations >= max(1, cycle) else None
-        table = _evolve(
-            self,
-            tableaux=tableaux,
-            # (A pass on a seat's behalf stands through the rotation: RULES.md.)
-            stuck=tuple(s in self.passed_for for s in range(len(stuck))),
-            rotations=rotations,
-            status=ended or RoundStatus.PLAYING,
-            clock=lamport,
-            turn=turn,
-        )
-        return table, Play(seat, move, lamport, rotated=True, ended=ended)
+        if self.rules.turn_based and seat in self.passed_for:
+            return _back(self, seat, move, lamport)
+        return _stuck(self, seat, move, lamport)
 
     def blocked(self, lamport: int) -> Table:
         """This table with its round ended blocked at Lamport time ``lamport``: the protocol
@@ -1016,7 +990,8 @@ def _withdrawn(table: Table, seat: int, progress: bool) -> tuple[tuple[bool, ...
     (``progress``: one leaving its Nerts pile or waste, or kept in the lake)."""
     if seat not in table.passed_for:
         return _replace(table.stuck, seat, False), table.passed_for
-    if not progress:
+    if not progress and not table.rules.turn_based:
+        # (In turn-based play any move of its own on its turn brings the seat back.)
         return table.stuck, table.passed_for
     return _replace(table.stuck, seat, False), tuple(s for s in table.passed_for if s != seat)
 
@@ -1034,8 +1009,6 @@ def _pass_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table,
     """
     behalf = move.behalf
     assert behalf is not None
-    if table.rules.turn_based:
-        raise IllegalMoveError(f"{move}: turn-based play has no pass on another's behalf")
     if behalf == seat:
         raise IllegalMoveError(f"{move}: a seat passes for itself with P")
     if not 0 <= behalf < table.seats or not table.active[behalf]:
@@ -1046,6 +1019,8 @@ def _pass_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table,
         raise IllegalMoveError(
             f"{move}: seat {seat} is stuck by a pass on its behalf: it must pass itself first"
         )
+    if table.rules.turn_based:
+        return _pass_turn_for(table, seat, move, lamport)
     waiting = [s for s, a in enumerate(table.active) if a and s != behalf and not table.stuck[s]]
     if waiting:
         who = (
@@ -1057,7 +1032,81 @@ def _pass_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table,
             f"{move}: {who}: a pass for seat {behalf} counts only while every other player is stuck"
         )
     marked = _evolve(table, passed_for=tuple(sorted((*table.passed_for, behalf))))
-    new, play = marked._pass(behalf, Move.pass_(), lamport)
+    new, play = _stuck(marked, behalf, Move.pass_(), lamport)
+    return new, Play(seat, move, lamport, rotated=play.rotated, ended=play.ended)
+
+
+def _stuck(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
+    """``seat`` passes at ``table``: it is stuck, and if everyone is, every tableau rotates."""
+    stuck = _replace(table.stuck, seat, True)
+    turn = table.turn
+    if table.rules.turn_based and seat == turn:
+        turn = _next_seat(table.active, seat, table.passed_for)
+    if table.status is not RoundStatus.PLAYING or not all(
+        s or not a for s, a in zip(stuck, table.active, strict=True)
+    ):
+        table = _evolve(table, stuck=stuck, clock=lamport, turn=turn)
+        return table, Play(seat, move, lamport)
+    # Everyone is stuck: everyone rotates (RULES.md: everyone stuck).
+    tableaux = tuple(
+        t.rotated() if a else t for t, a in zip(table.tableaux, table.active, strict=True)
+    )
+    rotations = table.rotations + 1
+    cycle = max(
+        (len(t.stock) + len(t.waste) for t, a in zip(tableaux, table.active, strict=True) if a),
+        default=0,
+    )
+    ended = RoundStatus.BLOCKED if rotations >= max(1, cycle) else None
+    table = _evolve(
+        table,
+        tableaux=tableaux,
+        # (A pass on a seat's behalf stands through the rotation: RULES.md.)
+        stuck=tuple(s in table.passed_for for s in range(len(stuck))),
+        rotations=rotations,
+        status=ended or RoundStatus.PLAYING,
+        clock=lamport,
+        turn=turn,
+    )
+    return table, Play(seat, move, lamport, rotated=True, ended=ended)
+
+
+def _out_of_turn(table: Table, seat: int, move: Move) -> None:
+    """Refuse ``seat``'s ``move`` made out of turn in turn-based play, but for the two passes
+    made so: one for the seat whose turn it is (:func:`_pass_turn_for`), and a seat's own
+    whose turns were passed for (:func:`_back`).
+
+    Raises:
+        IllegalMoveError: any other move out of turn.
+    """
+    if move.kind is MOVE_PASS and (move.behalf is not None or seat in table.passed_for):
+        return
+    raise IllegalMoveError(
+        f"{move}: it is seat {table.turn}'s turn, not seat {seat}'s (turn-based play)"
+    )
+
+
+def _back(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
+    """A seat whose turns were passed for takes them back with its own pass, on its turn or
+    not (RULES.md: turn-based play): it passes (stuck), and the turn stays where it is."""
+    back = _evolve(table, passed_for=tuple(s for s in table.passed_for if s != seat))
+    return _stuck(back, seat, move, lamport)
+
+
+def _pass_turn_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table, Play]:
+    """In turn-based play, ``seat`` passes the turn of ``move.behalf``, which has not moved on
+    it (RULES.md: turn-based play): it counts only on that seat's turn, by a seat whose own
+    turns are not passed for. The seat passes as if it had (stuck, the turn goes on, and if
+    everyone is stuck every tableau rotates), and its turns are skipped until it takes them
+    back with a pass of its own (:meth:`Table._pass`); the round goes on without waiting."""
+    behalf = move.behalf
+    assert behalf is not None
+    if table.turn != behalf:
+        raise IllegalMoveError(
+            f"{move}: it is seat {table.turn}'s turn: a pass for seat {behalf} counts only on "
+            "its turn (turn-based play)"
+        )
+    marked = _evolve(table, passed_for=tuple(sorted((*table.passed_for, behalf))))
+    new, play = _stuck(marked, behalf, Move.pass_(), lamport)
     return new, Play(seat, move, lamport, rotated=play.rotated, ended=play.ended)
 
 
@@ -1080,15 +1129,20 @@ def first_turn(active: Sequence[bool], number: int) -> int:
     return 0
 
 
-def _next_seat(active: tuple[bool, ...], seat: int) -> int:
-    """The next active seat after ``seat``, in seat order, round the table (``seat`` itself
-    when no other is active)."""
+def _next_seat(active: tuple[bool, ...], seat: int, skipped: tuple[int, ...] = ()) -> int:
+    """The next active seat after ``seat``, in seat order, round the table, passing over the
+    ``skipped`` seats (turn-based play: those whose turns are passed for) unless every other
+    active seat is one (``seat`` itself when no other is active)."""
     n = len(active)
+    first = None
     for step in range(1, n + 1):
         other = (seat + step) % n
         if active[other]:
-            return other
-    return seat
+            if other not in skipped:
+                return other
+            if first is None:
+                first = other
+    return seat if first is None else first
 
 
 def _replace(values: tuple[_T, ...], index: int, value: _T) -> tuple[_T, ...]:

@@ -379,6 +379,8 @@ def explain(ctx: Context, move: Move) -> str:
     if not table.active[seat]:
         return "illegal: you are not playing this round"
     if table.rules.turn_based and table.turn != seat and move.kind is not MoveKind.CALL:
+        if seat in table.passed_for:
+            return "illegal: your turns are passed for you (you did not move): p to take them back"
         return "illegal: not your turn yet (turn-based play: the header says whose it is)"
 
     def show(card: Card) -> str:

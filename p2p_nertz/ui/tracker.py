@@ -73,6 +73,7 @@ __all__ = [
     "NOTHING_TO_PLAY",
     "PASS_GONE",
     "PASSED_FOR_YOU",
+    "PASSED_TURNS_FOR_YOU",
     "PASS_ROTATED",
     "WAITING_ON_YOU",
     "GameSource",
@@ -98,6 +99,10 @@ LAST_PLAYER = "nobody else is left at the table: q leaves the game"
 
 GAME_OVER = "the game is over"
 """The status line once the game is over (:func:`status_line`)."""
+
+PASSED_TURNS_FOR_YOU = "your turns are passed for you (you did not move): p to take them back"
+"""The status line in turn-based play while our turns are passed for (RULES.md: turn-based
+play): the table skips them until we pass."""
 
 PASSED_FOR_YOU = (
     "passed for you (you played nothing, everyone else stuck): play a card to take it back"
@@ -288,7 +293,8 @@ class Tracker:
             self.say("everyone was stuck: every stock rotated (top card to the bottom)")
             self.rotated = True
         elif isinstance(effect, st.PassedFor):
-            self.say(passed_for_words(self.name(effect.seat), self.name(effect.by)))
+            turns = final is not None and final.rules.turn_based
+            self.say(passed_for_words(self.name(effect.seat), self.name(effect.by), turns=turns))
         elif isinstance(effect, st.PassesStale):
             if self.seat in effect.seats:
                 self.rotated = False
@@ -397,8 +403,12 @@ class Tracker:
             self.changes += 1
         leaver = None if final is None else final.left_alone
         if final is not None and leaver is not None:
-            # The leave left one member in: the game is over (§9.3), said with who left.
-            self.say(f"{self.name(leaver)} left the game — the game is over: {self._won(final)}")
+            # The leave left one member in: the game is over (§9.3), said with who left and
+            # why the leaver does not win (rules.md: leaving the game).
+            self.say(
+                f"{self.name(leaver)} left the game — the game is over: {self._won(final)} "
+                "(a player who leaves forfeits the game)"
+            )
         elif abandoned:
             self.say(
                 "the game was abandoned: the round in progress is void, the totals of the "
@@ -408,12 +418,14 @@ class Tracker:
             self.say("the game is over")
 
     def _won(self, final: st.GameState) -> str:
-        """``Ann wins with 12 on the rounds scored``: a game ended early, in words."""
+        """``Ann wins with 12 on the rounds scored``: a game ended early, in words (the
+        winners' total, which a leaver's may pass: it forfeits the game)."""
         result = final.game.result
         assert result is not None
         who = [f"team {w + 1}" if final.rules.pairs else self.name(w) for w in result.winners]
         verb = "win" if len(who) > 1 or who == ["you"] else "wins"
-        return f"{' and '.join(who)} {verb} with {max(result.totals)} on the rounds scored"
+        total = result.totals[result.winners[0]]
+        return f"{' and '.join(who)} {verb} with {total} on the rounds scored"
 
     def _dropped(self, effect: st.MemberDropped, final: st.GameState | None) -> None:
         self.suspected.discard(effect.seat)
@@ -654,7 +666,7 @@ def status_line(
         return NOTHING_TO_PLAY
     keep = status.startswith(_KEEP) or any(words in status for words in _ASKING)
     if seat in table.passed_for and not keep:
-        return PASSED_FOR_YOU
+        return PASSED_TURNS_FOR_YOU if table.rules.turn_based else PASSED_FOR_YOU
     others = [s for s in range(table.seats) if s != seat and table.active[s]]
     if (
         others

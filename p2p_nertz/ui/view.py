@@ -688,7 +688,7 @@ def is_stuck_words(status: str) -> bool:
     return status == STUCK_WAITING or status.startswith(_STUCK_OPEN)
 
 
-def passed_for_words(name: str, by: str) -> str:
+def passed_for_words(name: str, by: str, *, turns: bool = False) -> str:
     """The announcement of a pass made on a player's behalf (RULES.md: a player who plays
     nothing): ``name`` played nothing while everyone else was stuck, ``by`` passed for them.
 
@@ -696,7 +696,23 @@ def passed_for_words(name: str, by: str) -> str:
     'Bea has played nothing for a while, everyone else stuck: bot1 passed for Bea'
     >>> passed_for_words("you", "Bea").split(": ")[1]
     'Bea passed for you (play a card to take it back)'
+
+    ``turns``: in turn-based play, where it is the player's turn that stood still.
+
+    >>> passed_for_words("Bea", "bot1", turns=True)
+    'Bea did not move on their turn for a while: bot1 passed it (skipped until Bea is back)'
     """
+    if turns:
+        # Turn-based play: a turn that stood still (RULES.md: turn-based play).
+        if name == "you":
+            return (
+                f"you did not move on your turn for a while: {by} passed your turn (your "
+                "turns are skipped: p to take them back)"
+            )
+        return (
+            f"{name} did not move on their turn for a while: {by} passed it (skipped until "
+            f"{name} is back)"
+        )
     if name == "you":
         return (
             f"you have played nothing for a while, everyone else stuck: {by} passed for you "
