@@ -42,6 +42,7 @@ from cli.args import (
 from cli.bots import (
     LEAVE_PATIENCE,
     LobbyBot,
+    note_lobby_bots,
     resume_bots,
     spawn_lobby_bot,
     stop_children,
@@ -67,6 +68,7 @@ from cli.node_cmd import (
     say_gone,
     watch_recovery,
 )
+from cli.places import game_log_name
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from p2p_nertz.bots import STRATEGIES
@@ -244,7 +246,7 @@ def _node(
     spec = session.spec
     on_notice = _notice_printer(out, [m.name for m in spec.members])
     log_dir = _log_dir(args)
-    path = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
+    path = log_dir / game_log_name(spec.game_id, identity.fingerprint)
     node = PeerNode(
         identity,
         spec,
@@ -366,22 +368,20 @@ def _spawn_bots(
     address = lobby_endpoint.removeprefix("tcp://")
     bots = []
     for n in range(args.bots):
-        keys: list[str] = []
+        # Its key made here (kept in the key store): its seat is known by it, for its
+        # person's resume to start it again (cli/bots.py, note_lobby_bots).
+        identity = Identity.generate()
         if lobby is not None and lobby.table.invited is not None:
-            # An invite-only table seats its own bots too: their keys are made here and
-            # invited, kept in the key store as `nertz bot` without --key would keep its own.
-            identity = Identity.generate()
-            key_path = keep_key(identity)
-            lobby.invite(identity.fingerprint)
-            keys = ["--key", str(key_path)]
+            lobby.invite(identity.fingerprint)  # (an invite-only table seats its own bots too)
         name = f"bot{n + 1}"
         bot = spawn_lobby_bot(
             address,
             name,
+            identity,
             strategy=args.bot_strategy,
             speed=args.bot_speed,
             log_dir=args.log_dir,
-            options=[*keys, *liveness_argv(args)],
+            options=liveness_argv(args),
             err=args.log_dir / f"{name}.err",
         )
         bots.append(bot)
@@ -534,6 +534,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
             enter.cancel()  # the keys are the table's now
             watching.cancel()
             node, path = _node(args, identity, session, out, config, port=game_port)
+            note_lobby_bots(path, session.spec, bots)  # (for `nertz resume` to start them)
             _announce_start(out, identity, session, path)
             result = await _play(args, node, session.endpoints)  # the lobby keeps serving
             nursery.cancel_scope.cancel()

@@ -225,7 +225,12 @@ def _add_node(sub: Any) -> None:
         ". Every other member's endpoint is given with --peer (no discovery).",
     )
     p.add_argument("--key", required=True, type=path_arg, help="your key file (nertz keygen)")
-    p.add_argument("--spec", required=True, type=path_arg, help="game spec file (GameSpec wire)")
+    p.add_argument(
+        "--spec",
+        required=True,
+        type=path_arg,
+        help="the game: its spec file (GameSpec wire) or a member's log of it",
+    )
     p.add_argument(
         "--bind",
         required=True,

@@ -353,7 +353,8 @@ def test_a_bot_started_for_a_table_waits_for_a_host_that_is_slow_to_answer(
         assert lobby["event"] == "lobby", lobby
         host.send_signal(signal.SIGSTOP)
         bot = spawn_lobby_bot(
-            lobby["endpoint"].removeprefix("tcp://"), "slowpoke", strategy="greedy", speed=10,
+            lobby["endpoint"].removeprefix("tcp://"), "slowpoke", Identity.generate(),
+            strategy="greedy", speed=10,
             log_dir=logs, err=tmp_path / "bot.err",
         ).proc  # fmt: skip
         _said_within(tmp_path / "bot.err", "connecting to", 60.0)  # (then its wait starts)
