@@ -35,6 +35,7 @@ from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.spectator import Spectator
+from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.node import WATCH_SPEC_TAG
 from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
@@ -153,13 +154,20 @@ class _Watcher:
         self.symbols = symbols
         self.spectator = Spectator(spec)
         self.tracker = Tracker(tuple(m.name for m in spec.members), None, symbols)
+        self._seat_of = {zap_user_id(pid): s for s, pid in enumerate(spec.peer_ids)}
         self.keys = KeyState()
         self.wake = trio.Event()
         self.nursery: trio.Nursery | None = None
 
-    def take(self, data: bytes) -> None:
+    def take(self, data: bytes, user_id: bytes = b"") -> None:
         """One message a member pushed: an event or a beat (the spec a node pushes first is
-        not needed: the port admitted the sender by the spec we hold)."""
+        not needed: the port admitted the sender by the spec we hold). ``user_id``: the
+        pushing member, as the port's gate named its connection (its peer id in hex): the
+        screen says so once every member that pushes has gone."""
+        seat = self._seat_of.get(user_id)
+        if seat is not None and seat not in self.tracker.followed:
+            self.tracker.followed.add(seat)
+            self.wake.set()
         if data.startswith(WATCH_SPEC_TAG):
             return
         notices: list[Effect] = list(self.spectator.feed(data))
@@ -170,7 +178,7 @@ class _Watcher:
         while True:
             frames = await router.recv_multipart()  # [routing id, message, User-Id]
             if len(frames) == 3:
-                self.take(frames[1])
+                self.take(frames[1], frames[2])
 
     async def refusals(self) -> None:
         """Count and log (at a bounded rate) the handshakes the port refused."""

@@ -195,11 +195,14 @@ class Tty:
 
 def watched_to_the_leave(player: Tty, watcher: Tty) -> None:
     """A spectator's screen follows the bots' lake cards, then the player's Ctrl-C: it shows
-    the signed leave and quits cleanly."""
+    the signed leave, says that the game, which the bots play on, is no longer followed here
+    (the player pushed it alone), and quits cleanly."""
     watcher.wait(lambda t: re.search(r"^ +[2-9JQK]\S*[♣♦♥♠] \d+", t, re.M) is not None)
     player.child.sendintr()
     assert player.finish() == 130
     watcher.wait("you left the game", timeout=30)
+    text = watcher.wait("you left: not followed here", timeout=30)
+    assert "playing" not in text.splitlines()[0], text
     watcher.send("q")
     assert watcher.finish() == 0
     assert b"watched " in watcher.raw and b"Traceback" not in watcher.raw
