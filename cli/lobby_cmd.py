@@ -37,6 +37,7 @@ from cli.args import (
     expected_errors,
     liveness_argv,
     liveness_from,
+    note_terminated,
     rules_from,
 )
 from cli.bots import (
@@ -280,14 +281,39 @@ def _announce_start(out: _Out, identity: Identity, session: Session, path: Path)
 
 
 def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` under trio; turn the runtime's expected failures into one line."""
+    """Run ``fn`` under trio; turn the runtime's expected failures into one line.
+
+    A SIGTERM is taken here as a Ctrl-C, inside trio (:func:`_terminated`), wherever the
+    command does not take it itself (a node, a table: they leave cleanly): ``nertz``'s own
+    handler (cli/main.py) raised KeyboardInterrupt in the middle of trio when SIGINT was
+    ignored (a command started with ``&`` by a shell without job control), and a page of
+    trio's tracebacks followed "nertz host: interrupted" (``kill`` of a host in its lobby).
+    """
+
+    async def guarded() -> Any:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(_terminated)  # (first: a node's own receiver then overrides it)
+            result = await fn()
+            nursery.cancel_scope.cancel()
+            return result
+
     try:
-        return trio.run(fn)
+        return trio.run(guarded)
     except NertzError as exc:
         raise _again(exc) from None
     except BaseExceptionGroup as group:
         errors = expected_errors(group)
         raise _again(errors[0]) from None
+
+
+async def _terminated(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    """Until cancelled, raise KeyboardInterrupt in trio at a SIGTERM (as ``nertz``'s handler
+    notes it: the children got no signal, cli/args.py), for :func:`_trio_run`."""
+    with trio.open_signal_receiver(signal.SIGTERM) as received:
+        task_status.started()
+        async for _ in received:
+            note_terminated()
+            raise KeyboardInterrupt
 
 
 def _again(exc: BaseException) -> NertzError:

@@ -410,3 +410,33 @@ def test_the_hosts_first_lines_fit_80_columns_with_the_join_command_whole() -> N
     assert lines[1].split()[-4:] == ["nertz", "join", "--peer", "255.255.255.255:65535"]
     assert lines[2].split()[-3:] == ["join", "--discover", "255.255.255.255"]
     assert len(hosting_words("Ann", "xqiq-b5gz-iwoo-nwm2", endpoint, None).splitlines()) == 2
+
+
+def test_a_host_started_in_the_background_stops_on_sigterm_in_its_lobby_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """A SIGTERM (``kill``) to ``nertz host`` waiting in its lobby, started as a shell
+    without job control starts ``nertz … &`` (SIGINT ignored): ``nertz``'s handler raised
+    KeyboardInterrupt in the middle of trio, and a page of trio's tracebacks followed "nertz
+    host: interrupted". Now the command takes the signal inside trio: one line."""
+    make_key(tmp_path / "ann.key")
+    ignored = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
+    )
+    host = subprocess.Popen(
+        [sys.executable, "-c", ignored, "host", "--key", str(tmp_path / "ann.key"),
+         "--name", "Ann", "--bot", "greedy", "--players", "3", "--bots", "1", "--json",
+         "--log-dir", str(tmp_path / "logs")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        json_lines_until(host, "open")  # (the lobby is up: the command waits in trio)
+        host.send_signal(signal.SIGTERM)
+        _, err = host.communicate(timeout=60)
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.communicate()
+    assert host.returncode == 130, err
+    assert err.splitlines() == ["nertz host: interrupted"], err
