@@ -515,9 +515,13 @@ def play_words(
     '3 cards from 9C onto work pile 4'
     >>> play_words(Move.call()), play_words(Move.call(), false_call=True)
     ('Nerts!', 'false Nerts call')
+    >>> play_words(Move.parse("P")), play_words(Move.parse("P@2"))
+    ('stuck', 'passed for seat 2')
     """
     if false_call and move.kind is MoveKind.CALL:
         return "false Nerts call"
+    if move.behalf is not None:  # (a pass on another's behalf: not "stuck" itself)
+        return f"passed for seat {move.behalf}"
     if move.kind in _MOVES_OF_NO_CARD:
         return _MOVES_OF_NO_CARD[move.kind]
     source, target = move.source, move.target
