@@ -40,6 +40,7 @@ import trio
 from cli.args import (
     EXIT_FAILED,
     EXIT_GONE,
+    EXIT_OK,
     EXIT_UNHEARD,
     GoneError,
     bind_endpoint,
@@ -155,6 +156,8 @@ def say_gone(command: str, gone: TableGone) -> int:
     after = (  # (unheard, its log ends noted: a resume learns our feed first, §9.6)
         "resuming on it later learns your events from the others before it signs"
         if status == EXIT_UNHEARD
+        else "nothing is left to play"
+        if status == EXIT_OK
         else "the log is whole: resuming on it later takes the game up again"
     )
     print(

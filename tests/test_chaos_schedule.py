@@ -567,3 +567,37 @@ def test_chaos_nodes_bind_port_0_and_start_again_on_the_port_they_said(tmp_path:
         assert node.argv[node.argv.index("--bind") + 1] == ports[node.seat]
         peers = [node.argv[i + 1] for i, a in enumerate(node.argv) if a == "--peer"]
         assert peers == [f"{s}={ports[s]}" for s in range(2) if s != node.seat]
+
+
+def test_chaos_reads_an_unheard_exit_0_as_the_game_over_on_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Session 33: a node that heard nobody and whose log holds the game's end (an old copy
+    # of a finished game's log) exits 0, not 5 (cli/args.py gone_status). Its final fold
+    # lacks the others' acks: not a settled final to compare, and fine only if it says the
+    # game is over and nobody played within its reach.
+    audit = subprocess.CompletedProcess[str]([], 0, "", "")
+    monkeypatch.setattr(chaos.subprocess, "run", lambda *a, **k: audit)
+    t0 = time.monotonic() - 100.0
+
+    def over_copy(stem: str, why: str) -> Any:
+        run = _stopped(tmp_path, stem, 0, t0 + 50, t0 + 59)
+        final = {"event": "final", "over": False, "gone": "unheard", "why": why, "digest": "d9"}
+        run.out.write_text(json.dumps(final) + "\n")
+        return run
+
+    said = "heard nobody at this table in 8 s …: the game is over as this log has it (…)"
+    done = _stopped(tmp_path, "p1", 0, t0, t0 + 40)
+    done.out.write_text(
+        json.dumps({"event": "final", "over": True, "digest": "d1", "totals": [1]}) + "\n"
+    )
+    game = _game(tmp_path, 2)
+    game.drop = 8.0
+    game.nodes[0].runs = [done]
+    game.nodes[1].runs = [over_copy("p2", said)]
+    assert chaos.check(game, [])[0] == []
+    game.nodes[1].runs = [over_copy("p2", "heard nobody at this table in 8 s")]
+    assert chaos.check(game, [])[0] == ["P2: exit 0 unheard without the game over"]
+    game.nodes[0].runs = [_stopped(tmp_path, "q1", None, t0, None)]
+    game.nodes[1].runs = [over_copy("q2", said)]
+    assert chaos.check(game, ["P1"])[0][1:] == ["P2: stopped unheard while P1 played within reach"]
