@@ -478,7 +478,8 @@ def _add_resume(sub: Any) -> None:
         description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on. "
         "The log of a game you left says so and starts nothing (status 4: a member that left "
         "cannot rejoin); without --bot, that of a game over says so with the score (status 0). "
-        "Your log of a quick game (nertz play --bots) starts its bots again too.",
+        "The bots your command started for the game (play --bots, host --bots, b in the "
+        "lobby) start again too. Exit statuses: README, the command line.",
     )
     p.add_argument("log", type=path_arg, help="the peer's log file")
     p.add_argument(

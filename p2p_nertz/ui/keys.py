@@ -454,8 +454,8 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
         # early by the clock is the controller's to say (it asks the core).
         try:
             table.play(seat, move, table.clock)
-        except IllegalMoveError as exc:
-            return KeyState(status=f"illegal: {exc}"), []
+        except IllegalMoveError as exc:  # (the move typed is known: the reason alone)
+            return KeyState(status=f"illegal: {str(exc).removeprefix(f'{move}: ')}"), []
         return KeyState(status=done or _played(ctx, table, move)), [PlayMove(move)]
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
     if table.over or move not in table.legal_moves(seat):
