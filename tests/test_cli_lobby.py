@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import foreground, held_port, json_lines_until, lobby_where, make_key, nertz
+from cli_helpers import (
+    background,
+    foreground,
+    held_port,
+    interrupted_by_sigterm,
+    json_lines_until,
+    lobby_where,
+    make_key,
+    nertz,
+)
 
 from cli.bots import spawn_lobby_bot
 from cli.keyfile import load_key
@@ -420,23 +429,13 @@ def test_a_host_started_in_the_background_stops_on_sigterm_in_its_lobby_with_one
     KeyboardInterrupt in the middle of trio, and a page of trio's tracebacks followed "nertz
     host: interrupted". Now the command takes the signal inside trio: one line."""
     make_key(tmp_path / "ann.key")
-    ignored = (
-        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-        "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
-    )
     host = subprocess.Popen(
-        [sys.executable, "-c", ignored, "host", "--key", str(tmp_path / "ann.key"),
-         "--name", "Ann", "--bot", "greedy", "--players", "3", "--bots", "1", "--json",
-         "--log-dir", str(tmp_path / "logs")],
+        background("host", "--key", str(tmp_path / "ann.key"), "--name", "Ann", "--bot",
+                   "greedy", "--players", "3", "--bots", "1", "--json",
+                   "--log-dir", str(tmp_path / "logs")),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
         json_lines_until(host, "open")  # (the lobby is up: the command waits in trio)
-        host.send_signal(signal.SIGTERM)
-        _, err = host.communicate(timeout=60)
     finally:
-        if host.poll() is None:
-            host.kill()
-            host.communicate()
-    assert host.returncode == 130, err
-    assert err.splitlines() == ["nertz host: interrupted"], err
+        interrupted_by_sigterm(host, "host")
