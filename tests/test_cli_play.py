@@ -270,8 +270,9 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     tty = play(tmp_path)
     text = tty.wait("[n] Nerts")
     assert "you (seat " in tty.line(0) and "round 1" in tty.line(0)
-    for name in ("bot1", "bot2"):
-        assert re.search(rf"^\d {name} +N +13 ", text, re.M), text
+    for name in ("bot1", "bot2"):  # (each row with its Nerts count: a bot at full speed on a
+        # loaded machine may have played a Nerts card before the first screen is read)
+        assert re.search(rf"^\d {name} +N +\d+ ", text, re.M), text
 
     # The stock key turns three cards: the stock shrinks, the waste fans the top three.
     before = stock(text)
