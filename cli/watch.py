@@ -30,7 +30,7 @@ import zmq
 from cli.args import error_text, expected_errors
 from cli.files import load_game_spec
 from cli.keyfile import load_identity
-from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, symbols_ok
+from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, require_terminal, symbols_ok
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.peer import Effect
 from p2p_nertz.protocol.spec import GameSpec
@@ -263,6 +263,8 @@ def _waiting(width: int, height: int, text: str) -> Screen:
 
 def _cmd_watch(args: argparse.Namespace) -> int:
     spec = load_game_spec(args.spec)
+    if not args.web:
+        require_terminal()  # (first: before it binds and says where members push)
     if not args.key.exists():
         raise NertzError(
             f"no key file at {str(args.key)!r}: the spectator needs a key for members to "
