@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import zmq
+from cli_helpers import nertz, one_error_line
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from peer_helpers import PeerNetwork
@@ -134,6 +135,16 @@ def test_a_spectator_whose_pushing_member_ended_the_game_by_leaving_says_it_is_o
     tracker.followed = {1}
     view = tracker.view(spectator)
     assert view.unfollowed is None and "game over" in view.heading(), view.heading()
+
+
+def test_watch_without_a_terminal_says_so_first_and_names_web(tmp_path: Path) -> None:
+    """Run by a script (no terminal), ``nertz watch`` printed where members push to it, then
+    failed on the screen it could not open: it refuses first, in one line naming ``--web``."""
+    spec = bots_game(build_parser("play").parse_args(["play", "--bots", "1", "--seed", "1"]))[1]
+    (tmp_path / "game.spec").write_bytes(spec.to_wire())
+    done = nertz("watch", "--spec", str(tmp_path / "game.spec"), "--bind", "127.0.0.1:0")
+    line = one_error_line(done, "needs a terminal", "--web")
+    assert line.startswith("nertz watch: error: ") and "--watcher" not in done.stdout + line
 
 
 @pytest.mark.slow
