@@ -69,6 +69,7 @@ __all__ = [
     "bind_endpoint",
     "connect_endpoint",
     "load_identity",
+    "load_game_spec",
     "load_spec",
     "parse_peers",
     "say_gone",

@@ -556,7 +556,9 @@ def _add_play(sub: Any) -> None:
     )
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
     given.add_argument("--key", type=path_arg, help="your key file (nertz keygen)")
-    given.add_argument("--spec", type=path_arg, help="game spec file")
+    given.add_argument(
+        "--spec", type=path_arg, help="the game: its spec file or a member's log of it"
+    )
     given.add_argument(
         "--bind", type=bind_endpoint, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555"
     )

@@ -62,7 +62,7 @@ from cli.bots import (
 from cli.demo import game_dir
 from cli.keyfile import default_key_path, keep_key, load_key, save_key
 from cli.lobby_app import LobbyApp
-from cli.node_cmd import load_identity, load_spec, parse_peers
+from cli.node_cmd import load_game_spec, load_identity, parse_peers
 from cli.parsers import DEFAULT_BOT_SPEED
 from cli.places import game_log_name
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
@@ -109,7 +109,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if not all(given):
         raise NertzError("a given game needs all of --key, --spec, --bind and --log")
     identity = load_identity(args.key)
-    spec = load_spec(args.spec)
+    spec = load_game_spec(args.spec)  # (a member's log too, as node)
     if identity.peer_id not in spec.peer_ids:
         load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")

@@ -263,14 +263,14 @@ def _waiting(width: int, height: int, text: str) -> Screen:
 
 def _cmd_watch(args: argparse.Namespace) -> int:
     spec = load_game_spec(args.spec)
-    if not args.web:
-        require_terminal()  # (first: before it binds and says where members push)
     if not args.key.exists():
         raise NertzError(
             f"no key file at {str(args.key)!r}: the spectator needs a key for members to "
             "connect to; make one with `nertz keygen`, or give --key FILE"
         )
     identity = load_identity(args.key, players=spec.peer_ids)
+    if not args.web:
+        require_terminal()  # (before it binds and says where members push)
     colour = not args.mono and "NO_COLOR" not in os.environ
     symbols = symbols_ok(args)
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import zmq
-from cli_helpers import nertz, one_error_line
+from cli_helpers import make_key, nertz, one_error_line
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from peer_helpers import PeerNetwork
@@ -142,7 +142,9 @@ def test_watch_without_a_terminal_says_so_first_and_names_web(tmp_path: Path) ->
     failed on the screen it could not open: it refuses first, in one line naming ``--web``."""
     spec = bots_game(build_parser("play").parse_args(["play", "--bots", "1", "--seed", "1"]))[1]
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
-    done = nertz("watch", "--spec", str(tmp_path / "game.spec"), "--bind", "127.0.0.1:0")
+    make_key(tmp_path / "spy.key")
+    done = nertz("watch", "--spec", str(tmp_path / "game.spec"), "--bind", "127.0.0.1:0",
+                 "--key", str(tmp_path / "spy.key"))  # fmt: skip
     line = one_error_line(done, "needs a terminal", "--web")
     assert line.startswith("nertz watch: error: ") and "--watcher" not in done.stdout + line
 
