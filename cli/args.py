@@ -500,15 +500,23 @@ a member that signed a ``leave`` cannot rejoin (docs/protocol.md §9.3), so no n
 EXIT_UNHEARD = 5
 """Exit status of a node that heard nobody at its table for ``--drop-after`` since it started,
 so signed nothing new (docs/protocol.md §9.6, *a second machine that hears nobody*): its key may
-be playing on another machine whose table does not answer this one, or the others never came."""
+be playing on another machine whose table does not answer this one, or the others never came.
+Not where its log holds the game's end (an old copy of a finished game's log, resumed once
+everyone went home): that is status 0, the game over as the log has it (:func:`gone_status`)."""
 
 
 def gone_status(gone: TableGone) -> int:
     """The exit status of a node that stopped waiting at an empty table: :data:`EXIT_UNHEARD`
-    if it never heard anyone, else :data:`EXIT_GONE`."""
+    if it never heard anyone, else :data:`EXIT_GONE`; 0 if it never heard anyone and its log
+    holds the game's end (``gone.ended``): the game is over, as ``nertz resume`` of the same
+    log says without starting a node (status 0, "as this log's table has it"), and as the
+    same resume ends with the others answering (session 32's old copies exited 5 alone, and
+    a script read a game over as "another nertz may be playing as you")."""
     from p2p_nertz.protocol.gone import GoneReason
 
-    return EXIT_UNHEARD if gone.reason is GoneReason.UNHEARD else EXIT_GONE
+    if gone.reason is GoneReason.UNHEARD:
+        return EXIT_OK if gone.ended else EXIT_UNHEARD
+    return EXIT_GONE
 
 
 class GoneError(NertzError):

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from cli.keyfile import keep_key
+from cli.places import game_log_name
 from p2p_nertz.errors import NertzError
-from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.spec import GameSpec
 
 TERM_PATIENCE = 5.0  # seconds a bot has to leave after SIGTERM before it is killed
@@ -78,6 +79,7 @@ def stop_processes(procs: Sequence[subprocess.Popen[bytes]], patience: float = 0
 def spawn_lobby_bot(
     where: str,
     name: str,
+    identity: Identity,
     *,
     strategy: str,
     speed: int,
@@ -91,10 +93,14 @@ def spawn_lobby_bot(
     Args:
         where: the lobby's address.
         name: the bot's name at the table.
+        identity: its key, made by the caller (an invite-only table invites it first), kept
+            in the key store: the bot's seat in the game is known by it, for
+            :func:`note_lobby_bots`, and ``nertz resume`` finds it there.
         strategy: its strategy.
         speed: its speed, 1-10.
         log_dir: where its log goes.
-        options: more ``nertz bot`` options (a key, liveness timers).
+        options: more options, for ``nertz bot`` now and ``nertz node`` when it is resumed
+            (its liveness timers).
         err: a file its stderr is appended to (default: nowhere).
         own_session: start it in its own session, so that a Ctrl-C at our terminal is for the
             player, not the bots (they are then stopped by :func:`stop_processes`).
@@ -109,10 +115,12 @@ def spawn_lobby_bot(
         log_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
+    key = keep_key(identity)
     command = [
         sys.executable, "-m", "cli", "bot", "--peer", where, "--name", name,
-        "--strategy", strategy, "--speed", str(speed), "--log-dir", str(log_dir),
-        "--json", "--timeout", f"{BOT_PATIENCE:g}", "--stop-with-stdin", *options,
+        "--key", str(key), "--strategy", strategy, "--speed", str(speed),
+        "--log-dir", str(log_dir), "--json", "--timeout", f"{BOT_PATIENCE:g}",
+        "--stop-with-stdin", *options,
     ]  # fmt: skip
     if err is None:
         proc = subprocess.Popen(
@@ -122,7 +130,7 @@ def spawn_lobby_bot(
             stderr=subprocess.DEVNULL,
             start_new_session=own_session,
         )
-        return LobbyBot(name, proc)
+        return LobbyBot(name, proc, identity.peer_id, strategy, str(speed), tuple(options))
     with err.open("ab") as errors:
         start = errors.tell()  # (a bot of its name that stopped wrote before: not its lines)
         proc = subprocess.Popen(
@@ -132,7 +140,9 @@ def spawn_lobby_bot(
             stderr=errors,
             start_new_session=own_session,
         )
-    return LobbyBot(name, proc, err, start)
+    return LobbyBot(
+        name, proc, identity.peer_id, strategy, str(speed), tuple(options), err=err, start=start
+    )
 
 
 @dataclass
@@ -143,6 +153,12 @@ class LobbyBot:
 
     name: str
     proc: subprocess.Popen[bytes]
+    peer_id: PeerId
+    """Its key's (its seat, once the game starts)."""
+    strategy: str
+    speed: str
+    options: tuple[str, ...] = ()
+    """Its ``nertz bot`` options that ``nertz node`` takes too (its liveness timers)."""
     err: Path | None = None
     """The file its stderr is appended to."""
     start: int = 0
@@ -382,50 +398,76 @@ def stop_children(children: list[NodeChild], patience: float = 0.0) -> None:
             f.close()
 
 
-# -- the bots of a quick game, resumed with it --------------------------------------------------
+# -- the bots of a game, resumed with it ---------------------------------------------------------
 
-BOTS_NOTE = "bots.json"
-"""The file in a quick game's directory (``nertz play --bots``) that names its bots and how
-they play, so that ``nertz resume`` of the person's log starts them again."""
+
+def bots_note(log: Path) -> Path:
+    """Where the bots a command started for the person whose log is ``log`` are named, so
+    that ``nertz resume LOG`` starts them again: beside it, ``LOG.bots`` (as ``LOG.page``)."""
+    return log.with_name(log.name + ".bots")
 
 
 @dataclass(frozen=True, slots=True)
 class TableBot:
-    """One bot of a quick game, as :data:`BOTS_NOTE` keeps it."""
+    """One bot of a game started by a person's command, as :func:`bots_note` keeps it."""
 
     seat: int
     name: str
     stem: str
+    """Its log's name without ``.log``, in the person's log's directory."""
     strategy: str
     speed: str
     options: tuple[str, ...] = ()
 
 
-def note_bots(workdir: Path, spec: GameSpec, bots: Sequence[TableBot]) -> None:
-    """Write :data:`BOTS_NOTE` for the game ``spec`` in ``workdir``.
+def note_bots(log: Path, spec: GameSpec, bots: Sequence[TableBot]) -> None:
+    """Name ``bots``, of the game ``spec``, beside the person's ``log`` (:func:`bots_note`).
 
     Raises:
         NertzError: it cannot be written.
     """
     noted = [{**asdict(b), "options": list(b.options)} for b in bots]
     text = json.dumps({"game": spec.game_id.hex(), "bots": noted})
+    path = bots_note(log)
     try:
-        (workdir / BOTS_NOTE).write_text(text + "\n", encoding="utf-8")
+        path.write_text(text + "\n", encoding="utf-8")
     except OSError as exc:
-        raise NertzError(f"cannot write {str(workdir / BOTS_NOTE)!r}: {exc.strerror}") from None
+        raise NertzError(f"cannot write {str(path)!r}: {exc.strerror}") from None
+
+
+def note_lobby_bots(log: Path, spec: GameSpec, bots: Sequence[LobbyBot]) -> None:
+    """Name the bots a lobby started (``nertz host --bots``, the ``play`` lobby's ``b``) that
+    sit in the game ``spec`` beside the person's ``log``: their logs are the lobby game's
+    (:func:`~cli.places.game_log_name`) in the same directory. Nothing is written for a game
+    without them.
+
+    Raises:
+        NertzError: the note cannot be written.
+    """
+    seated = [
+        TableBot(
+            spec.seat_of(b.peer_id), b.name,
+            game_log_name(spec.game_id, fingerprint(b.peer_id)).removesuffix(".log"),
+            b.strategy, b.speed, b.options,
+        )
+        for b in bots
+        if b.peer_id in spec.peer_ids
+    ]  # fmt: skip
+    if seated:
+        note_bots(log, spec, seated)
 
 
 def noted_bots(log: Path, spec: GameSpec) -> list[TableBot]:
-    """The bots :func:`note_bots` noted beside ``log`` for the game ``spec`` (none: the log is
-    not a quick game's, or the note is not this game's or not readable as one)."""
+    """The bots :func:`note_bots` noted beside ``log`` for the game ``spec`` (none: no command
+    started bots for its person, or the note is not this game's or not readable as one)."""
     try:
-        data = json.loads((log.parent / BOTS_NOTE).read_text(encoding="utf-8"))
+        data = json.loads(bots_note(log).read_text(encoding="utf-8"))
         if data.get("game") != spec.game_id.hex():
             return []
         bots = [TableBot(**{**b, "options": tuple(b["options"])}) for b in data["bots"]]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return []
-    # (Only what a quick game writes: a seat of the game, a name of a file in its directory.)
+    # (Only what a command writes: a seat of the game, a name of a file in its directory.)
     return [
         b
         for b in bots
@@ -437,9 +479,11 @@ def noted_bots(log: Path, spec: GameSpec) -> list[TableBot]:
 
 
 def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) -> list[NodeChild]:
-    """Start again the bots of the quick game whose person's log is ``log`` (``nertz resume``
-    of it, the person at the table or a bot for them): each from its own log, at its
-    endpoint, as it played; none if ``log`` is not a quick game's person's (:func:`noted_bots`).
+    """Start again the bots a command started for the person whose log is ``log`` (``nertz
+    resume`` of it, the person at the table or a bot for them; ``play --bots``, ``host
+    --bots``, the ``play`` lobby's ``b``): each a ``nertz node`` from its own log (which
+    names the game), at its endpoint, as it played; none if no bots were noted beside ``log``
+    (:func:`noted_bots`).
 
     Raises:
         NertzError: a bot of the game is still running (it writes its log: one started by a
@@ -449,8 +493,6 @@ def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) ->
     from p2p_nertz.logfile.store import check_not_in_use
 
     bots = noted_bots(log, spec)
-    if any((log.parent / f"{b.stem}.log").resolve() == log.resolve() for b in bots):
-        return []  # (a bot's own log resumed by hand: the person's resume starts the others)
     for bot in bots:
         path = log.parent / f"{bot.stem}.log"
         try:
@@ -467,7 +509,7 @@ def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) ->
             identity = load_identity(kept_key_path(fingerprint))
             children.append(
                 start_node_child(
-                    log.parent, log.parent / "game.spec", spec, identity, seat=bot.seat,
+                    log.parent, log.parent / f"{bot.stem}.log", spec, identity, seat=bot.seat,
                     name=bot.name, stem=bot.stem, endpoint_of=endpoint_of,
                     strategy=bot.strategy, speed=bot.speed, own_session=True,
                     options=bot.options, fresh=False,

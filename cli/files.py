@@ -15,11 +15,11 @@ import shlex
 from pathlib import Path
 
 from p2p_nertz.errors import NertzError
-from p2p_nertz.logfile.format import MAGIC
-from p2p_nertz.logfile.store import open_regular
-from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, GameSpec
+from p2p_nertz.logfile.format import MAGIC, RecordKind
+from p2p_nertz.logfile.store import open_regular, read_log
+from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, SPEC_NOTE, GameSpec
 
-__all__ = ["load_spec", "make_directory", "read_small_file", "refuse_a_spec"]
+__all__ = ["load_game_spec", "load_spec", "make_directory", "read_small_file", "refuse_a_spec"]
 
 
 def read_small_file(path: Path, limit: int) -> tuple[bytes, int]:
@@ -69,6 +69,30 @@ def load_spec(path: Path) -> GameSpec:
         return GameSpec.from_wire(data)
     except NertzError as exc:
         raise NertzError(f"{str(path)!r} is not a game spec: {exc}") from None
+
+
+def load_game_spec(path: Path) -> GameSpec:
+    """The game: a game spec file, or a member's log of the game (its first record is the
+    spec, docs/log-format.md §5), for a game of ``nertz host``/``join``, which write no spec
+    file (``nertz watch --spec``, ``nertz node --spec``: a bot resumed from its log).
+
+    Raises:
+        NertzError: the file is missing, unreadable, or neither.
+    """
+    try:
+        return load_spec(path)
+    except NertzError as exc:
+        if not path.is_file():
+            raise
+        error = exc
+    try:
+        with read_log(path) as reader:
+            first = next(iter(reader), None)
+        if first is not None and first.kind is RecordKind.NOTE and first.name == SPEC_NOTE:
+            return GameSpec.from_wire(first.data)
+    except (OSError, NertzError):
+        pass
+    raise NertzError(f"{error} (nor a member's log of a game)") from None
 
 
 def refuse_a_spec(path: Path, reads: str) -> None:

@@ -488,6 +488,7 @@ class LobbyApp:
         bot = spawn_lobby_bot(
             self.where,
             name,
+            Identity.generate(),
             strategy=strategy,
             speed=speed,
             log_dir=self.log_dir,

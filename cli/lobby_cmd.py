@@ -37,11 +37,13 @@ from cli.args import (
     expected_errors,
     liveness_argv,
     liveness_from,
+    note_terminated,
     rules_from,
 )
 from cli.bots import (
     LEAVE_PATIENCE,
     LobbyBot,
+    note_lobby_bots,
     resume_bots,
     spawn_lobby_bot,
     stop_children,
@@ -67,6 +69,7 @@ from cli.node_cmd import (
     say_gone,
     watch_recovery,
 )
+from cli.places import game_log_name
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from p2p_nertz.bots import STRATEGIES
@@ -244,7 +247,7 @@ def _node(
     spec = session.spec
     on_notice = _notice_printer(out, [m.name for m in spec.members])
     log_dir = _log_dir(args)
-    path = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
+    path = log_dir / game_log_name(spec.game_id, identity.fingerprint)
     node = PeerNode(
         identity,
         spec,
@@ -278,14 +281,39 @@ def _announce_start(out: _Out, identity: Identity, session: Session, path: Path)
 
 
 def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` under trio; turn the runtime's expected failures into one line."""
+    """Run ``fn`` under trio; turn the runtime's expected failures into one line.
+
+    A SIGTERM is taken here as a Ctrl-C, inside trio (:func:`_terminated`), wherever the
+    command does not take it itself (a node, a table: they leave cleanly): ``nertz``'s own
+    handler (cli/main.py) raised KeyboardInterrupt in the middle of trio when SIGINT was
+    ignored (a command started with ``&`` by a shell without job control), and a page of
+    trio's tracebacks followed "nertz host: interrupted" (``kill`` of a host in its lobby).
+    """
+
+    async def guarded() -> Any:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(_terminated)  # (first: a node's own receiver then overrides it)
+            result = await fn()
+            nursery.cancel_scope.cancel()
+            return result
+
     try:
-        return trio.run(fn)
+        return trio.run(guarded)
     except NertzError as exc:
         raise _again(exc) from None
     except BaseExceptionGroup as group:
         errors = expected_errors(group)
         raise _again(errors[0]) from None
+
+
+async def _terminated(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    """Until cancelled, raise KeyboardInterrupt in trio at a SIGTERM (as ``nertz``'s handler
+    notes it: the children got no signal, cli/args.py), for :func:`_trio_run`."""
+    with trio.open_signal_receiver(signal.SIGTERM) as received:
+        task_status.started()
+        async for _ in received:
+            note_terminated()
+            raise KeyboardInterrupt
 
 
 def _again(exc: BaseException) -> NertzError:
@@ -366,22 +394,20 @@ def _spawn_bots(
     address = lobby_endpoint.removeprefix("tcp://")
     bots = []
     for n in range(args.bots):
-        keys: list[str] = []
+        # Its key made here (kept in the key store): its seat is known by it, for its
+        # person's resume to start it again (cli/bots.py, note_lobby_bots).
+        identity = Identity.generate()
         if lobby is not None and lobby.table.invited is not None:
-            # An invite-only table seats its own bots too: their keys are made here and
-            # invited, kept in the key store as `nertz bot` without --key would keep its own.
-            identity = Identity.generate()
-            key_path = keep_key(identity)
-            lobby.invite(identity.fingerprint)
-            keys = ["--key", str(key_path)]
+            lobby.invite(identity.fingerprint)  # (an invite-only table seats its own bots too)
         name = f"bot{n + 1}"
         bot = spawn_lobby_bot(
             address,
             name,
+            identity,
             strategy=args.bot_strategy,
             speed=args.bot_speed,
             log_dir=args.log_dir,
-            options=[*keys, *liveness_argv(args)],
+            options=liveness_argv(args),
             err=args.log_dir / f"{name}.err",
         )
         bots.append(bot)
@@ -534,6 +560,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
             enter.cancel()  # the keys are the table's now
             watching.cancel()
             node, path = _node(args, identity, session, out, config, port=game_port)
+            note_lobby_bots(path, session.spec, bots)  # (for `nertz resume` to start them)
             _announce_start(out, identity, session, path)
             result = await _play(args, node, session.endpoints)  # the lobby keeps serving
             nursery.cancel_scope.cancel()

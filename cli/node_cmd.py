@@ -40,6 +40,7 @@ import trio
 from cli.args import (
     EXIT_FAILED,
     EXIT_GONE,
+    EXIT_OK,
     EXIT_UNHEARD,
     GoneError,
     bind_endpoint,
@@ -51,7 +52,7 @@ from cli.args import (
     say_if_every_interface,
 )
 from cli.ended import read_ended, say_ended
-from cli.files import load_spec  # (re-exported: the one reader of spec files)
+from cli.files import load_game_spec, load_spec  # (re-exported: the one reader of spec files)
 from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
@@ -68,6 +69,7 @@ __all__ = [
     "bind_endpoint",
     "connect_endpoint",
     "load_identity",
+    "load_game_spec",
     "load_spec",
     "parse_peers",
     "say_gone",
@@ -155,6 +157,8 @@ def say_gone(command: str, gone: TableGone) -> int:
     after = (  # (unheard, its log ends noted: a resume learns our feed first, §9.6)
         "resuming on it later learns your events from the others before it signs"
         if status == EXIT_UNHEARD
+        else "nothing is left to play"
+        if status == EXIT_OK
         else "the log is whole: resuming on it later takes the game up again"
     )
     print(
@@ -298,7 +302,7 @@ def _fresh(args: argparse.Namespace) -> bool:
 def _cmd_node(args: argparse.Namespace) -> int:
     config = dataclasses.replace(liveness_from(args), fresh=_fresh(args))
     identity = load_identity(args.key)
-    spec = load_spec(args.spec)
+    spec = load_game_spec(args.spec)  # (a member's log too: a bot resumed from its log)
     if identity.peer_id not in spec.peer_ids:
         load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")

@@ -225,7 +225,12 @@ def _add_node(sub: Any) -> None:
         ". Every other member's endpoint is given with --peer (no discovery).",
     )
     p.add_argument("--key", required=True, type=path_arg, help="your key file (nertz keygen)")
-    p.add_argument("--spec", required=True, type=path_arg, help="game spec file (GameSpec wire)")
+    p.add_argument(
+        "--spec",
+        required=True,
+        type=path_arg,
+        help="the game: its spec file (GameSpec wire) or a member's log of it",
+    )
     p.add_argument(
         "--bind",
         required=True,
@@ -473,7 +478,8 @@ def _add_resume(sub: Any) -> None:
         description="Rebuild a peer from its log (same key, same seat, no seq reused) and play on. "
         "The log of a game you left says so and starts nothing (status 4: a member that left "
         "cannot rejoin); without --bot, that of a game over says so with the score (status 0). "
-        "Your log of a quick game (nertz play --bots) starts its bots again too.",
+        "The bots your command started for the game (play --bots, host --bots, b in the "
+        "lobby) start again too. Exit statuses: README, the command line.",
     )
     p.add_argument("log", type=path_arg, help="the peer's log file")
     p.add_argument(
@@ -550,7 +556,9 @@ def _add_play(sub: Any) -> None:
     )
     given = p.add_argument_group("one member of a game fixed elsewhere (as `nertz node`)")
     given.add_argument("--key", type=path_arg, help="your key file (nertz keygen)")
-    given.add_argument("--spec", type=path_arg, help="game spec file")
+    given.add_argument(
+        "--spec", type=path_arg, help="the game: its spec file or a member's log of it"
+    )
     given.add_argument(
         "--bind", type=bind_endpoint, help="this peer's endpoint, e.g. tcp://127.0.0.1:5555"
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["config_home", "default_key_path", "kept_key_path"]
+__all__ = ["config_home", "default_key_path", "game_log_name", "kept_key_path"]
 
 
 def config_home(kind: str, default: str) -> Path:
@@ -33,3 +33,10 @@ def default_key_path() -> Path:
 def kept_key_path(fingerprint: str) -> Path:
     """Where the key store keeps the key of this fingerprint."""
     return config_home("XDG_CONFIG_HOME", ".config") / "keys" / f"{fingerprint}.key"
+
+
+def game_log_name(game_id: bytes, fingerprint: str) -> str:
+    """The name of a lobby game's log of one member in the log directory (``nertz host``,
+    ``join``, ``bot``, the ``play`` lobby): the game's id (its first 16 hex digits) and the
+    member's fingerprint, so one directory holds every game of every key."""
+    return f"{game_id.hex()[:16]}-{fingerprint}.log"

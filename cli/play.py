@@ -54,6 +54,7 @@ from cli.bots import (
     TableBot,
     introduce_children,
     note_bots,
+    note_lobby_bots,
     start_node_child,
     stop_children,
     stop_processes,
@@ -61,8 +62,9 @@ from cli.bots import (
 from cli.demo import game_dir
 from cli.keyfile import default_key_path, keep_key, load_key, save_key
 from cli.lobby_app import LobbyApp
-from cli.node_cmd import load_identity, load_spec, parse_peers
+from cli.node_cmd import load_game_spec, load_identity, parse_peers
 from cli.parsers import DEFAULT_BOT_SPEED
+from cli.places import game_log_name
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
 from p2p_nertz.errors import NertzError
@@ -107,7 +109,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     if not all(given):
         raise NertzError("a given game needs all of --key, --spec, --bind and --log")
     identity = load_identity(args.key)
-    spec = load_spec(args.spec)
+    spec = load_game_spec(args.spec)  # (a member's log too, as node)
     if identity.peer_id not in spec.peer_ids:
         load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
@@ -201,7 +203,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
                  str(bots[n - 1][1]), options)
         for n, i in enumerate(identities[1:], 1)
     ]  # fmt: skip
-    note_bots(workdir, spec, table_bots)  # (for `nertz resume` of your log to start them again)
+    note_bots(workdir / "you.log", spec, table_bots)  # (for `nertz resume` of your log)
     try:
         for bot, identity in zip(table_bots, identities[1:], strict=True):
             child = start_node_child(
@@ -344,9 +346,10 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
                 log_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
-            log = log_dir / f"{spec.game_id.hex()[:16]}-{identity.fingerprint}.log"
+            log = log_dir / game_log_name(spec.game_id, identity.fingerprint)
             bind = session.endpoints[identity.peer_id]
             node = make_node(identity, spec, log, bind, args.watcher, config=config, fresh=True)
+            note_lobby_bots(log, spec, app.lobby_bots)  # (for `nertz resume` to start them)
             if page is not None:
                 from cli.web_cmd import table_in_page
 

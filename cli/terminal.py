@@ -265,6 +265,21 @@ def _attributes(colour: bool) -> dict[Style, int]:
     return attrs
 
 
+def require_terminal() -> None:
+    """Refuse, in one line, a screen without a terminal (a command piped, or run by a
+    script): said before anything starts (``nertz watch`` printed where members push, then
+    failed).
+
+    Raises:
+        NertzError: standard input or output is not a terminal.
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise NertzError(
+            "the table needs a terminal (standard input and output); --web shows it in a "
+            "browser page instead"
+        )
+
+
 @contextlib.contextmanager
 def open_curses(*, colour: bool = True) -> Iterator[CursesTerminal]:
     """Take over the terminal with curses (cbreak: Ctrl-C still signals) and give it back.
@@ -272,8 +287,7 @@ def open_curses(*, colour: bool = True) -> Iterator[CursesTerminal]:
     Raises:
         NertzError: standard input or output is not a terminal.
     """
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise NertzError("the table needs a terminal (standard input and output)")
+    require_terminal()
     colour = colour and not os.environ.get("NO_COLOR")  # (no-color.org: set and not empty)
     locale.setlocale(locale.LC_ALL, "")
     window = curses.initscr()

@@ -22,21 +22,20 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
 import zmq
 
 from cli.args import error_text, expected_errors
-from cli.files import load_spec
+from cli.files import load_game_spec
 from cli.keyfile import load_identity
-from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, symbols_ok
+from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, require_terminal, symbols_ok
 from p2p_nertz.errors import NertzError
-from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.peer import Effect
-from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.spectator import Spectator
+from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.node import WATCH_SPEC_TAG
 from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
@@ -47,34 +46,10 @@ from p2p_nertz.words import counted
 if TYPE_CHECKING:  # (the browser's modules: imported by --web alone, in watch_in_browser)
     from p2p_nertz.web.model import PageAction
 
-__all__ = ["load_watch_spec", "watch", "watch_in_browser"]
+__all__ = ["watch", "watch_in_browser"]
 
 _REFRESH = 0.2
 _REFUSALS_EVERY = 0.5  # seconds between two reads of the port's refused handshakes
-
-
-def load_watch_spec(path: Path) -> GameSpec:
-    """The game to watch: a game spec file, or a member's log of the game (its first record
-    is the spec, docs/log-format.md §5), for a game of ``nertz host``/``join``, which write
-    no spec file.
-
-    Raises:
-        NertzError: the file is missing, unreadable, or neither.
-    """
-    try:
-        return load_spec(path)
-    except NertzError as exc:
-        if not path.is_file():
-            raise
-        error = exc
-    try:
-        with read_log(path) as reader:
-            first = next(iter(reader), None)
-        if first is not None and first.kind is RecordKind.NOTE and first.name == SPEC_NOTE:
-            return GameSpec.from_wire(first.data)
-    except (OSError, NertzError):
-        pass
-    raise NertzError(f"{error} (nor a member's log of a game)") from None
 
 
 async def watch(
@@ -179,13 +154,20 @@ class _Watcher:
         self.symbols = symbols
         self.spectator = Spectator(spec)
         self.tracker = Tracker(tuple(m.name for m in spec.members), None, symbols)
+        self._seat_of = {zap_user_id(pid): s for s, pid in enumerate(spec.peer_ids)}
         self.keys = KeyState()
         self.wake = trio.Event()
         self.nursery: trio.Nursery | None = None
 
-    def take(self, data: bytes) -> None:
+    def take(self, data: bytes, user_id: bytes = b"") -> None:
         """One message a member pushed: an event or a beat (the spec a node pushes first is
-        not needed: the port admitted the sender by the spec we hold)."""
+        not needed: the port admitted the sender by the spec we hold). ``user_id``: the
+        pushing member, as the port's gate named its connection (its peer id in hex): the
+        screen says so once every member that pushes has gone."""
+        seat = self._seat_of.get(user_id)
+        if seat is not None and seat not in self.tracker.followed:
+            self.tracker.followed.add(seat)
+            self.wake.set()
         if data.startswith(WATCH_SPEC_TAG):
             return
         notices: list[Effect] = list(self.spectator.feed(data))
@@ -196,7 +178,7 @@ class _Watcher:
         while True:
             frames = await router.recv_multipart()  # [routing id, message, User-Id]
             if len(frames) == 3:
-                self.take(frames[1])
+                self.take(frames[1], frames[2])
 
     async def refusals(self) -> None:
         """Count and log (at a bounded rate) the handshakes the port refused."""
@@ -280,13 +262,15 @@ def _waiting(width: int, height: int, text: str) -> Screen:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    spec = load_watch_spec(args.spec)
+    spec = load_game_spec(args.spec)
     if not args.key.exists():
         raise NertzError(
             f"no key file at {str(args.key)!r}: the spectator needs a key for members to "
             "connect to; make one with `nertz keygen`, or give --key FILE"
         )
     identity = load_identity(args.key, players=spec.peer_ids)
+    if not args.web:
+        require_terminal()  # (before it binds and says where members push)
     colour = not args.mono and "NO_COLOR" not in os.environ
     symbols = symbols_ok(args)
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()

@@ -960,11 +960,15 @@ def play_out(game: Game, deadline: float, rounds: int) -> list[str]:
 
 def unheard_wrongly(game: Game, node: Node, run: Run) -> str | None:
     """What is wrong with ``run`` of ``node`` if it stopped unheard (exit 5, §9.6, session 29;
-    a process resumed since is checked too): fine only where no other member played within its
-    reach for the ``drop`` it listened before it stopped."""
-    if run.proc.returncode != EXIT_UNHEARD:
+    exit 0 where its log held the game's end, session 33; a process resumed since is checked
+    too): fine only where no other member played within its reach for the ``drop`` it
+    listened before it stopped."""
+    code = run.proc.returncode
+    final = run.final() if code in (0, EXIT_UNHEARD) else None
+    if code == 0 and (final is None or final.get("gone") != "unheard"):
         return None
-    final = run.final()
+    if code not in (0, EXIT_UNHEARD):
+        return None
     if final is None or final.get("gone") != "unheard":
         return f"{node.name}: exit {EXIT_UNHEARD} without an 'unheard' final line"
     until = run.ended or time.monotonic()
@@ -997,7 +1001,13 @@ def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]
         final = run.final()
         err = run.err.read_text(errors="replace").strip().splitlines()
         last_err = err[-1] if err else ""
-        if code == 0:
+        if code == 0 and final is not None and final.get("gone") == "unheard":
+            # Heard nobody, its log holding the game's end (an old copy of a finished game's
+            # log: cli/args.py gone_status): the game over as its log has it, not settled here
+            # (its final fold lacks the others' acks); unheard_wrongly checks the rest.
+            if "the game is over as this log has it" not in (final.get("why") or ""):
+                problems.append(f"{node.name}: exit 0 unheard without the game over")
+        elif code == 0:
             if final is None or not final.get("over"):
                 problems.append(f"{node.name}: exit 0 without the game over ({run.out.name})")
             else:

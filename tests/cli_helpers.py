@@ -27,6 +27,11 @@ _FOREGROUND = (
     "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
 )
 
+_BACKGROUND = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
+)
+
 
 def nertz(
     *argv: str,
@@ -123,6 +128,27 @@ def foreground(*argv: str) -> list[str]:
     SIGINT ignored; session 11's suite failed this way twice and passed alone).
     """
     return [sys.executable, "-c", _FOREGROUND, *argv]
+
+
+def background(*argv: str) -> list[str]:
+    """The command line of ``nertz argv…`` started as a shell without job control starts
+    ``nertz … &``: SIGINT ignored (a SIGTERM must still stop it, in one line)."""
+    return [sys.executable, "-c", _BACKGROUND, *argv]
+
+
+def interrupted_by_sigterm(proc: subprocess.Popen[str], command: str) -> None:
+    """Send ``proc`` (a ``nertz command`` whose stderr is piped) SIGTERM and check that it
+    stops as a Ctrl-C stops it: status 130 and the one line "nertz COMMAND: interrupted" (it
+    is killed if it does not stop)."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.splitlines() == [f"nertz {command}: interrupted"], err
 
 
 def json_lines_until(proc: subprocess.Popen[str], event: str) -> list[dict[str, Any]]:

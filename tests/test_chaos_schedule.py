@@ -405,16 +405,22 @@ def _stopped(
     return chaos.Run(_Proc(code), out, err, [], started, ended)  # type: ignore[arg-type]
 
 
+@pytest.fixture
+def no_audit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``chaos.check``'s last step, the audit of the logs, answered VALID: no logs here, and
+    the audit is not what these tests are about."""
+    audit = subprocess.CompletedProcess[str]([], 0, "", "")
+    monkeypatch.setattr(chaos.subprocess, "run", lambda *a, **k: audit)
+
+
+@pytest.mark.usefixtures("no_audit")
 def test_chaos_resumes_the_unheard_once_all_stopped_and_holds_each_to_who_was_in_reach(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     # Session 30 (a kill at the table's 0th card for longer than ``drop``, two players): P1 dead
     # before P2 heard it, P2 stopped unheard at ``drop`` (exit 5, its log its join alone), P1's
     # resume 16 s later then heard nobody either. chaos.py called exit 5 undocumented and ended
     # the game there; a person resumes both, as their message says, and the game ends alike.
-    # (No logs here: the audit, the check's last step, is not what this test is about.)
-    audit = subprocess.CompletedProcess[str]([], 0, "", "")
-    monkeypatch.setattr(chaos.subprocess, "run", lambda *a, **k: audit)
     t0 = time.monotonic() - 100.0
     game = _game(tmp_path, 2)
     game.drop = 8.0
@@ -567,3 +573,34 @@ def test_chaos_nodes_bind_port_0_and_start_again_on_the_port_they_said(tmp_path:
         assert node.argv[node.argv.index("--bind") + 1] == ports[node.seat]
         peers = [node.argv[i + 1] for i, a in enumerate(node.argv) if a == "--peer"]
         assert peers == [f"{s}={ports[s]}" for s in range(2) if s != node.seat]
+
+
+@pytest.mark.usefixtures("no_audit")
+def test_chaos_reads_an_unheard_exit_0_as_the_game_over_on_its_log(tmp_path: Path) -> None:
+    # Session 33: a node that heard nobody and whose log holds the game's end (an old copy
+    # of a finished game's log) exits 0, not 5 (cli/args.py gone_status). Its final fold
+    # lacks the others' acks: not a settled final to compare, and fine only if it says the
+    # game is over and nobody played within its reach.
+    t0 = time.monotonic() - 100.0
+
+    def over_copy(stem: str, why: str) -> Any:
+        run = _stopped(tmp_path, stem, 0, t0 + 50, t0 + 59)
+        final = {"event": "final", "over": False, "gone": "unheard", "why": why, "digest": "d9"}
+        run.out.write_text(json.dumps(final) + "\n")
+        return run
+
+    said = "heard nobody at this table in 8 s …: the game is over as this log has it (…)"
+    done = _stopped(tmp_path, "p1", 0, t0, t0 + 40)
+    done.out.write_text(
+        json.dumps({"event": "final", "over": True, "digest": "d1", "totals": [1]}) + "\n"
+    )
+    game = _game(tmp_path, 2)
+    game.drop = 8.0
+    game.nodes[0].runs = [done]
+    game.nodes[1].runs = [over_copy("p2", said)]
+    assert chaos.check(game, [])[0] == []
+    game.nodes[1].runs = [over_copy("p2", "heard nobody at this table in 8 s")]
+    assert chaos.check(game, [])[0] == ["P2: exit 0 unheard without the game over"]
+    game.nodes[0].runs = [_stopped(tmp_path, "q1", None, t0, None)]
+    game.nodes[1].runs = [over_copy("q2", said)]
+    assert chaos.check(game, ["P1"])[0][1:] == ["P2: stopped unheard while P1 played within reach"]

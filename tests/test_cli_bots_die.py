@@ -1,5 +1,6 @@
-"""The bots a command starts die with it, however it ends, and a quick game's resume brings
-them back (session 31: ``nertz play --bots`` killed with SIGKILL left its bots playing alone).
+"""The bots a command starts die with it, however it ends, and its person's resume brings
+them back (session 31: ``nertz play --bots`` killed with SIGKILL left its bots playing alone;
+session 32: ``nertz host --bots`` resumed did not start its bots again).
 
 Real processes: a ``nertz play --bots 1`` at a pseudo-terminal, killed with SIGKILL once the
 round is dealt; its bot stops by itself (cli/bots.py: a pipe it watches, whose other end only
@@ -11,13 +12,16 @@ starts the bot again from its log, and the game goes on.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import descendants
+from cli_helpers import at_end_of_test, descendants, json_lines_until, kill_tree, make_key
 
 from cli.bots import last_line
 from tests.test_cli_play import Tty
@@ -100,3 +104,75 @@ def test_play_bots_stop_with_a_killed_table_and_its_resume_starts_them_again(
     left = _wait_gone(again, 30)  # (stopped by the table as it left)
     _kill_left(left)
     assert not left
+
+
+def _grows(path: Path, size: int, timeout: float) -> bool:
+    """Poll until the file at ``path`` is larger than ``size`` bytes (at most ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.stat().st_size > size:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _started(argv: list[str]) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", *argv],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+
+    def stop() -> None:
+        kill_tree(proc.pid)
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+    at_end_of_test(stop)
+    return proc
+
+
+def test_host_bots_stop_with_a_killed_host_and_its_resume_starts_them_again(
+    tmp_path: Path,
+) -> None:
+    """``nertz host --bots``: the bots it seated are named beside its log (``LOG.bots``, as
+    ``play --bots`` does), so ``nertz resume`` of the host's log starts them again from their
+    own logs (which name the game: a lobby writes no spec file). The host plays as a bot here
+    (``--bot``), which needs no terminal; both at speed 1, so the round is not over first."""
+    key, logs = tmp_path / "ann.key", tmp_path / "logs"
+    make_key(key)
+    host = _started(["host", "--key", str(key), "--name", "Ann", "--bot", "greedy",
+                     "--speed", "1", "--bots", "1", "--bot-speed", "1", "--players", "2",
+                     "--rounds", "1", "--json", "--log-dir", str(logs)])  # fmt: skip
+    start = json_lines_until(host, "start")[-1]
+    you = Path(start["log"])
+    note = json.loads(you.with_name(you.name + ".bots").read_text())
+    assert [(b["seat"], b["name"], b["strategy"], b["speed"]) for b in note["bots"]] == [
+        (start["players"].index("bot1"), "bot1", "greedy", "1")
+    ], note
+    bot_log = logs / f"{note['bots'][0]['stem']}.log"
+    assert _grows(bot_log, 0, _PLAYS), "the host's bot wrote no log"
+    assert _grows(bot_log, bot_log.stat().st_size, _PLAYS), "the host's bot signed nothing"
+    bots = descendants(host.pid)
+    assert bots, "the host started no bot process"
+    try:
+        host.kill()
+        assert host.wait(30) == -signal.SIGKILL
+        left = _wait_gone(bots, _GONE)
+        assert not left, f"bots {sorted(left)} play on alone after their host was killed"
+    finally:
+        _kill_left(bots)
+    size = bot_log.stat().st_size
+
+    resumed = _started(
+        ["resume", str(you), "--key", str(key), "--bot", "greedy", "--speed", "1", "--json"]
+    )
+    assert _grows(bot_log, size, _PLAYS), "the resumed host's bot signed nothing"
+    again = descendants(resumed.pid)
+    assert again and not again & bots
+    resumed.send_signal(signal.SIGTERM)  # (it leaves, and stops its bots as it goes)
+    resumed.wait(60)
+    left = _wait_gone(again, 30)
+    _kill_left(left)
+    assert not left
+    assert "Traceback" not in bot_log.with_suffix(".err").read_text()

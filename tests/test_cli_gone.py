@@ -10,16 +10,19 @@ is read from the processes' own JSON lines and exits: no sleep stands in for it.
 from __future__ import annotations
 
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from cli_helpers import json_lines_until, node_game, stop_all
 from cli_results import assert_audit_valid, final_event
 
-from cli.args import EXIT_GONE
+from cli.args import EXIT_GONE, EXIT_OK, EXIT_UNHEARD, gone_status
+from cli.node_cmd import say_gone
+from p2p_nertz.protocol.gone import GoneReason, TableGone
 from p2p_nertz.rules import Rules
 
-pytestmark = pytest.mark.skipif(
+_POSIX = pytest.mark.skipif(
     not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP and SIGCONT (POSIX)"
 )
 
@@ -29,6 +32,7 @@ TIMERS = ["--suspect-after", "1", "--drop-after", "4"]
 GONE_AFTER = 3 * 4.0
 
 
+@_POSIX
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_status(
@@ -76,3 +80,21 @@ def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_sta
     assert f"nertz node: {said}" in err and "Stopped waiting; nothing was signed" in err
     # Its log stays a valid log: the audit of the three reads it, and finds no violation.
     assert_audit_valid(logs)
+
+
+def test_cli_gone_an_unheard_stop_whose_log_holds_the_games_end_exits_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Session 32's old copy of a finished game's log, resumed once everyone had gone home,
+    exited 5 ("unheard": another nertz may be playing as you) where the same log resumed with
+    the others answering exits 0, and ``nertz resume`` of it without a bot says the game is
+    over (0): its log holds the end, only the others' acks are missing. It exits 0, saying
+    so; unheard with a game not over on its log is still 5, and the table gone 3."""
+    words = "heard nobody …: the game is over as this log has it (the score: Ann 3  Bob 1)"
+    over = TableGone(GoneReason.UNHEARD, 2.0, 2.0, (0,), True, words)
+    assert gone_status(over) == EXIT_OK
+    assert say_gone("node", over) == EXIT_OK
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"nertz node: {words}. Stopped waiting") and "nothing is left" in line
+    assert gone_status(replace(over, ended=False)) == EXIT_UNHEARD
+    assert gone_status(replace(over, reason=GoneReason.SILENT)) == EXIT_GONE

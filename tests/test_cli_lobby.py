@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import foreground, held_port, json_lines_until, lobby_where, make_key, nertz
+from cli_helpers import (
+    background,
+    foreground,
+    held_port,
+    interrupted_by_sigterm,
+    json_lines_until,
+    lobby_where,
+    make_key,
+    nertz,
+)
 
 from cli.bots import spawn_lobby_bot
 from cli.keyfile import load_key
@@ -353,7 +362,8 @@ def test_a_bot_started_for_a_table_waits_for_a_host_that_is_slow_to_answer(
         assert lobby["event"] == "lobby", lobby
         host.send_signal(signal.SIGSTOP)
         bot = spawn_lobby_bot(
-            lobby["endpoint"].removeprefix("tcp://"), "slowpoke", strategy="greedy", speed=10,
+            lobby["endpoint"].removeprefix("tcp://"), "slowpoke", Identity.generate(),
+            strategy="greedy", speed=10,
             log_dir=logs, err=tmp_path / "bot.err",
         ).proc  # fmt: skip
         _said_within(tmp_path / "bot.err", "connecting to", 60.0)  # (then its wait starts)
@@ -409,3 +419,23 @@ def test_the_hosts_first_lines_fit_80_columns_with_the_join_command_whole() -> N
     assert lines[1].split()[-4:] == ["nertz", "join", "--peer", "255.255.255.255:65535"]
     assert lines[2].split()[-3:] == ["join", "--discover", "255.255.255.255"]
     assert len(hosting_words("Ann", "xqiq-b5gz-iwoo-nwm2", endpoint, None).splitlines()) == 2
+
+
+def test_a_host_started_in_the_background_stops_on_sigterm_in_its_lobby_with_one_line(
+    tmp_path: Path,
+) -> None:
+    """A SIGTERM (``kill``) to ``nertz host`` waiting in its lobby, started as a shell
+    without job control starts ``nertz … &`` (SIGINT ignored): ``nertz``'s handler raised
+    KeyboardInterrupt in the middle of trio, and a page of trio's tracebacks followed "nertz
+    host: interrupted". Now the command takes the signal inside trio: one line."""
+    make_key(tmp_path / "ann.key")
+    host = subprocess.Popen(
+        background("host", "--key", str(tmp_path / "ann.key"), "--name", "Ann", "--bot",
+                   "greedy", "--players", "3", "--bots", "1", "--json",
+                   "--log-dir", str(tmp_path / "logs")),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        json_lines_until(host, "open")  # (the lobby is up: the command waits in trio)
+    finally:
+        interrupted_by_sigterm(host, "host")

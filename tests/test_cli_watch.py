@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import zmq
+from cli_helpers import make_key, nertz, one_error_line
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from peer_helpers import PeerNetwork
@@ -25,6 +26,7 @@ from cli.keyfile import write_key
 from cli.main import build_parser
 from cli.play import bots_game
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.peer import Send
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.state import Phase, RoundScored
 from p2p_nertz.rng import derive_seed
@@ -89,6 +91,62 @@ def test_spectator_mid_game_shows_every_tableau_as_revealed(network: PeerNetwork
     for seat, member in enumerate(network.spec.members):
         line = next(ln for ln in text.splitlines() if ln.startswith(f"{seat} {member.name}"))
         assert f"N {len(table.tableaux[seat].nerts):2d}" in line
+
+
+def _spectator_after_a_leave(players: int, leaver: int) -> Spectator:
+    """A spectator fed a game's messages up to a member's leave in play, which that member
+    pushed last (nothing follows: a spectator whose only pushing member left)."""
+    net = PeerNetwork(players, seed=6, rules=Rules(target=None, rounds=1))
+    net.run(lambda n: all(p.final.phase is Phase.PLAY for p in n.peers), within=60.0)
+    leave = [e.data for e in net.peers[leaver].leave(net.now) if isinstance(e, Send)]
+    spectator = Spectator(net.spec)
+    for wire in [*net.sent, *leave]:
+        spectator.feed(wire)
+    assert leaver in spectator.tentative.left
+    return spectator
+
+
+def test_a_spectator_whose_pushing_member_left_says_so_not_playing() -> None:
+    """Session 32: the one member pushing to a spectator left, the game went on without it,
+    and the spectator showed "playing" over a table that would never move again. It says
+    whom it followed, that they left, who plays on, and that nothing more will show here."""
+    spectator = _spectator_after_a_leave(3, 0)
+    names = tuple(m.name for m in spectator.spec.members)
+    tracker = Tracker(names)
+    tracker.followed = {0}
+    view = tracker.view(spectator)
+    header = render(view).text().splitlines()[0]
+    assert f"{names[0]} left: not followed here" in header and "playing" not in header, header
+    assert view.status == (
+        f"{names[0]} left; no one else pushes the game here: {names[1]}, {names[2]} play on "
+        "unseen · q quits"
+    )
+    # A member still in pushes too: the game is followed, and play is on.
+    tracker.followed = {0, 2}
+    view = tracker.view(spectator)
+    assert view.unfollowed is None and "playing" in view.heading(), view.heading()
+
+
+def test_a_spectator_whose_pushing_member_ended_the_game_by_leaving_says_it_is_over() -> None:
+    """With two players the leave ends the game (§9.3, left alone): the spectator says the
+    game is over, as any end, not that it goes on unseen."""
+    spectator = _spectator_after_a_leave(2, 1)
+    tracker = Tracker(tuple(m.name for m in spectator.spec.members))
+    tracker.followed = {1}
+    view = tracker.view(spectator)
+    assert view.unfollowed is None and "game over" in view.heading(), view.heading()
+
+
+def test_watch_without_a_terminal_says_so_first_and_names_web(tmp_path: Path) -> None:
+    """Run by a script (no terminal), ``nertz watch`` printed where members push to it, then
+    failed on the screen it could not open: it refuses first, in one line naming ``--web``."""
+    spec = bots_game(build_parser("play").parse_args(["play", "--bots", "1", "--seed", "1"]))[1]
+    (tmp_path / "game.spec").write_bytes(spec.to_wire())
+    make_key(tmp_path / "spy.key")
+    done = nertz("watch", "--spec", str(tmp_path / "game.spec"), "--bind", "127.0.0.1:0",
+                 "--key", str(tmp_path / "spy.key"))  # fmt: skip
+    line = one_error_line(done, "needs a terminal", "--web")
+    assert line.startswith("nertz watch: error: ") and "--watcher" not in done.stdout + line
 
 
 @pytest.mark.slow

@@ -11,6 +11,8 @@ signer's clock, a hostile signer), then the simulator: an idle or stock-turning 
 
 from __future__ import annotations
 
+import math
+
 import msgpack  # type: ignore[import-untyped]
 import pytest
 from helpers_rules import assert_illegal, script, table_from
@@ -30,6 +32,8 @@ from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Pile, RoundStatus, Rules, Table
 from p2p_nertz.sim.invariants import check, log_files
 from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, SimResult, Simulation
+from p2p_nertz.ui import TableController
+from p2p_nertz.ui.keys import ENTER, PlayMove
 from p2p_nertz.ui.tracker import PASSED_FOR_YOU, PASSED_TURNS_FOR_YOU, Tracker, status_line
 from p2p_nertz.ui.view import passed_for_words
 
@@ -467,3 +471,55 @@ def test_turn_passed_for_shown_at_the_table() -> None:
     assert status_line(table, 1, "") != PASSED_TURNS_FOR_YOU
     said = passed_for_words("you", "Ann", turns=True)
     assert said.startswith("you did not move on your turn") and "p to take them back" in said
+
+
+class _Shown:
+    def show(self, view: object) -> None:
+        pass
+
+
+def test_a_pass_for_typed_at_the_table_before_the_minute_says_how_long_is_left() -> None:
+    """Session 32's ``P@S`` typed at the table (``:P@2``): the rules engine alone takes it as
+    soon as everyone else has passed, but a player is passed for only after a minute without
+    a card (RULES.md). The table asks the core (``LocalPlayer.pass_for_wait``: the wait the
+    honest member's own pass counts, protocol/behalf.py), refuses it with how long is left,
+    sends nothing, and takes it once the minute is over."""
+    net = _dealt()
+    net.play(0, Move.pass_())
+    net.play(1, Move.pass_())
+    net.run(lambda n: all(_table(p).stuck == (True, True, False) for p in n.peers))
+    peer = net.peers[0]
+
+    def started(n: PeerNetwork) -> bool:  # (seat 0's wait has begun: counted from a tick)
+        wait = peer.player.pass_for_wait(n.now)
+        return wait is not None and wait[1] < TIMEOUT
+
+    net.run(started)
+    names = tuple(m.name for m in net.spec.members)
+    table = TableController(names, 0, _Shown(), symbols=False)
+
+    def typed(now: float) -> list[object]:
+        requests: list[object] = []
+        for key in (":", "P", "@", "2", ENTER):
+            requests += table.press(key, peer, now)
+        return requests
+
+    wait = peer.player.pass_for_wait(net.now)
+    assert wait is not None and wait[0] == 2 and 0 < wait[1] <= TIMEOUT
+    assert typed(net.now) == []
+    left = math.ceil(wait[1])
+    assert table.keys.status == (
+        f"not yet: a pass for {names[2]} counts after a minute without a card; "
+        f"in {left} s (the game makes it)"
+    )
+    assert _table(peer).passed_for == () and _passes_for(net) == []
+    # Once the minute has run on the core's clock, the same keys send the pass.
+    assert typed(net.now + wait[1]) == [PlayMove(Move.pass_for(2))]
+    assert table.keys.status == "passed for seat 2"
+    # A pass the rules engine refuses says the reason (it said "illegal: P@1" alone).
+    for key in (":", "P", "@", "1", ENTER):
+        assert table.press(key, peer, net.now) == []
+    assert table.keys.status == (
+        "illegal: seat 2 has not passed: a pass for seat 1 counts only while every other "
+        "player is stuck"
+    ), table.keys.status

@@ -354,3 +354,19 @@ def test_no_key_sequence_raises_or_leaves_the_state_invalid(
                 assert ctx.at_table and not ctx.hosting
             if isinstance(action, RemoveSeat):
                 assert ctx.hosting and 1 <= action.seat < ctx.seats
+
+
+@pytest.mark.parametrize("between", [(), ("Cy (cccc-dddd-eeee-ffff) sat down",)])
+def test_the_status_lines_words_are_not_shown_again_in_the_news(between: tuple[str, ...]) -> None:
+    """What a key did is said on the status line and kept in the news: the screen showed the
+    line twice (README's capture: "at Ann's table …: r when ready" in the news and on the
+    status line, a seat's news between them). Each line of text shows once; the news keeps
+    it once the status line has moved on."""
+    said = f"at Ann's table ({ANN}): r when ready"
+    news = ("joining the table at 10.0.0.5:5670…", said, *between)
+    shown = view(table=guest_table(), messages=news, keys=LobbyKeys(status=said))
+    text = render_lobby(shown).text()
+    assert text.count(said) == 1, text
+    assert all(f"» {m}" in text for m in news if m != said), text
+    moved_on = view(table=guest_table(), messages=news, keys=LobbyKeys(status="ready"))
+    assert f"» {said}" in render_lobby(moved_on).text()

@@ -182,6 +182,13 @@ def test_render_the_key_hint_names_this_games_work_piles() -> None:
     assert footer.startswith("n w 1-6 pick, then l lake or 1-6 · "), footer
 
 
+def test_render_the_footer_of_a_game_over_offers_no_play_keys() -> None:
+    # Session 33's newcomer: the round's board closed at a game over, the footer still read
+    # "n w 1-4 pick, then l lake … x Nerts", keys that do nothing now.
+    footer = render(view_of(make_table(), phase="over")).line(23)
+    assert footer == "q quits: the game is over · ? help", footer
+
+
 def by_suit(cards: list[Card]) -> str:
     """Cards as the board lists a player's lake: the ranks by suit, ``♣ A 2  ♥ A``."""
     groups = itertools.groupby(cards, key=lambda c: c.suit)

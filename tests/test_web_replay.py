@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import signal
 import subprocess
-import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 
 from p2p_nertz.web.model import card_json
 from p2p_nertz.web.replay import ReplayStepper
-from tests.cli_helpers import foreground
+from tests.cli_helpers import background, foreground, interrupted_by_sigterm
 from tests.test_replay import GOLDEN, _replay
 from tests.web_helpers import ROOT, browser_missing, open_browser, wait_for
 
@@ -136,18 +135,12 @@ def test_web_replay_in_the_background_stops_on_sigterm_with_one_line() -> None:
     without job control leaves it: ``nertz``'s handler raised KeyboardInterrupt in the middle
     of trio, and a page of trio's and hypercorn's tracebacks followed "interrupted" (session
     30). Now the replay takes the signal itself: one line, as for a Ctrl-C."""
-    proc = _web_replay(background=True)
+    proc = _web_replay(in_background=True)
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("http://127.0.0.1:")
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, err
-    assert err.splitlines() == ["nertz replay: interrupted"], err
+        interrupted_by_sigterm(proc, "replay")
 
 
 def _assert_laid_out(driver: Any, buttons: Iterable[Any]) -> None:
@@ -177,18 +170,14 @@ def _assert_laid_out(driver: Any, buttons: Iterable[Any]) -> None:
         assert text and not any(0x2300 <= ord(c) <= 0x23FF for c in text), (label, text)
 
 
-def _web_replay(*, background: bool = False) -> subprocess.Popen[str]:
+def _web_replay(*, in_background: bool = False) -> subprocess.Popen[str]:
     """``nertz replay --web --no-open`` on the golden logs, started as a terminal starts it
     (SIGINT at its default, whatever the test runner has: cli_helpers.foreground), or
-    ``background``: as a shell starts ``nertz … &``, SIGINT ignored."""
+    ``in_background``: as a shell starts ``nertz … &``, SIGINT ignored."""
     logs = [str(p) for p in sorted(GOLDEN.glob("p*.log"))]
-    ignored = (
-        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-        "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
-    )
     argv = ["replay", "--web", "--no-open", *logs]
     return subprocess.Popen(
-        [sys.executable, "-c", ignored, *argv] if background else foreground(*argv),
+        background(*argv) if in_background else foreground(*argv),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -58,6 +58,19 @@ def idle_seat(table: Table, seat: int) -> int | None:
     return loose[0]
 
 
+def _wait_key(folds: Folds, seat: int) -> tuple[int, int, int, int, int] | None:
+    """What :class:`PassWatch` waits on in our final fold (its ``key``): the round, the seat
+    ``seat`` could pass for, and that seat's cards a card played changes; ``None``: none."""
+    final = folds.final
+    table = final.round.table
+    if final.phase is not Phase.PLAY or table is None or seat in final.dropped:
+        return None
+    idle = idle_seat(table, seat)
+    if idle is None:
+        return None
+    return (final.round.number, idle, *_played(table, idle, final.round.log))
+
+
 def _played(table: Table, seat: int, log: Sequence[_Entry | None]) -> tuple[int, int, int]:
     """What a card ``seat`` plays changes: its Nerts pile, its stock and waste together, its
     cards in the lake (a stock turn or a rotation changes none). In turn-based play, the
@@ -96,16 +109,23 @@ class PassWatch:
         found = self._due(now, folds, seat, timers.phase_timeout)
         return () if found is None else (found,)
 
+    def wait(self, now: float, folds: Folds, seat: int, timeout: float) -> tuple[int, float] | None:
+        """The seat that plays nothing, which ``seat`` could pass for (``P@S``) in our final
+        fold, and the seconds until :meth:`due` may sign it (0: now; a person's table asks
+        before it sends a typed ``P@S``, which the rules engine alone would take at once);
+        ``None``: no seat to pass for now (the rules engine says why)."""
+        key = _wait_key(folds, seat)
+        if key is None:
+            return None
+        since = self.since if key == self.key else now  # (a new wait starts at the next tick)
+        return key[1], max(0.0, since + timeout - now)
+
     def _due(self, now: float, folds: Folds, seat: int, timeout: float) -> Play | None:
-        final = folds.final
-        table = final.round.table
-        idle = None
-        if final.phase is Phase.PLAY and table is not None and seat not in final.dropped:
-            idle = idle_seat(table, seat)
-        if idle is None or table is None:
+        key = _wait_key(folds, seat)
+        if key is None:
             self.key = None
             return None
-        key = (final.round.number, idle, *_played(table, idle, final.round.log))
+        idle = key[1]
         if key != self.key:
             self.key, self.since, self.signed = key, now, None
             return None

@@ -132,6 +132,15 @@ class LocalPlayer:
             raise IllegalMoveError(f"{move}: a card it needs is not seen here yet")
         return Play((), tentative.round.number, move, card, reveals, opens=opens)
 
+    def pass_for_wait(self, now: float) -> tuple[int, float] | None:
+        """The seat the local player could pass for (``P@S``: a player who plays nothing,
+        everyone else stuck) and the seconds until an honest member may (0: now), as
+        :class:`~p2p_nertz.protocol.behalf.PassWatch` counts them; ``None``: no seat to pass
+        for now."""
+        author = self._author
+        timeout = author.membership.timers.phase_timeout
+        return author.duties.behalf.wait(now, author.chains.folds, self.seat, timeout)
+
     def abandon_answer(self, now: float) -> AbandonAnswer:
         """Whether an abandon would end the game now, and if not why: the one answer
         (:func:`~p2p_nertz.protocol.local.abandon_answer`) the table, the node and the

@@ -205,7 +205,8 @@ class GameSpec:
             # nothing to a person holding the wrong file.)
             raise InvalidRulesError(
                 "its bytes are not a game spec at all (a spec is the game.spec file that "
-                "`nertz play --bots`, `nertz demo` or the lobby writes)"
+                "`nertz play --bots` and `nertz demo` write beside the logs; a lobby game "
+                "writes none, its logs begin with it)"
             ) from None
         if not isinstance(fields, list) or len(fields) not in (4, 5):
             raise InvalidRulesError(

@@ -46,7 +46,7 @@ from p2p_nertz.ui.keys import (
     once_dealt,
     press,
 )
-from p2p_nertz.ui.refusals import CAUGHT_UP
+from p2p_nertz.ui.refusals import CAUGHT_UP, pass_for_early_words
 from p2p_nertz.ui.tracker import Tracker
 from p2p_nertz.ui.view import NOT_UP, TableView, card_text, cards_up
 
@@ -163,7 +163,23 @@ class TableController:
             return []
         self._deal_seen(peer)  # (a key on a new round's table: its words, not the deal's)
         self.keys, actions = press(self.keys, key, self._context(peer, now))
-        return self._actions(actions)
+        return self._actions(self._not_early(actions, peer, now))
+
+    def _not_early(self, actions: list[Action], peer: Peer, now: float) -> list[Action]:
+        """``actions`` without a typed pass on another's behalf (``P@S``) made before the
+        minute the game waits for (the core counts it: ``LocalPlayer.pass_for_wait``): the
+        status line says how long is left. (Made early it counted, and passed for a player
+        the table says is given a minute.)"""
+        kept: list[Action] = []
+        for action in actions:
+            behalf = action.move.behalf if isinstance(action, PlayMove) else None
+            wait = peer.player.pass_for_wait(now) if behalf is not None else None
+            if wait is not None and wait[0] == behalf and wait[1] > 0:
+                words = pass_for_early_words(self.tracker.name(behalf), wait[1])
+                self.keys = replace(self.keys, status=words)
+                continue
+            kept.append(action)
+        return kept
 
     def drop(
         self,

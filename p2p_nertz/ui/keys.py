@@ -43,7 +43,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, replace
 
-from p2p_nertz.errors import NotationError
+from p2p_nertz.errors import IllegalMoveError, NotationError
 from p2p_nertz.protocol.local import touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
 from p2p_nertz.ui.refusals import HELD_BACK, NO_ABANDON, SPECTATOR, in_the_air_words
@@ -450,6 +450,15 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)
     if frozen:
         return KeyState(status=_frozen(min(frozen))), []
+    if move.behalf is not None and not table.over:
+        # A pass on another's behalf (``P@S``) is no legal move the table lists: the rules
+        # engine says whether it counts now, and why not ("illegal: P@2" said nothing). Too
+        # early by the clock is the controller's to say (it asks the core).
+        try:
+            table.play(seat, move, table.clock)
+        except IllegalMoveError as exc:  # (the move typed is known: the reason alone)
+            return KeyState(status=f"illegal: {str(exc).removeprefix(f'{move}: ')}"), []
+        return KeyState(status=done or _played(ctx, table, move)), [PlayMove(move)]
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
     if table.over or move not in table.legal_moves(seat):
         return KeyState(status=explain(ctx, move)), []

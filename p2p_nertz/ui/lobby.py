@@ -207,6 +207,19 @@ class LobbyView:
     discovering: str | None = None
     messages: tuple[str, ...] = ()
 
+    def news(self) -> tuple[str, ...]:
+        """The announcements to show above the status line: those the status line does not
+        already say. What a key did is said on both (the news keeps it once the status line
+        moves on), and the screen showed it twice, the two one above the other, or apart
+        with a seat's news between them ("at Ann's table …: r when ready").
+
+        >>> LobbyView(name="Dee", fingerprint="f", messages=("joining…", "at Ann's table",
+        ...     "Cy sat down"), keys=LobbyKeys(status="at Ann's table")).news()
+        ('joining…', 'Cy sat down')
+        """
+        status = self.keys.status
+        return tuple(m for m in self.messages if m != status)
+
     def context(self) -> LobbyContext:
         """What :func:`press_lobby` needs to know of this view."""
         table = self.table
@@ -642,7 +655,7 @@ class _LobbyPainter:
     def messages(self, room: int) -> list[tuple[Span, ...]]:
         if room <= 0:
             return []
-        shown = self.view.messages[-room:]
+        shown = self.view.news()[-room:]
         rows = [self.row().add("» ", Style.DIM).add(m, Style.WARN).spans() for m in shown]
         blanks: list[tuple[Span, ...]] = [()] * (room - len(rows))
         return blanks + rows

@@ -42,6 +42,7 @@ __all__ = [
     "abandon_words",
     "in_the_air_words",
     "move_words",
+    "pass_for_early_words",
     "still_answering_words",
 ]
 
@@ -129,6 +130,22 @@ def move_words(answer: MoveAnswer, name: Callable[[int], str], card: Callable[[C
         who = name(answer.seats[0]) if answer.seats else "another player"
         return f"{card(answer.card)} no longer fits: {who} got there first"
     return _MOVE_FALLBACK[refusal]
+
+
+def pass_for_early_words(name: str, wait: float) -> str:
+    """Why a pass on ``name``'s behalf (``P@S``, typed) is refused ``wait`` seconds before
+    it may be made: the rules engine alone would take it once everyone else has passed, but
+    a player is passed for only after a minute without a card (RULES.md: a player who plays
+    nothing; :meth:`~p2p_nertz.protocol.behalf.PassWatch.wait` counts it). The table has no
+    clock: the core says how long is left.
+
+    >>> pass_for_early_words("Bea", 47.2)
+    'not yet: a pass for Bea counts after a minute without a card; in 48 s (the game makes it)'
+    """
+    return (
+        f"not yet: a pass for {name} counts after a minute without a card; "
+        f"in {math.ceil(wait)} s (the game makes it)"
+    )
 
 
 def in_the_air_words(pile: Pile) -> str:

@@ -289,6 +289,9 @@ class _Painter:
             row.add("spectator · ? help · q quit", Style.DIM)
         elif view.gone is not None:
             row.add("q", Style.KEY).add(f" quits: {view.gone}", Style.WARN)
+        elif view.phase == "over":  # (not the play keys, which do nothing now)
+            row.add("q", Style.KEY).add(" quits: the game is over", Style.WARN)
+            row.add(" · ? help", Style.DIM)
         elif view.alone:
             row.add("q", Style.KEY).add(" leaves: nobody else is left at the table", Style.WARN)
             row.add(" · ? help", Style.DIM)

@@ -188,6 +188,8 @@ class Tracker:
     back: set[int] = field(default_factory=set)
     turning: int | None = None
     told: bool = False
+    followed: set[int] = field(default_factory=set)
+    """A spectator's: the seats whose node pushes the game to it (``nertz watch``)."""
 
     def __post_init__(self) -> None:
         self.names = distinct_names(self.names, self.seat)
@@ -571,6 +573,7 @@ class Tracker:
         last = tuple(self._last_action(peer, seat) for seat in range(spec.seats))
         board = self.board
         offer = None if final else self.may_abandon(abandon)
+        unfollowed = unfollowed_words(tentative, self.followed, self.names)
         return TableView(
             table=table,
             seat=self.seat,
@@ -585,7 +588,9 @@ class Tracker:
             last=last,
             messages=tuple(self.messages),
             board=board,
-            status=status_line(
+            status=unfollowed[1]
+            if unfollowed is not None and not keys.status
+            else status_line(
                 table,
                 self.seat,
                 keys.status,
@@ -602,6 +607,7 @@ class Tracker:
             abandon=offer if isinstance(offer, Gone) else None,
             provisional=peer.final.provisional,
             alone=not final and self.alone(peer),
+            unfollowed=unfollowed[0] if unfollowed is not None else None,
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:
@@ -613,6 +619,33 @@ class Tracker:
                     false = message.kind is Kind.NERTS and _false_call(peer, seat, body.round)
                     return play_words(body.move, body.card, symbols=self.symbols, false_call=false)
         return ""
+
+
+def unfollowed_words(
+    tentative: st.GameState, followed: Iterable[int], names: tuple[str, ...]
+) -> tuple[str, str] | None:
+    """A spectator's words once every member that pushed the game to it has gone (left, or
+    voted out) in a game that goes on: the header's few words and the status line's (a row
+    of 80 columns for three short names), which say whom it followed, that the game goes on
+    unseen here, and that ``q`` quits. ``None``
+    while one of them is still in, before anyone pushed, or once the game is over (its end
+    says so). A spectator whose only pushing member left read "playing" over a table that
+    never moved again (session 32).
+    """
+    seats = sorted(set(followed))
+    gone = set(tentative.dropped) | set(tentative.left)
+    if not seats or tentative.phase is st.Phase.OVER or not all(s in gone for s in seats):
+        return None
+    who = ", ".join(names[s] for s in seats)
+    how = "left" if all(s in tentative.left for s in seats) else "left or were voted out"
+    if len(seats) == 1:
+        how = "left" if seats[0] in tentative.left else "was voted out"
+    still = [names[s] for s in range(len(names)) if s not in gone]
+    playing = f"{', '.join(still)} play on" if still else "the game goes on"
+    return (
+        f"{who} {how}: not followed here",
+        f"{who} {how}; no one else pushes the game here: {playing} unseen · q quits",
+    )
 
 
 def _false_call(peer: GameSource, seat: int, number: int) -> bool:

@@ -306,6 +306,9 @@ class TableView:
             says so and that ``q`` leaves (at once: there is nobody to wait for).
         gone: the node stopped waiting because the table is gone (docs/protocol.md §9.9), in
             words for the footer ("the others have left"); ``q`` quits. ``None``: it is not.
+        unfollowed: a spectator's: every member that pushed the game to it has gone, in a
+            game not over, in words for the header ("Ann left: not followed here"); the
+            status line says the rest (:func:`~p2p_nertz.ui.tracker.unfollowed_words`).
     """
 
     table: Table | None
@@ -332,6 +335,7 @@ class TableView:
     countdown: int | None = None
     alone: bool = False
     gone: str | None = None
+    unfollowed: str | None = None
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the seat number and the name.
@@ -425,6 +429,8 @@ class TableView:
         table = self.table
         if board is not None:
             doing = "game over" if board.result is not None else "round over"
+        elif self.unfollowed is not None:  # (its play goes on unseen: not "playing" here)
+            doing = self.unfollowed
         elif self.phase == "play" and table is not None and table.status is not RoundStatus.PLAYING:
             doing = _ROUND_OVER[table.status]
         elif brief and self.phase == "play":
@@ -509,9 +515,13 @@ def play_words(
     '3 cards from 9C onto work pile 4'
     >>> play_words(Move.call()), play_words(Move.call(), false_call=True)
     ('Nerts!', 'false Nerts call')
+    >>> play_words(Move.parse("P")), play_words(Move.parse("P@2"))
+    ('stuck', 'passed for seat 2')
     """
     if false_call and move.kind is MoveKind.CALL:
         return "false Nerts call"
+    if move.behalf is not None:  # (a pass on another's behalf: not "stuck" itself)
+        return f"passed for seat {move.behalf}"
     if move.kind in _MOVES_OF_NO_CARD:
         return _MOVES_OF_NO_CARD[move.kind]
     source, target = move.source, move.target

@@ -108,7 +108,7 @@ def lobby_json(view: LobbyView) -> dict[str, Any]:
         },
         "status": keys.status,
         "refused": status_refused(keys.status),
-        "messages": list(view.messages),
+        "messages": list(view.news()),  # (not the status line's words again)
     }
 
 
