@@ -44,7 +44,7 @@ import enum
 from dataclasses import dataclass, field, replace
 
 from p2p_nertz.errors import NotationError
-from p2p_nertz.protocol.local import touches
+from p2p_nertz.protocol.local import MoveAnswer, MoveRefusal, touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
 from p2p_nertz.ui.refusals import HELD_BACK, NO_ABANDON, SPECTATOR, in_the_air_words
 from p2p_nertz.ui.view import (
@@ -74,9 +74,11 @@ __all__ = [
     "PlayMove",
     "explain",
     "no_key_words",
+    "not_now",
     "once_dealt",
     "press",
     "resolve_pair",
+    "said_refusal",
 ]
 
 ENTER = "ENTER"
@@ -233,7 +235,7 @@ def _answer(confirm: Confirm, key: str, ctx: Context) -> tuple[KeyState, list[Ac
             return KeyState(status="false call: Nerts! (with cards left)"), [PlayMove(Move.call())]
         return KeyState(status="no call"), []
     if key.lower() in ("a", "y"):  # Confirm.ABANDON
-        why = _not_now(ctx)  # the other came back meanwhile, say
+        why = not_now(ctx)  # the other came back meanwhile, say
         if why is not None:
             return KeyState(status=why), []
         return KeyState(status="abandoning the game…"), [Abandon()]
@@ -297,15 +299,15 @@ def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
     is left (nothing changes)."""
     if ctx.seat is None:
         return replace(state, status=f"{SPECTATOR} (q quits)"), []
-    why = _not_now(ctx)  # not on offer, or the core still wants more silence: ask nothing
+    why = not_now(ctx)  # not on offer, or the core still wants more silence: ask nothing
     if why is not None:
         return replace(state, status=why), []
     assert not isinstance(ctx.abandon, str)
     return KeyState(confirm=Confirm.ABANDON, status=ctx.abandon.question()), []
 
 
-def _not_now(ctx: Context) -> str | None:
-    """Why the abandon key does not end the game now (``None``: it may)."""
+def not_now(ctx: Context) -> str | None:
+    """Why the abandon key does not end the game now (``None``: it may): what it says."""
     if isinstance(ctx.abandon, str):
         return f"cannot abandon: {ctx.abandon}"
     return ctx.abandon.waiting()
@@ -433,6 +435,18 @@ def explain(ctx: Context, move: Move) -> str:
 
 def _frozen(pile: Pile) -> str:
     return f"illegal: {in_the_air_words(pile)}"
+
+
+def said_refusal(status: str, ctx: Context) -> MoveAnswer | None:
+    """The core's refusal that a table key's ``status`` said before the core was asked
+    (a card in the air, the others' votes: :func:`_play`, :func:`_pick`), if it is one (the
+    table says when its wait is over: :mod:`~p2p_nertz.ui.waits`)."""
+    if ctx.held_back and status == HELD_BACK:
+        return MoveAnswer(MoveRefusal.HELD_BACK)
+    for pile in ctx.frozen:
+        if status == _frozen(pile):
+            return MoveAnswer(MoveRefusal.IN_THE_AIR, pile=pile)
+    return None
 
 
 def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Action]]:

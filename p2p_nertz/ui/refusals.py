@@ -34,13 +34,18 @@ from p2p_nertz.rules import Card, Pile
 from p2p_nertz.ui.view import pile_name
 
 __all__ = [
+    "ABANDON_NOW",
+    "BACK_IN",
     "CATCHING_UP",
     "CAUGHT_UP",
     "HELD_BACK",
     "NO_ABANDON",
     "SPECTATOR",
+    "STOCKS_FREE",
     "abandon_words",
+    "decided_words",
     "in_the_air_words",
+    "landed_words",
     "move_words",
     "still_answering_words",
 ]
@@ -161,3 +166,42 @@ def _names(seats: Sequence[int], name: Callable[[int], str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     said = [name(seat) for seat in seats]
     return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+
+
+# -- a wait over: what the status line says once a refusal's wait has ended (ui/waits.py) ------
+
+STOCKS_FREE = "your stock and waste are free again: play on"
+"""Said over a move's refusal while the stocks turn over (everyone stuck) once that is final
+(or undone: an event held late came before the last pass; the messages say which)."""
+
+BACK_IN = "the others' votes are withdrawn: you can play again"
+"""Said over :data:`HELD_BACK` once the others' votes no longer put the player out in the
+round (withdrawn; the next round's deal says its own words)."""
+
+ABANDON_NOW = "you can abandon now (a)"
+"""Said over an abandon's refusal that waited (on a silence, a vote) once the core takes one."""
+
+
+def landed_words(pile: Pile | None) -> str:
+    """Said over a refusal that waited on a card in the air (``pile``: where it came from,
+    or the empty work pile a slide-under needs) once its claim is decided, won or lost.
+
+    >>> landed_words(Pile.WASTE)
+    'the card from the waste is no longer in the air: play on'
+    """
+    if pile is None:
+        return "your cards are no longer in the air: play on"
+    return f"the card from the {pile_name(pile)} is no longer in the air: play on"
+
+
+def decided_words(seats: Sequence[int], name: Callable[[int], str]) -> str:
+    """Said over a refusal that waited on the table deciding whether ``seats`` have gone
+    (:data:`MoveRefusal.DROP_PENDING`) once it has.
+
+    >>> decided_words((1,), ["you", "bot1"].__getitem__)
+    'the table has decided whether bot1 has gone: play on'
+    """
+    if not seats:
+        return "the table has decided whether a player has gone: play on"
+    has = "has" if len(seats) == 1 else "have"
+    return f"the table has decided whether {_names(seats, name)} {has} gone: play on"
