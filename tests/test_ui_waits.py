@@ -27,10 +27,10 @@ from p2p_nertz.ui.refusals import (
     BACK_IN,
     HELD_BACK,
     STOCKS_FREE,
+    TURNING_OVER,
     decided_words,
     in_the_air_words,
     landed_words,
-    move_words,
 )
 
 SEAT = 1
@@ -84,7 +84,10 @@ def test_a_pile_whose_card_is_in_the_air_is_said_free_once_the_claim_is_decided(
     assert table.keys.selected is pile or not peer.view.tableaux[SEAT].pile(pile)
 
 
-def test_a_move_refused_while_the_stocks_turn_over_is_said_free_once_that_is_final() -> None:
+@pytest.mark.parametrize("by", ["key", "core"])
+def test_a_move_refused_while_the_stocks_turn_over_is_said_free_once_that_is_final(
+    by: str,
+) -> None:
     net = _dealt()
     peer = net.peers[SEAT]
     table = _table(peer)
@@ -92,12 +95,15 @@ def test_a_move_refused_while_the_stocks_turn_over_is_said_free_once_that_is_fin
     net.run(lambda n: peer.view is not None and peer.view.stuck[0])
     net.play(SEAT, Move.pass_())  # (everyone stuck: the stocks turn over here, not final yet)
     assert peer.player.rotation_pending()
-    with pytest.raises(MoveRefused) as refused:
-        peer.play(Move.turn(), net.now)
-    assert refused.value.answer.refusal is MoveRefusal.ROTATING
-    table.refused(refused.value.answer)
-    said = move_words(refused.value.answer, str, str)
-    assert _status(table, peer, net.now) == said
+    if by == "key":  # (the keys' words are the core's: not a card in the air)
+        table.press("s", peer, net.now)
+        assert _status(table, peer, net.now) == f"illegal: {TURNING_OVER}"
+    else:
+        with pytest.raises(MoveRefused) as refused:
+            peer.play(Move.turn(), net.now)
+        assert refused.value.answer.refusal is MoveRefusal.ROTATING
+        table.refused(refused.value.answer)
+        assert _status(table, peer, net.now) == TURNING_OVER
     net.run(lambda n: not peer.player.rotation_pending())
     assert _status(table, peer, net.now) == STOCKS_FREE
     peer.play(Move.turn(), net.now)  # (the move, made again, is taken)

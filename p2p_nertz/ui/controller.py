@@ -409,6 +409,7 @@ class TableController:
             up=self._shown(peer),
             held_back=self.seat is not None
             and own_held_back(peer.tentative, peer.final, self.seat) is not None,
+            rotating=peer.player.rotation_pending(),
         )
 
     def _shown(self, peer: Peer) -> bool:

@@ -46,7 +46,13 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import NotationError
 from p2p_nertz.protocol.local import MoveAnswer, MoveRefusal, touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.refusals import HELD_BACK, NO_ABANDON, SPECTATOR, in_the_air_words
+from p2p_nertz.ui.refusals import (
+    HELD_BACK,
+    NO_ABANDON,
+    SPECTATOR,
+    TURNING_OVER,
+    in_the_air_words,
+)
 from p2p_nertz.ui.view import (
     NOT_UP,
     STUCK_WAITING,
@@ -178,6 +184,8 @@ class Context:
         held_back: the others' votes put the player out for now (the core's own rule,
             :func:`~p2p_nertz.protocol.local.own_held_back`): a move waits, and the table it
             shows has the player out.
+        rotating: the stocks turn over (everyone stuck) and that is not final yet: the
+            waste in ``frozen`` is frozen by that (:data:`TURNING_OVER`), not by a claim.
     """
 
     table: Table | None
@@ -189,6 +197,7 @@ class Context:
     alone: bool = False
     up: bool = True
     held_back: bool = False
+    rotating: bool = False
 
 
 _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
@@ -325,7 +334,7 @@ def _pick(ctx: Context, pile: Pile) -> tuple[KeyState, list[Action]]:
     if card is None:
         return KeyState(status=f"illegal: the {pile_name(pile)} is empty"), []
     if pile in ctx.frozen:
-        return KeyState(status=_frozen(pile)), []
+        return KeyState(status=_frozen(pile, ctx)), []
     piles = len(tableau.work)
     text = card_text(card, symbols=ctx.symbols)
     return KeyState(
@@ -433,7 +442,9 @@ def explain(ctx: Context, move: Move) -> str:
     return f"illegal: {show(card)} does not go on {show(dest)} (one rank lower, the other colour)"
 
 
-def _frozen(pile: Pile) -> str:
+def _frozen(pile: Pile, ctx: Context) -> str:
+    if pile is Pile.WASTE and ctx.rotating:  # (the core's order: a claim's first, then this)
+        return f"illegal: {TURNING_OVER}"
     return f"illegal: {in_the_air_words(pile)}"
 
 
@@ -444,8 +455,9 @@ def said_refusal(status: str, ctx: Context) -> MoveAnswer | None:
     if ctx.held_back and status == HELD_BACK:
         return MoveAnswer(MoveRefusal.HELD_BACK)
     for pile in ctx.frozen:
-        if status == _frozen(pile):
-            return MoveAnswer(MoveRefusal.IN_THE_AIR, pile=pile)
+        if status == _frozen(pile, ctx):
+            refusal = MoveRefusal.ROTATING if status.endswith(TURNING_OVER) else None
+            return MoveAnswer(refusal or MoveRefusal.IN_THE_AIR, pile=pile)
     return None
 
 
@@ -461,7 +473,7 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
         return KeyState(status=NOT_UP), []
     frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)
     if frozen:
-        return KeyState(status=_frozen(min(frozen))), []
+        return KeyState(status=_frozen(min(frozen), ctx)), []
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
     if table.over or move not in table.legal_moves(seat):
         return KeyState(status=explain(ctx, move)), []

@@ -42,6 +42,7 @@ __all__ = [
     "NO_ABANDON",
     "SPECTATOR",
     "STOCKS_FREE",
+    "TURNING_OVER",
     "abandon_words",
     "decided_words",
     "in_the_air_words",
@@ -102,6 +103,10 @@ def still_answering_words(name: str) -> str:
     return f"{name} is still answering (an abandon needs them gone)"
 
 
+TURNING_OVER = "everyone was stuck and the stocks turn over: wait until they have"
+"""Why no move of the player's waste or stock is taken while an everyone-stuck rotation is
+not final (the keys say it before the core is asked, the core's refusal after)."""
+
 HELD_BACK = "you are out for now: the others voted you out; you can come back next round"
 """Why no move of the player's is taken while the others' votes put them out."""
 
@@ -109,7 +114,7 @@ _MOVE_WORDS = {
     MoveRefusal.NOT_IN_PLAY: "the round is not being played now: wait for the deal",
     MoveRefusal.NOT_DEALT: "your cards are not dealt yet: wait for the deal",
     MoveRefusal.HELD_BACK: HELD_BACK,
-    MoveRefusal.ROTATING: "everyone was stuck and the stocks turn over: wait until they have",
+    MoveRefusal.ROTATING: TURNING_OVER,
     MoveRefusal.RECOVERING: CATCHING_UP,
     MoveRefusal.LEFT: "you left the game",
 }

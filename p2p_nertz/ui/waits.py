@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from p2p_nertz.protocol.abandonment import Refusal
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal, own_held_back
 from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.rules import Pile
 from p2p_nertz.ui.refusals import (
     ABANDON_NOW,
     BACK_IN,
@@ -62,16 +63,10 @@ def move_wait(answer: MoveAnswer, words: str, seat: int, name: Name) -> Wait | N
     refusal = answer.refusal
     if refusal is MoveRefusal.RECOVERING:
         return Wait(words, lambda peer, _: None if peer.player.catching_up() else CAUGHT_UP)
-    if refusal is MoveRefusal.ROTATING:
-        return Wait(words, lambda peer, _: None if peer.player.rotation_pending() else STOCKS_FREE)
+    if refusal is MoveRefusal.ROTATING:  # (the waste, the stock's: frozen until it is final)
+        return Wait(words, _free(Pile.WASTE, STOCKS_FREE))
     if refusal in (MoveRefusal.IN_THE_AIR, MoveRefusal.SLIDE):
-        pile, landed = answer.pile, landed_words(answer.pile)
-
-        def claim_decided(peer: Peer, _: float) -> str | None:
-            claimed = peer.player.claimed_piles()
-            return None if (pile in claimed if pile is not None else claimed) else landed
-
-        return Wait(words, claim_decided)
+        return Wait(words, _free(answer.pile, landed_words(answer.pile)))
     if refusal is MoveRefusal.DROP_PENDING:
         decided = decided_words(answer.seats, name)
         return Wait(words, lambda peer, _: None if peer.player.drop_pending() else decided)
@@ -86,6 +81,17 @@ def move_wait(answer: MoveAnswer, words: str, seat: int, name: Name) -> Wait | N
 
         return Wait(words, votes_withdrawn)
     return None
+
+
+def _free(pile: Pile | None, then: str) -> Callable[[Peer, float], str | None]:
+    """The words ``then`` once ``pile`` is no longer frozen (a claim in the air, a rotation:
+    :meth:`~p2p_nertz.protocol.player.LocalPlayer.frozen_piles`; ``None``: no pile is)."""
+
+    def free(peer: Peer, _: float) -> str | None:
+        frozen = peer.frozen_piles()
+        return None if (pile in frozen if pile is not None else frozen) else then
+
+    return free
 
 
 _ABANDON_WAITS = frozenset({Refusal.HEARD, Refusal.HELD_BACK, Refusal.OTHERS})
