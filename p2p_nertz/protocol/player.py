@@ -24,6 +24,7 @@ from p2p_nertz.protocol.local import (
     abandon_answer,
     abandoned_by,
     claimed_piles,
+    drop_pending,
     local_move,
     own_claims,
     rotation_pending,
@@ -86,6 +87,16 @@ class LocalPlayer:
         folds = self._author.chains.folds
         return rotation_pending(folds.tentative, folds.final)
 
+    def drop_pending(self) -> bool:
+        """Whether a move of the waste or the stock waits on a member's drop not decided yet
+        (:func:`~p2p_nertz.protocol.local.drop_pending`; a table says when that is over)."""
+        return drop_pending(self._author.chains.folds.tentative, self._undecided())
+
+    def _undecided(self) -> set[int]:
+        """The members whose drop only caps or the tentative fold's own cuts keep undecided."""
+        folds = self._author.chains.folds
+        return folds.capped_drops.keys() | folds.uncut_drops.keys()
+
     def catching_up(self) -> bool:
         """Whether a move is refused now as still getting our own moves back: restored in
         recovery, or (any restore) until a member has said what it holds of our feed, or while
@@ -125,7 +136,7 @@ class LocalPlayer:
             clock=author.outbox.clock,
             rules=self.rules,
             held=shares.held_table(tentative.round),
-            undecided=folds.capped_drops.keys() | folds.uncut_drops.keys(),
+            undecided=self._undecided(),
         )
         opens = shares.opening(tentative, self.seat, move)
         if opens is None:  # (a sealed card the held view does not show either)

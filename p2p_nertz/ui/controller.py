@@ -28,9 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from p2p_nertz.protocol.abandonment import Refusal
 from p2p_nertz.protocol.gone import GoneReason
-from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal, own_held_back
+from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, own_held_back
 from p2p_nertz.protocol.peer import Effect, Peer, TableGone
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rules import MoveKind, Pile, Tableau
@@ -43,12 +42,15 @@ from p2p_nertz.ui.keys import (
     KeyState,
     Leave,
     PlayMove,
+    not_now,
     once_dealt,
     press,
+    said_refusal,
 )
-from p2p_nertz.ui.refusals import CAUGHT_UP, pass_for_early_words
+from p2p_nertz.ui.refusals import pass_for_early_words
 from p2p_nertz.ui.tracker import Tracker
 from p2p_nertz.ui.view import NOT_UP, TableView, card_text, cards_up
+from p2p_nertz.ui.waits import Wait, abandon_wait, move_wait
 
 __all__ = [
     "BETWEEN_ROUNDS",
@@ -141,7 +143,7 @@ class TableController:
         self._board_round: int | None = None  # the round whose board holds the next ready
         self._dealt = 0  # the last round whose table the status line has said is dealt
         self._up = 0  # the last round whose dealt cards have shown (``cards_up``)
-        self._catching: str | None = None  # a refusal's words while our moves were not back
+        self._wait: Wait | None = None  # a refusal on the status line that says to wait
         if hint is not None:
             self.tracker.say(hint)
 
@@ -162,7 +164,10 @@ class TableController:
         if peer is None:
             return []
         self._deal_seen(peer)  # (a key on a new round's table: its words, not the deal's)
-        self.keys, actions = press(self.keys, key, self._context(peer, now))
+        ctx, before = self._context(peer, now), self.keys.status
+        self.keys, actions = press(self.keys, key, ctx)
+        if self.keys.status != before:
+            self._wait = self._key_wait(peer, ctx, now)
         return self._actions(self._not_early(actions, peer, now))
 
     def _not_early(self, actions: list[Action], peer: Peer, now: float) -> list[Action]:
@@ -224,11 +229,12 @@ class TableController:
             else:
                 keys, actions = press(keys, target, ctx)
             if any(isinstance(a, PlayMove) for a in actions):
-                self.keys = keys
+                self.keys, self._wait = keys, None
                 return self._actions(actions)
             first = first or keys
         assert first is not None
         self.keys = KeyState(status=first.status)
+        self._wait = self._key_wait(peer, ctx, now)
         return []
 
     @staticmethod
@@ -296,19 +302,21 @@ class TableController:
         player's words (:meth:`Tracker.move_words`), or an illegal move's words."""
         if isinstance(why, MoveAnswer):
             self.keys = KeyState(status=self.tracker.move_words(why))
-            self._catching = self.keys.status if why.refusal is MoveRefusal.RECOVERING else None
+            self._wait = move_wait(why, self.keys.status, self.seat, self.tracker.name)
         else:
             self.keys = KeyState(status=f"illegal: {_brief(why)}")
+            self._wait = None
 
     def abandon_refused(self, why: str | AbandonAnswer) -> None:
         """The core refused an abandon (the other has not been silent long enough, say): its
         answer, said in the player's words (:meth:`Tracker.abandon_words`), or words."""
-        catching = False
-        if isinstance(why, AbandonAnswer):
-            catching = why.refusal in (Refusal.RECOVERING, Refusal.UNHEARD)
-            why = self.tracker.abandon_words(why)
+        answer = why if isinstance(why, AbandonAnswer) else None
+        if answer is not None:
+            why = self.tracker.abandon_words(answer)
         self.keys = KeyState(status=f"cannot abandon: {why}")
-        self._catching = self.keys.status if catching else None
+        self._wait = None
+        if answer is not None:
+            self._wait = abandon_wait(answer, self.keys.status, self.tracker.name)
 
     def abandoned(self) -> None:
         """The node took the abandon."""
@@ -338,7 +346,7 @@ class TableController:
         self._deal_seen(peer)
         if peer.view is not None:
             self.keys = once_dealt(self.keys)
-        self._caught_up(peer)
+        self._wait_over(peer, now)
         view = self.tracker.view(
             peer, self.keys, final=self.stopped, abandon=peer.abandon_answer(now)
         )
@@ -378,16 +386,33 @@ class TableController:
             words = self.tracker.dealt(number, up=self._up >= number, out=out)
             self.keys = replace(self.keys, selected=None, status=words)
 
-    def _caught_up(self, peer: Peer) -> None:
-        """A move or abandon refused because a resumed peer was still getting its own moves
-        back (:data:`~p2p_nertz.ui.refusals.CATCHING_UP`; an abandon's: nobody has answered
-        yet): the others' word takes a round trip (docs/protocol.md §9.6). Once it has them,
-        the status line says so (:data:`CAUGHT_UP`), where the refusal's words stayed until
-        the next key, no longer true (a move refused meanwhile is made again by the person)."""
-        if self._catching is not None and not peer.player.catching_up():
-            if self.keys.status == self._catching:
-                self.keys = replace(self.keys, status=CAUGHT_UP)
-            self._catching = None
+    def _wait_over(self, peer: Peer, now: float) -> None:
+        """A refusal on the status line that says to wait for something that ends by itself
+        (:mod:`~p2p_nertz.ui.waits`: a card in the air, the stocks turning over, a vote, a
+        resumed peer's own moves coming back, an abandon's silence): once it has ended, the
+        status line says so and what to do now, where the refusal's words stayed until the
+        next key, no longer true (session 32's CI read "still getting your own moves back"
+        for 60 s after they were; a move refused meanwhile is made again by the person)."""
+        wait = self._wait
+        if wait is None:
+            return
+        if self.keys.status != wait.words:  # (something else said since: a key, the deal)
+            self._wait = None
+            return
+        words = wait.ended(peer, now)
+        if words is not None:
+            self.keys, self._wait = replace(self.keys, status=words), None
+
+    def _key_wait(self, peer: Peer, ctx: Context, now: float) -> Wait | None:
+        """The wait a key's status says, if it refused before the core was asked: a move's
+        (:func:`~p2p_nertz.ui.keys.said_refusal`), the abandon key's (the core's answer now)."""
+        status, name = self.keys.status, self.tracker.name
+        answer = said_refusal(status, ctx)
+        if answer is not None and self.seat is not None:
+            return move_wait(answer, status, self.seat, name)
+        if status == not_now(ctx):
+            return abandon_wait(peer.abandon_answer(now), status, name)
+        return None
 
     def _context(self, peer: Peer, now: float) -> Context:
         return Context(
@@ -401,6 +426,7 @@ class TableController:
             up=self._shown(peer),
             held_back=self.seat is not None
             and own_held_back(peer.tentative, peer.final, self.seat) is not None,
+            rotating=peer.player.rotation_pending(),
         )
 
     def _shown(self, peer: Peer) -> bool:

@@ -44,9 +44,15 @@ import enum
 from dataclasses import dataclass, field, replace
 
 from p2p_nertz.errors import IllegalMoveError, NotationError
-from p2p_nertz.protocol.local import touches
+from p2p_nertz.protocol.local import MoveAnswer, MoveRefusal, touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
-from p2p_nertz.ui.refusals import HELD_BACK, NO_ABANDON, SPECTATOR, in_the_air_words
+from p2p_nertz.ui.refusals import (
+    HELD_BACK,
+    NO_ABANDON,
+    SPECTATOR,
+    TURNING_OVER,
+    in_the_air_words,
+)
 from p2p_nertz.ui.view import (
     NOT_UP,
     STUCK_WAITING,
@@ -74,9 +80,11 @@ __all__ = [
     "PlayMove",
     "explain",
     "no_key_words",
+    "not_now",
     "once_dealt",
     "press",
     "resolve_pair",
+    "said_refusal",
 ]
 
 ENTER = "ENTER"
@@ -176,6 +184,8 @@ class Context:
         held_back: the others' votes put the player out for now (the core's own rule,
             :func:`~p2p_nertz.protocol.local.own_held_back`): a move waits, and the table it
             shows has the player out.
+        rotating: the stocks turn over (everyone stuck) and that is not final yet: the
+            waste in ``frozen`` is frozen by that (:data:`TURNING_OVER`), not by a claim.
     """
 
     table: Table | None
@@ -187,6 +197,7 @@ class Context:
     alone: bool = False
     up: bool = True
     held_back: bool = False
+    rotating: bool = False
 
 
 _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
@@ -233,7 +244,7 @@ def _answer(confirm: Confirm, key: str, ctx: Context) -> tuple[KeyState, list[Ac
             return KeyState(status="false call: Nerts! (with cards left)"), [PlayMove(Move.call())]
         return KeyState(status="no call"), []
     if key.lower() in ("a", "y"):  # Confirm.ABANDON
-        why = _not_now(ctx)  # the other came back meanwhile, say
+        why = not_now(ctx)  # the other came back meanwhile, say
         if why is not None:
             return KeyState(status=why), []
         return KeyState(status="abandoning the game…"), [Abandon()]
@@ -297,15 +308,15 @@ def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
     is left (nothing changes)."""
     if ctx.seat is None:
         return replace(state, status=f"{SPECTATOR} (q quits)"), []
-    why = _not_now(ctx)  # not on offer, or the core still wants more silence: ask nothing
+    why = not_now(ctx)  # not on offer, or the core still wants more silence: ask nothing
     if why is not None:
         return replace(state, status=why), []
     assert not isinstance(ctx.abandon, str)
     return KeyState(confirm=Confirm.ABANDON, status=ctx.abandon.question()), []
 
 
-def _not_now(ctx: Context) -> str | None:
-    """Why the abandon key does not end the game now (``None``: it may)."""
+def not_now(ctx: Context) -> str | None:
+    """Why the abandon key does not end the game now (``None``: it may): what it says."""
     if isinstance(ctx.abandon, str):
         return f"cannot abandon: {ctx.abandon}"
     return ctx.abandon.waiting()
@@ -323,7 +334,7 @@ def _pick(ctx: Context, pile: Pile) -> tuple[KeyState, list[Action]]:
     if card is None:
         return KeyState(status=f"illegal: the {pile_name(pile)} is empty"), []
     if pile in ctx.frozen:
-        return KeyState(status=_frozen(pile)), []
+        return KeyState(status=_frozen(pile, ctx)), []
     piles = len(tableau.work)
     text = card_text(card, symbols=ctx.symbols)
     return KeyState(
@@ -433,8 +444,23 @@ def explain(ctx: Context, move: Move) -> str:
     return f"illegal: {show(card)} does not go on {show(dest)} (one rank lower, the other colour)"
 
 
-def _frozen(pile: Pile) -> str:
+def _frozen(pile: Pile, ctx: Context) -> str:
+    if pile is Pile.WASTE and ctx.rotating:  # (the core's order: a claim's first, then this)
+        return f"illegal: {TURNING_OVER}"
     return f"illegal: {in_the_air_words(pile)}"
+
+
+def said_refusal(status: str, ctx: Context) -> MoveAnswer | None:
+    """The core's refusal that a table key's ``status`` said before the core was asked
+    (a card in the air, the others' votes: :func:`_play`, :func:`_pick`), if it is one (the
+    table says when its wait is over: :mod:`~p2p_nertz.ui.waits`)."""
+    if ctx.held_back and status == HELD_BACK:
+        return MoveAnswer(MoveRefusal.HELD_BACK)
+    for pile in ctx.frozen:
+        if status == _frozen(pile, ctx):
+            refusal = MoveRefusal.ROTATING if status.endswith(TURNING_OVER) else None
+            return MoveAnswer(refusal or MoveRefusal.IN_THE_AIR, pile=pile)
+    return None
 
 
 def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Action]]:
@@ -449,7 +475,7 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
         return KeyState(status=NOT_UP), []
     frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)
     if frozen:
-        return KeyState(status=_frozen(min(frozen))), []
+        return KeyState(status=_frozen(min(frozen), ctx)), []
     if move.behalf is not None and not table.over:
         # A pass on another's behalf (``P@S``) is no legal move the table lists: the rules
         # engine says whether it counts now, and why not ("illegal: P@2" said nothing). Too

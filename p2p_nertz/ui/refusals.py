@@ -34,13 +34,19 @@ from p2p_nertz.rules import Card, Pile
 from p2p_nertz.ui.view import pile_name
 
 __all__ = [
+    "ABANDON_NOW",
+    "BACK_IN",
     "CATCHING_UP",
     "CAUGHT_UP",
     "HELD_BACK",
     "NO_ABANDON",
     "SPECTATOR",
+    "STOCKS_FREE",
+    "TURNING_OVER",
     "abandon_words",
+    "decided_words",
     "in_the_air_words",
+    "landed_words",
     "move_words",
     "pass_for_early_words",
     "still_answering_words",
@@ -98,6 +104,10 @@ def still_answering_words(name: str) -> str:
     return f"{name} is still answering (an abandon needs them gone)"
 
 
+TURNING_OVER = "everyone was stuck and the stocks turn over: wait until they have"
+"""Why no move of the player's waste or stock is taken while an everyone-stuck rotation is
+not final (the keys say it before the core is asked, the core's refusal after)."""
+
 HELD_BACK = "you are out for now: the others voted you out; you can come back next round"
 """Why no move of the player's is taken while the others' votes put them out."""
 
@@ -105,7 +115,7 @@ _MOVE_WORDS = {
     MoveRefusal.NOT_IN_PLAY: "the round is not being played now: wait for the deal",
     MoveRefusal.NOT_DEALT: "your cards are not dealt yet: wait for the deal",
     MoveRefusal.HELD_BACK: HELD_BACK,
-    MoveRefusal.ROTATING: "everyone was stuck and the stocks turn over: wait until they have",
+    MoveRefusal.ROTATING: TURNING_OVER,
     MoveRefusal.RECOVERING: CATCHING_UP,
     MoveRefusal.LEFT: "you left the game",
 }
@@ -178,3 +188,42 @@ def _names(seats: Sequence[int], name: Callable[[int], str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     said = [name(seat) for seat in seats]
     return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+
+
+# -- a wait over: what the status line says once a refusal's wait has ended (ui/waits.py) ------
+
+STOCKS_FREE = "your stock and waste are free again: play on"
+"""Said over a move's refusal while the stocks turn over (everyone stuck) once that is final
+(or undone: an event held late came before the last pass; the messages say which)."""
+
+BACK_IN = "the others' votes are withdrawn: you can play again"
+"""Said over :data:`HELD_BACK` once the others' votes no longer put the player out in the
+round (withdrawn; the next round's deal says its own words)."""
+
+ABANDON_NOW = "you can abandon now (a)"
+"""Said over an abandon's refusal that waited (on a silence, a vote) once the core takes one."""
+
+
+def landed_words(pile: Pile | None) -> str:
+    """Said over a refusal that waited on a card in the air (``pile``: where it came from,
+    or the empty work pile a slide-under needs) once its claim is decided, won or lost.
+
+    >>> landed_words(Pile.WASTE)
+    'the card from the waste is no longer in the air: play on'
+    """
+    if pile is None:
+        return "your cards are no longer in the air: play on"
+    return f"the card from the {pile_name(pile)} is no longer in the air: play on"
+
+
+def decided_words(seats: Sequence[int], name: Callable[[int], str]) -> str:
+    """Said over a refusal that waited on the table deciding whether ``seats`` have gone
+    (:data:`MoveRefusal.DROP_PENDING`) once it has.
+
+    >>> decided_words((1,), ["you", "bot1"].__getitem__)
+    'the table has decided whether bot1 has gone: play on'
+    """
+    if not seats:
+        return "the table has decided whether a player has gone: play on"
+    has = "has" if len(seats) == 1 else "have"
+    return f"the table has decided whether {_names(seats, name)} {has} gone: play on"
