@@ -831,12 +831,20 @@
     if (!help.hidden) { help.scrollTop = 0; $("#help-close").focus({ preventScroll: true }); }
   }
 
+  // The frames are counted only once asked (nertzStats.measure(): the tests that print the
+  // frame rate): a callback at every frame keeps the page, left open, busy for nothing.
+  let counting = false;
   function frame(t) {
     stats.frames += 1;
     if (stats.last !== undefined) stats.longest = Math.max(stats.longest, t - stats.last);
     stats.last = t;
     requestAnimationFrame(frame);
   }
+  stats.measure = () => {
+    Object.assign(stats, { frames: 0, longest: 0, start: performance.now(), last: undefined });
+    if (!counting) requestAnimationFrame(frame);
+    counting = true;
+  };
   stats.fps = () => (1000 * stats.frames) / (performance.now() - stats.start);
 
   window.addEventListener("DOMContentLoaded", () => {
@@ -854,7 +862,6 @@
     $("#help-close").onclick = toggleHelp;
     $("#quit").onclick = () => key(/leave the game\?/.test(view ? view.status : "") ? "y" : "q");
     if (new URLSearchParams(location.search).has("contrast")) document.body.classList.add("contrast");
-    requestAnimationFrame(frame);
     window.addEventListener("online", tryNow);
     document.addEventListener("visibilitychange", () => { if (!document.hidden) tryNow(); });
     connect();
