@@ -181,6 +181,8 @@ def table_gone(
     # silence (and the final fold is at hand: the tentative one is read only past this).
     everyone = [q for q in range(len(heard)) if q != seat]
     others = tuple(q for q in everyone if q not in final.dropped)
+    if alone_in_game(final, seat):
+        return None  # (the game is ours to finish, and the fold ends it: nothing to wait for)
     if not others:
         # Nobody else still in: a member voted out that talks may be asking to rejoin, which
         # only we can grant (§9.8); one that left cannot come back.
@@ -204,6 +206,20 @@ def table_gone(
     reason = GoneReason.DROPPED if seat in held.dropped else GoneReason.SILENT
     why = _why(reason, ended, silent, others, names)
     return TableGone(reason, silent, bound, others, ended, why)
+
+
+def alone_in_game(final: GameState, seat: int) -> bool:
+    """Whether ``seat`` is the only member still in by the final fold, in a game it plays on
+    alone (docs/protocol.md §9.9, *alone in the game*): every other member voted out (at two
+    players, the other one on proof, §9.4) or gone. The table is not gone for it: the round
+    in progress waits for nobody else, so it plays it out (a member dropped in it forfeits it,
+    §8.9), and no round starts with one member in (the fold ends the game there,
+    ``GameState._new_round``). A member voted out for silence may still ask to rejoin (§9.8):
+    it is readmitted at that next round, as ever. Not in a game of the dealerless shuffle,
+    whose face-down cards need every deck member's shares (docs/shuffle.md): there the rule
+    of the table gone stands."""
+    members = final.roster.members()
+    return members == {seat} and final.round.deck is None and final.phase is not Phase.OVER
 
 
 def _why(

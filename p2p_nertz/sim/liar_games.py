@@ -20,7 +20,11 @@ plays it and checks DESIGN.md §8 for the honest members
   a liar's abandon of the honest member is an end, not a drop (:func:`abandoned_honest`);
 * each lie the peers proved is proven by the audit: a violation of a liar's or a flap fault
   in an honest peer's final fold, or a fork of a liar's that the honest peers' logs hold, has
-  an audit error naming that liar.
+  an audit error naming that liar;
+* no honest member's runtime would stop waiting, the table gone (§9.9), before its game is
+  over: a real node stops there, where the simulator notes the answer (``SimResult.gone``)
+  and plays on; the two once parted over a member left alone in the game by a vote on proof
+  (the real scan's seed 81: the node stopped, exit 3; the simulator played the round out).
 
 ``scripts/soak.py --liars`` plays thousands of them; ``tests/test_sim_liars.py`` a few dozen.
 """
@@ -43,6 +47,7 @@ from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, Simulation
 
 if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
+    from p2p_nertz.protocol.gone import TableGone
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
@@ -250,6 +255,7 @@ def check_liars(result: SimResult) -> list[str]:
         time=result.time,
         report=result.audit,
         forked=forks(result, honest),
+        gone=[(seat, gone) for _, seat, gone in result.gone],
     )
 
 
@@ -261,13 +267,20 @@ def judge_liars(
     time: float,
     report: AuditReport | None,
     forked: set[int],
+    gone: Sequence[tuple[int, TableGone | None]] = (),
 ) -> list[str]:
     """:func:`check_liars` of a game however played: ``peers`` by seat (``None`` for one
     gone), whether it ``finished`` (by ``time``, seconds into it), the audit's ``report`` of
     every log, and the seats whose forks the honest peers' logs hold
-    (:func:`~p2p_nertz.sim.invariants.forks`). The simulator's runs and the real nodes'
+    (:func:`~p2p_nertz.sim.invariants.forks`), and where a peer's runtime stopped waiting,
+    the table gone (``gone``: seat and answer; a real node stops there, the simulator notes
+    it and plays on). The simulator's runs and the real nodes'
     (:mod:`p2p_nertz.testing.liar_nodes`) are judged by it alike."""
-    problems = []
+    problems = [
+        f"gone: seat {seat}'s node stops waiting, its game not over: {answer.why}"
+        for seat, answer in gone
+        if answer is not None and seat not in cheaters and not answer.ended
+    ]
     players = len(peers)
     # (With two members the one left ends the game by an abandon; with liars at half the table
     # or more, nothing can be decided safely, docs/protocol.md §9.3: no end is promised.)
