@@ -227,3 +227,23 @@ def test_liars_no_round_starts_with_one_member_in() -> None:
     assert (result.winners, result.termination) == ((1,), Termination.ABANDONED)
     assert result.totals == peer.final.scores[0].team_totals
     assert run.result.audit is not None and run.result.audit.digest == peer.final.digest()
+
+
+def test_liars_the_last_liar_of_three_abandons_the_honest_member_after_a_proof() -> None:
+    """Two-liar seed 1298 (``--two-liars --players 3-4``, left open by session 32's note, as
+    1489, the same class): at three players one liar (seq_reuse, seat 2) is voted out on
+    proof, and the other (vote_ids, seat 1), left with the honest member, abandons it: an
+    end (docs/protocol.md §9.3), which the fuzzer's check read as the honest member dropping
+    itself until it excused an abandon of the last two at any table size (seed 817's class,
+    reached by a drop instead of a leave). Nothing splits and the audit names liars only."""
+    seed, proven, last = 1298, 2, 1
+    config, liars = game(seed, players=(3, 4), two=True)
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    (honest,) = _honest(run)
+    peer = run.result.peers[honest]
+    assert peer is not None
+    assert peer.final.dropped.keys() == {proven, honest}
+    assert peer.final.abandoned == (last, honest)
+    assert run.result.audit is not None
+    assert {f.seat for f in run.result.audit.errors} <= {proven, last}
