@@ -16,13 +16,14 @@ log; run again on it (``nertz resume``), it takes the game up where it stopped (
 :func:`table_gone` is the rule, the one answer the node, the table and the simulator read
 (:meth:`Peer.table_gone <p2p_nertz.protocol.peer.Peer.table_gone>`): the game is not over in
 our final fold, and every other member still in by it (we may be out by the held votes) has
-been silent for the bound while we listened. The bound is ``gone_after``, three times
-``drop_after``: the wait the reference node already gives a member gone to come back before
-it stops on a provisional result (§9.3), longer than any silence after which a vote or an
-abandon acts (so an abandon, which ends a game of two properly, always comes first), and than
-any partition the protocol heals without a drop. Where every event of the game is here (the
-tentative fold is over) only the others' acks are missing, and ``drop_after`` of silence is
-enough, as the node already judged before this rule.
+been silent for the bound while we listened; never where we are the only member still in
+(:func:`alone_in_game`: nobody to wait for, the game ours to finish). The bound is
+``gone_after``, three times ``drop_after``: the wait the reference node already gives a member
+gone to come back before it stops on a provisional result (§9.3), longer than any silence after
+which a vote or an abandon acts (so an abandon, which ends a game of two properly, always comes
+first), and than any partition the protocol heals without a drop. Where every event of the game
+is here (the tentative fold is over) only the others' acks are missing, and ``drop_after`` of
+silence is enough, as the node already judged before this rule.
 
 *While we listened*: silence is counted from when we were last heard from a member, or from
 when we began to run without a break (:class:`~p2p_nertz.protocol.listening.Listening`,
