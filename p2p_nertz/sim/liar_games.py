@@ -22,9 +22,10 @@ plays it and checks DESIGN.md §8 for the honest members
   in an honest peer's final fold, or a fork of a liar's that the honest peers' logs hold, has
   an audit error naming that liar;
 * no honest member's runtime would stop waiting, the table gone (§9.9), before its game is
-  over: a real node stops there, where the simulator notes the answer (``SimResult.gone``)
-  and plays on; the two once parted over a member left alone in the game by a vote on proof
-  (the real scan's seed 81: the node stopped, exit 3; the simulator played the round out).
+  over, where an end is promised (as above): a real node stops there, where the simulator
+  notes the answer (``SimResult.gone``) and plays on; the two once parted over a member left
+  alone in the game by a vote on proof (the real scan's seed 81: the node stopped, exit 3;
+  the simulator played the round out).
 
 ``scripts/soak.py --liars`` plays thousands of them; ``tests/test_sim_liars.py`` a few dozen.
 """
@@ -276,15 +277,17 @@ def judge_liars(
     the table gone (``gone``: seat and answer; a real node stops there, the simulator notes
     it and plays on). The simulator's runs and the real nodes'
     (:mod:`p2p_nertz.testing.liar_nodes`) are judged by it alike."""
+    players = len(peers)
+    # (With two members the one left ends the game by an abandon; with liars at half the table
+    # or more, nothing can be decided safely, docs/protocol.md §9.3: no end is promised, and
+    # an honest node may then stop, the table gone: two-liar seed 2181.)
+    promised = players == 2 or 2 * len(cheaters) < players
     problems = [
         f"gone: seat {seat}'s node stops waiting, its game not over: {answer.why}"
         for seat, answer in gone
-        if answer is not None and seat not in cheaters and not answer.ended
+        if promised and answer is not None and seat not in cheaters and not answer.ended
     ]
-    players = len(peers)
-    # (With two members the one left ends the game by an abandon; with liars at half the table
-    # or more, nothing can be decided safely, docs/protocol.md §9.3: no end is promised.)
-    if not finished and (players == 2 or 2 * len(cheaters) < players):
+    if not finished and promised:
         problems.append(f"freeze: not finished at t={time:.1f}s")
     proven: set[int] = set()
     for seat, p in enumerate(peers):
