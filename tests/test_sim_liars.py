@@ -19,7 +19,7 @@ from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.rules.game import Termination
-from p2p_nertz.sim.liar_games import LiarRun, game, simulate
+from p2p_nertz.sim.liar_games import LiarRun, game, simulate, voted_out_by
 from p2p_nertz.sim.liars import LIES, Lie
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
@@ -247,3 +247,18 @@ def test_liars_the_last_liar_of_three_abandons_the_honest_member_after_a_proof()
     assert peer.final.abandoned == (last, honest)
     assert run.result.audit is not None
     assert {f.seat for f in run.result.audit.errors} <= {proven, last}
+
+
+def test_liars_two_liars_of_three_voting_the_honest_member_out_is_no_rules_fault() -> None:
+    """Two-liar seed 2026 (found by session 33's soak past 1500, the same on main): at three
+    players both liars (``vote_ids``) vote seat 0 out for silence, a majority of its others,
+    and it is dropped as any majority's votes drop a member (docs/protocol.md §9.2; with the
+    liars a majority nothing can be decided safely, §9.3). The check excuses a drop on the
+    liars' votes alone where they are half the table, and only there."""
+    config, liars = game(2026, players=(3, 4), two=True)
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    peer = run.result.peers[0]
+    assert peer is not None and 0 in peer.final.dropped
+    assert voted_out_by(peer.final, config.faults.cheaters) == {0}
+    assert voted_out_by(peer.final, frozenset({1})) == set()

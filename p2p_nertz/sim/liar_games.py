@@ -15,9 +15,10 @@ plays it and checks DESIGN.md §8 for the honest members
   the honest members are a strict majority (two liars at four players are half: the base
   check's termination only); and the honest peers end alike
   (same final state, same scores; the base check's agreement, split and split brain);
-* no honest member is dropped, or refused an event (a violation), in any honest peer's final
-  fold, and no audit error names an honest member (the base check's validity); at two players
-  a liar's abandon of the honest member is an end, not a drop (:func:`abandoned_honest`);
+* no honest member is dropped (but by the liars' votes alone: :func:`voted_out_by`), or
+  refused an event (a violation), in any honest peer's final fold, and no audit error names
+  an honest member (the base check's validity); at two players a liar's abandon of the
+  honest member is an end, not a drop (:func:`abandoned_honest`);
 * each lie the peers proved is proven by the audit: a violation of a liar's or a flap fault
   in an honest peer's final fold, or a fork of a liar's that the honest peers' logs hold, has
   an audit error naming that liar;
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from p2p_nertz.protocol.local import abandoned_by
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.cheats import VoteFlapper
@@ -244,6 +245,19 @@ def abandoned_honest(peer: Peer, cheaters: frozenset[int], seats: int) -> set[in
     return {q for c in cheaters for q in abandoned_by(peer.events(c), seats)}
 
 
+def voted_out_by(final: GameState, cheaters: frozenset[int]) -> set[int]:
+    """The members ``final`` drops on the liars' votes alone: every vote standing against
+    them is a liar's. Where the liars are a majority of the others (two of three, two of
+    four against an honest member), their votes drop an honest member as any majority's do
+    (docs/protocol.md §9.2; two-liar seed 2026: both ``vote_ids`` liars voted seat 0 out for
+    silence); nothing can be decided safely then (§9.3), and such a drop is no rule's fault."""
+    return {
+        q
+        for q, ballots in final.roster.votes.items()
+        if q in final.dropped and ballots and all(voter in cheaters for voter, _ in ballots)
+    }
+
+
 def check_liars(result: SimResult) -> list[str]:
     """The fuzzer's invariants beyond :func:`check` (the module docstring), on a run
     :func:`check` has audited."""
@@ -295,6 +309,8 @@ def judge_liars(
             continue
         final = p.final
         excused = abandoned_honest(p, cheaters, players)  # (two left, whatever it began with)
+        if not promised:  # (liars at half the table: a majority of the others)
+            excused |= voted_out_by(final, cheaters)
         for q in sorted(final.dropped):
             if q not in cheaters and q not in excused:
                 problems.append(f"honest dropped: seat {seat}'s final fold dropped seat {q}")
