@@ -54,7 +54,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -62,7 +61,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import chaos
-from scanning import grid_main
+from scanning import game_record, grid_main
 
 SUSPECT, DROP = 2.0, 8.0
 FAULTS = (
@@ -203,19 +202,9 @@ def play_rekill(moment: str, players: int, seed: int, root: Path) -> dict[str, A
         game.stop_all()
     found, facts = chaos.check(game, running)
     problems += found
-    return {
-        "fault": f"rekill-{moment}",
-        "players": players,
-        "seed": seed,
-        "ok": not problems,
-        "problems": problems,
-        "notes": game.notes,
-        "wall": round(time.monotonic() - game.start, 1),
-        "victim_said": [],
-        "audit": audit_summary(workdir),
-        "dir": str(workdir),
-        **{k: facts[k] for k in ("exits", "dropped", "played", "finals")},
-    }
+    return game_record(
+        ("fault", f"rekill-{moment}"), players, seed, game, facts=facts, problems=problems
+    )
 
 
 def play(fault: str, players: int, seed: int, root: Path) -> dict[str, Any]:
@@ -265,36 +254,21 @@ def play(fault: str, players: int, seed: int, root: Path) -> dict[str, Any]:
     problems, facts = chaos.check(game, running)
     problems = judge(fault, game, twin, problems)
     said = [n.last.err.read_text(errors="replace").strip() for n in game.nodes]
-    result = {
-        "fault": fault,
-        "players": players,
-        "seed": seed,
-        "ok": not problems,
-        "problems": problems,
-        "notes": notes + game.notes,
-        "wall": round(time.monotonic() - game.start, 1),
-        "victim_said": said[VICTIM].splitlines()[-1:] if said[VICTIM] else [],
-        "audit": audit_summary(workdir),
-        "dir": str(workdir),
-        **{k: facts[k] for k in ("exits", "dropped", "played", "finals")},
-    }
+    last = said[VICTIM].splitlines()[-1:] if said[VICTIM] else []
+    result = game_record(
+        ("fault", fault),
+        players,
+        seed,
+        game,
+        facts=facts,
+        problems=problems,
+        notes=notes,
+        said=last,
+    )
     if twin is not None:
         result["twin"] = [twin.last.proc.returncode, *twin.last.err.read_text().splitlines()[-1:]]
     (workdir / "result.json").write_text(json.dumps(result, indent=1))
     return result
-
-
-def audit_summary(workdir: Path) -> str:
-    """The audit's verdict and its finding kinds: ``valid``, ``valid (log_ends_early 2)``."""
-    verdict, kinds = "?", Counter[str]()
-    for text in (workdir / "audit.out").read_text().splitlines():
-        if text.startswith('{"event": "finding"'):
-            finding = json.loads(text)["finding"]
-            kinds[f"{finding['kind']}{'!' if finding.get('severity') == 'error' else ''}"] += 1
-        elif text.startswith('{"event": "verdict"'):
-            verdict = json.loads(text)["verdict"]
-    found = " ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
-    return f"{verdict} ({found})" if found else verdict
 
 
 def judge(fault: str, game: chaos.Game, twin: chaos.Node | None, problems: list[str]) -> list[str]:

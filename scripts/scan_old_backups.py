@@ -49,8 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import chaos
-from scan_node_faults import audit_summary
-from scanning import grid_main
+from scanning import game_record, grid_main
 
 from p2p_nertz.logfile.format import LogDecoder, RecordKind
 from p2p_nertz.logfile.store import read_log
@@ -156,19 +155,10 @@ def play(cell: str, players: int, seed: int, root: Path) -> dict[str, Any]:
             data = whole[: len(copy) + 9] if torn else copy
         if data is not None:
             problems += _resume_gone(game, workdir, age, data, torn=torn, said=victim_said)
-    result = {
-        "cell": cell,
-        "players": players,
-        "seed": seed,
-        "ok": not problems,
-        "problems": problems,
-        "notes": notes + game.notes,
-        "wall": round(time.monotonic() - game.start, 1),
-        "victim_said": (victim_said or said)[-1:],
-        "audit": audit_summary(workdir),
-        "dir": str(workdir),
-        **{k: facts[k] for k in ("exits", "dropped", "played", "finals")},
-    }
+    said = (victim_said or said)[-1:]
+    result = game_record(
+        ("cell", cell), players, seed, game, facts=facts, problems=problems, notes=notes, said=said
+    )
     (workdir / "result.json").write_text(json.dumps(result, indent=1))
     return result
 

@@ -48,7 +48,7 @@ from p2p_nertz.sim.liars import LIES, Lie
 from p2p_nertz.testing.liar_nodes import BOUND, audit_logs, check, draw, play
 
 ROOT = Path(__file__).resolve().parent.parent
-VERDICTS = ("ok", "slow", "alone", "held-open", "FAIL")
+VERDICTS = ("ok", "slow", "held-open", "FAIL")
 
 
 def seeds_of(lies: Sequence[Lie], per_lie: int) -> list[int]:
@@ -103,15 +103,7 @@ def one(seed: int, args: argparse.Namespace, players: tuple[int, int], root: Pat
         if seat not in run.cheaters:
             refused.update(counts)
     verdict = (
-        "FAIL"
-        if problems
-        else "held-open"
-        if holding
-        else "alone"
-        if run.alone
-        else "slow"
-        if run.wall > args.slow
-        else "ok"
+        "FAIL" if problems else "held-open" if holding else "slow" if run.wall > args.slow else "ok"
     )
     if verdict == "ok" and not args.keep:
         shutil.rmtree(workdir)

@@ -2,13 +2,15 @@
 of a grid and say how it failed, and the ranges the scans take on their command line.
 
 Used by ``scan_sleeper_forks.py``, ``scan_drop_cuts.py``, ``scan_node_faults.py`` and
-``scan_old_backups.py``; not part of the suite.
+``scan_old_backups.py`` (whose games' result records :func:`game_record` builds); not part
+of the suite.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -39,6 +41,52 @@ def span(text: str) -> range:
     """``"N"`` or ``"N-M"`` (both ends in): a range of seeds or table sizes."""
     low, _, high = text.partition("-")
     return range(int(low), int(high or low) + 1)
+
+
+def audit_summary(workdir: Path) -> str:
+    """The audit's verdict and its finding kinds: ``valid``, ``valid (log_ends_early 2)``."""
+    verdict, kinds = "?", Counter[str]()
+    for text in (workdir / "audit.out").read_text().splitlines():
+        if text.startswith('{"event": "finding"'):
+            finding = json.loads(text)["finding"]
+            kinds[f"{finding['kind']}{'!' if finding.get('severity') == 'error' else ''}"] += 1
+        elif text.startswith('{"event": "verdict"'):
+            verdict = json.loads(text)["verdict"]
+    found = " ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+    return f"{verdict} ({found})" if found else verdict
+
+
+def game_record(
+    cell: tuple[str, str],
+    players: int,
+    seed: int,
+    game: Any,
+    *,
+    facts: dict[str, Any],
+    problems: list[str],
+    notes: Sequence[str] = (),
+    said: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The result record of one real game of a grid (a line of ``results.jsonl``, what
+    :func:`play_grid` prints): ``cell`` its key and name (``("fault", "kill")``), ``game`` the
+    ``chaos.Game`` played (its start, its notes, its directory's audit), ``facts`` what
+    ``chaos.check`` found, ``problems`` every problem, ``notes`` the scan's own before the
+    game's, ``said`` the victim's last words."""
+    workdir = Path(game.dir)
+    key, name = cell
+    return {
+        key: name,
+        "players": players,
+        "seed": seed,
+        "ok": not problems,
+        "problems": problems,
+        "notes": [*notes, *game.notes],
+        "wall": round(time.monotonic() - game.start, 1),
+        "victim_said": list(said),
+        "audit": audit_summary(workdir),
+        "dir": str(workdir),
+        **{k: facts[k] for k in ("exits", "dropped", "played", "finals")},
+    }
 
 
 def play_grid(

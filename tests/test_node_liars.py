@@ -9,10 +9,11 @@ a flood of wants (the node's guard and outlets), and a beat lie (beats go straig
 sockets, never to the log). Each game is judged as the fuzzer judges the simulator's
 (:func:`~p2p_nertz.testing.liar_nodes.check`: the honest nodes end alike, nobody honest dropped
 or refused, no freeze, the audit of every log file naming every proven lie and no honest
-member), plus what the honest nodes must have made of this lie. Three players: at two, no
-vote of the honest members shows, and the one left alone once the liar is out stops in play
-(docs/protocol.md §13, *Alone after the other member left*). ``scripts/scan_real_liars.py``
-plays every lie. Each game 7-17 s of wall (load 35) and under 2 s of CPU.
+member), plus what the honest nodes must have made of this lie. Three players (at two, no
+vote of the honest members shows), but for the last test: at two, the one left alone once the
+liar is out on proof plays the round out and the game ends (docs/protocol.md §9.9, *alone in
+the game*). ``scripts/scan_real_liars.py`` plays every lie. Each game 7-17 s of wall (load 35)
+and under 2 s of CPU.
 """
 
 from __future__ import annotations
@@ -25,10 +26,19 @@ import trio
 
 from p2p_nertz.audit import FindingKind
 from p2p_nertz.protocol.peer import Peer, PeerConfig
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.runtime.node import node_config
 from p2p_nertz.sim.liars import Liar, Lie
 from p2p_nertz.testing.games import bot_game
-from p2p_nertz.testing.liar_nodes import CONFIG, LABEL, RealLiarRun, audit_logs, check, play
+from p2p_nertz.testing.liar_nodes import (
+    CONFIG,
+    LABEL,
+    RealLiarRun,
+    audit_logs,
+    check,
+    draw,
+    play,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(200)]
 
@@ -116,3 +126,25 @@ def test_node_liars_a_beat_timed_ahead_is_a_lie_about_time_the_honest_nodes_prov
     accused = _judged(run)
     assert all(LIAR in peer.final.dropped for peer in _honest(run))
     assert FindingKind.CLOCK_BELOW_ACK in accused
+
+
+def test_node_liars_the_one_left_by_a_vote_on_proof_at_two_ends_the_game(tmp_path: Path) -> None:
+    """The real scan's seed 81 (``scripts/scan_real_liars.py --only 81``): two nodes, seat 0
+    lying about time in a beat. Seat 1 proves it and votes it out, which at two players drops
+    it; the liar's later beats, timed below its lie, are old news, so seat 1 hears nobody
+    still in. Until session 33 it stopped there, the table gone (exit 3, the round
+    unscored); now it plays the round out alone, the liar forfeiting it, and the game is over
+    in its final fold (docs/protocol.md §9.9, *alone in the game*), as in the simulator."""
+    spec, identities, liars = draw(81)
+    assert (spec.seats, liars[0].seat, liars[0].lie) == (2, 0, Lie.BEAT_LAMPORT)
+    run = trio.run(lambda: play(spec, identities, liars, tmp_path))
+    report = audit_logs(run)
+    problems, holding = check(run, report)
+    assert (problems, holding) == ([], ())
+    assert run.finished and run.gone[1] is None
+    peer = run.peers[1]
+    assert peer is not None and peer.final.dropped.keys() == {0}
+    assert peer.final.phase is Phase.OVER and not peer.provisional
+    result = peer.final.game.result
+    assert result is not None and result.winners == (1,)
+    assert FindingKind.CLOCK_BELOW_ACK in {f.kind for f in report.errors if f.seat == 0}

@@ -10,11 +10,16 @@ round each, the quick timers: about 0.3 s of CPU a game.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.envelope import Kind
-from p2p_nertz.sim.liar_games import LiarRun, game, simulate
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rules import Rules
+from p2p_nertz.rules.game import Termination
+from p2p_nertz.sim.liar_games import LiarRun, game, simulate, voted_out_by
 from p2p_nertz.sim.liars import LIES, Lie
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
@@ -179,3 +184,81 @@ def test_liars_an_abandon_by_the_last_liar_left_of_three_is_an_end() -> None:
     ]
     run = simulate(config, liars)
     assert run.result.violations == []
+
+
+def test_liars_the_one_left_by_a_vote_on_proof_at_two_plays_the_round_out() -> None:
+    """``--liars`` seed 81 (the real scan's seed 81): at two players seat 0 times a beat far
+    ahead and its next event below it, a lie about time; seat 1 proves it and votes it out,
+    which at two players drops it (every other member's vote, docs/protocol.md §9.4). The
+    liar's later beats, timed below the lie, are old news: seat 1 hears nobody still in.
+    Its runtime must not stop waiting, the table gone, as a real node did (exit 3, unscored):
+    it plays the round out alone, the liar forfeiting it (§8.9), and the game is over
+    (§9.9, *alone in the game*). The simulator, which notes the table gone and plays on,
+    met it silently before: the fuzzer now fails a run where an honest member's runtime
+    would stop before its game is over."""
+    config, liars = game(81)
+    assert (config.players, liars[0].seat, liars[0].lie) == (2, 0, Lie.BEAT_LAMPORT)
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    assert run.result.gone == []
+    peer = run.result.peers[1]
+    assert peer is not None and peer.final.dropped.keys() == {0}
+    (score,) = peer.final.scores
+    forfeit = score.players[0]
+    assert (forfeit.lake, forfeit.nerts_left, forfeit.bonus) == (0, 13, 0)
+    assert peer.final.game.result is not None and peer.final.game.result.winners == (1,)
+
+
+def test_liars_no_round_starts_with_one_member_in() -> None:
+    """Seed 81's game over three rounds: the round the liar is voted out in is played out by
+    the one left and scored (the liar's forfeit in it); the next would start with one member
+    in, so the fold ends the game there instead, on the rounds scored (termination
+    ``abandoned``: ended early by the last member left, the highest total winning), and the
+    audit of every log reaches the same end."""
+    config, liars = game(81)
+    config = dataclasses.replace(config, rules=Rules(target=None, rounds=3))
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    peer = run.result.peers[1]
+    assert peer is not None and peer.final.phase is Phase.OVER
+    result = peer.final.game.result
+    assert result is not None
+    assert len(peer.final.scores) == 1
+    assert (result.winners, result.termination) == ((1,), Termination.ABANDONED)
+    assert result.totals == peer.final.scores[0].team_totals
+    assert run.result.audit is not None and run.result.audit.digest == peer.final.digest()
+
+
+def test_liars_the_last_liar_of_three_abandons_the_honest_member_after_a_proof() -> None:
+    """Two-liar seed 1298 (``--two-liars --players 3-4``, left open by session 32's note, as
+    1489, the same class): at three players one liar (seq_reuse, seat 2) is voted out on
+    proof, and the other (vote_ids, seat 1), left with the honest member, abandons it: an
+    end (docs/protocol.md §9.3), which the fuzzer's check read as the honest member dropping
+    itself until it excused an abandon of the last two at any table size (seed 817's class,
+    reached by a drop instead of a leave). Nothing splits and the audit names liars only."""
+    seed, proven, last = 1298, 2, 1
+    config, liars = game(seed, players=(3, 4), two=True)
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    (honest,) = _honest(run)
+    peer = run.result.peers[honest]
+    assert peer is not None
+    assert peer.final.dropped.keys() == {proven, honest}
+    assert peer.final.abandoned == (last, honest)
+    assert run.result.audit is not None
+    assert {f.seat for f in run.result.audit.errors} <= {proven, last}
+
+
+def test_liars_two_liars_of_three_voting_the_honest_member_out_is_no_rules_fault() -> None:
+    """Two-liar seed 2026 (found by session 33's soak past 1500, the same on main): at three
+    players both liars (``vote_ids``) vote seat 0 out for silence, a majority of its others,
+    and it is dropped as any majority's votes drop a member (docs/protocol.md §9.2; with the
+    liars a majority nothing can be decided safely, §9.3). The check excuses a drop on the
+    liars' votes alone where they are half the table, and only there."""
+    config, liars = game(2026, players=(3, 4), two=True)
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    peer = run.result.peers[0]
+    assert peer is not None and 0 in peer.final.dropped
+    assert voted_out_by(peer.final, config.faults.cheaters) == {0}
+    assert voted_out_by(peer.final, frozenset({1})) == set()

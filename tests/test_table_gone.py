@@ -11,7 +11,16 @@ import pytest
 from peer_helpers import PeerNetwork
 
 from p2p_nertz.protocol.envelope import decode_message
-from p2p_nertz.protocol.gone import GoneReason, Listening, _why, heard_lately
+from p2p_nertz.protocol.gone import (
+    GoneReason,
+    Listening,
+    TableGone,
+    _why,
+    alone_in_game,
+    heard_lately,
+    table_gone,
+)
+from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rules import Rules, Termination
@@ -355,3 +364,36 @@ def test_table_gone_not_for_a_member_alone_after_the_other_left_the_game_is_over
     assert result is not None and result.termination is Termination.ABANDONED
     # The round void, no round scored: 0-0, and the leaver forfeits the game (rules.md).
     assert alone.final.game.history == () and result.winners == (0,)
+
+
+def test_table_gone_never_for_the_one_member_still_in_it_finishes_the_game() -> None:
+    # The rule (§9.9, *alone in the game*): every other member voted out (at two players the
+    # other one on proof, §9.4: the real scan's seed 81, which stopped there, exit 3, until
+    # session 33) leaves nobody to wait for: the one left plays the round out and the fold
+    # ends the game. Silence then says nothing; with a member still in, it still does, and so
+    # it does for a member that is out itself.
+    ears = Listening(0.0, gap=5.0)
+    for t in range(1, 101):  # listening without a break for 100 s
+        ears.saw(float(t))
+    no = AbandonAnswer("no partner")
+
+    def gone(final: GameState, seat: int = 0) -> TableGone | None:
+        heard = [0.0] * final.spec.seats
+        return table_gone(
+            final, lambda: final, heard, ears, 100.0, seat=seat, drop_after=3.0,
+            gone_after=9.0, names="ABC", abandon=lambda: no,
+        )  # fmt: skip
+
+    two = GameState(_spec(2))
+    two.dropped = {1: 20}
+    assert alone_in_game(two, 0) and gone(two) is None
+    three = GameState(_spec(3))
+    three.dropped = {1: 20}  # seat 2 still in, and silent
+    assert not alone_in_game(three, 0)
+    answer = gone(three)
+    assert answer is not None and answer.seats == (2,)
+    three.dropped = {1: 20, 2: 30}
+    assert alone_in_game(three, 0) and gone(three) is None
+    out = GameState(_spec(2))
+    out.dropped = {0: 5, 1: 20}  # we are out too: nobody holds the game for us
+    assert not alone_in_game(out, 0) and gone(out) is not None

@@ -16,13 +16,14 @@ log; run again on it (``nertz resume``), it takes the game up where it stopped (
 :func:`table_gone` is the rule, the one answer the node, the table and the simulator read
 (:meth:`Peer.table_gone <p2p_nertz.protocol.peer.Peer.table_gone>`): the game is not over in
 our final fold, and every other member still in by it (we may be out by the held votes) has
-been silent for the bound while we listened. The bound is ``gone_after``, three times
-``drop_after``: the wait the reference node already gives a member gone to come back before
-it stops on a provisional result (§9.3), longer than any silence after which a vote or an
-abandon acts (so an abandon, which ends a game of two properly, always comes first), and than
-any partition the protocol heals without a drop. Where every event of the game is here (the
-tentative fold is over) only the others' acks are missing, and ``drop_after`` of silence is
-enough, as the node already judged before this rule.
+been silent for the bound while we listened; never where we are the only member still in
+(:func:`alone_in_game`: nobody to wait for, the game ours to finish). The bound is
+``gone_after``, three times ``drop_after``: the wait the reference node already gives a member
+gone to come back before it stops on a provisional result (§9.3), longer than any silence after
+which a vote or an abandon acts (so an abandon, which ends a game of two properly, always comes
+first), and than any partition the protocol heals without a drop. Where every event of the game
+is here (the tentative fold is over) only the others' acks are missing, and ``drop_after`` of
+silence is enough, as the node already judged before this rule.
 
 *While we listened*: silence is counted from when we were last heard from a member, or from
 when we began to run without a break (:class:`~p2p_nertz.protocol.listening.Listening`,
@@ -181,6 +182,8 @@ def table_gone(
     # silence (and the final fold is at hand: the tentative one is read only past this).
     everyone = [q for q in range(len(heard)) if q != seat]
     others = tuple(q for q in everyone if q not in final.dropped)
+    if alone_in_game(final, seat):
+        return None  # (the game is ours to finish, and the fold ends it: nothing to wait for)
     if not others:
         # Nobody else still in: a member voted out that talks may be asking to rejoin, which
         # only we can grant (§9.8); one that left cannot come back.
@@ -204,6 +207,20 @@ def table_gone(
     reason = GoneReason.DROPPED if seat in held.dropped else GoneReason.SILENT
     why = _why(reason, ended, silent, others, names)
     return TableGone(reason, silent, bound, others, ended, why)
+
+
+def alone_in_game(final: GameState, seat: int) -> bool:
+    """Whether ``seat`` is the only member still in by the final fold, in a game it plays on
+    alone (docs/protocol.md §9.9, *alone in the game*): every other member voted out (at two
+    players, the other one on proof, §9.4) or gone. The table is not gone for it: the round
+    in progress waits for nobody else, so it plays it out (a member dropped in it forfeits it,
+    §8.9), and no round starts with one member in (the fold ends the game there,
+    ``GameState._new_round``). A member voted out for silence may still ask to rejoin (§9.8):
+    it is readmitted at that next round, as ever. Not in a game of the dealerless shuffle,
+    whose face-down cards need every deck member's shares (docs/shuffle.md): there the rule
+    of the table gone stands."""
+    members = final.roster.members()
+    return members == {seat} and final.round.deck is None and final.phase is not Phase.OVER
 
 
 def _why(

@@ -611,13 +611,8 @@ class GameState:
             for s in range(self.spec.seats)
             if self.rules.team_of(s) in teams and s not in self.roster.dropped
         )
-        if not seats:
-            # An extra round between tied teams none of whose players is still in: nobody can
-            # play it, so the tie is kept (soak seed 1777: a round with no seat waited forever).
-            self.game = self.game.share_tie()
-            self._set_phase(Phase.OVER, notices)
-            assert self.game.result is not None
-            notices.append(GameEnded(self.game.result))
+        if not seats or (self.round.number and len(self.roster.members()) <= 1):
+            _end_unplayable(self, seats, notices)
             return
         if self.round.number:
             self.past_rounds += (self.round,)
@@ -715,6 +710,23 @@ def _end_left_alone(state: GameState, seat: int, notices: list[Notice]) -> None:
     game = state.game
     state.game = game if game.result is not None else game.ended_early()
     state.left_alone = seat
+    state._set_phase(Phase.OVER, notices)
+    assert state.game.result is not None
+    notices.append(GameEnded(state.game.result))
+
+
+def _end_unplayable(state: GameState, seats: frozenset[int], notices: list[Notice]) -> None:
+    """A round is due that nobody can play: the game is over.
+
+    With no ``seats``: an extra round between tied teams none of whose players is still in;
+    the tie is kept (soak seed 1777: a round with no seat waited forever). Otherwise one
+    member is still in (§9.3, *Alone in the game*): every other voted out (at two players,
+    the other one on proof, §9.4) and none asking to rejoin. The game ends on the totals of
+    the rounds scored, the last one included (the one left played it out, a member dropped
+    in it forfeiting it, §8.9), the highest total winning, a tie shared: nobody plays a
+    round alone.
+    """
+    state.game = state.game.share_tie() if not seats else ended_void(state.game)
     state._set_phase(Phase.OVER, notices)
     assert state.game.result is not None
     notices.append(GameEnded(state.game.result))

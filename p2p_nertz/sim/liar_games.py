@@ -15,12 +15,18 @@ plays it and checks DESIGN.md §8 for the honest members
   the honest members are a strict majority (two liars at four players are half: the base
   check's termination only); and the honest peers end alike
   (same final state, same scores; the base check's agreement, split and split brain);
-* no honest member is dropped, or refused an event (a violation), in any honest peer's final
-  fold, and no audit error names an honest member (the base check's validity); at two players
-  a liar's abandon of the honest member is an end, not a drop (:func:`abandoned_honest`);
+* no honest member is dropped (but by the liars' votes alone: :func:`voted_out_by`), or
+  refused an event (a violation), in any honest peer's final fold, and no audit error names
+  an honest member (the base check's validity); at two players a liar's abandon of the
+  honest member is an end, not a drop (:func:`abandoned_honest`);
 * each lie the peers proved is proven by the audit: a violation of a liar's or a flap fault
   in an honest peer's final fold, or a fork of a liar's that the honest peers' logs hold, has
-  an audit error naming that liar.
+  an audit error naming that liar;
+* no honest member's runtime would stop waiting, the table gone (§9.9), before its game is
+  over, where an end is promised (as above): a real node stops there, where the simulator
+  notes the answer (``SimResult.gone``) and plays on; the two once parted over a member left
+  alone in the game by a vote on proof (the real scan's seed 81: the node stopped, exit 3;
+  the simulator played the round out).
 
 ``scripts/soak.py --liars`` plays thousands of them; ``tests/test_sim_liars.py`` a few dozen.
 """
@@ -32,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from p2p_nertz.protocol.local import abandoned_by
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.cheats import VoteFlapper
@@ -43,6 +49,7 @@ from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, Simulation
 
 if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
+    from p2p_nertz.protocol.gone import TableGone
     from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
@@ -238,6 +245,19 @@ def abandoned_honest(peer: Peer, cheaters: frozenset[int], seats: int) -> set[in
     return {q for c in cheaters for q in abandoned_by(peer.events(c), seats)}
 
 
+def voted_out_by(final: GameState, cheaters: frozenset[int]) -> set[int]:
+    """The members ``final`` drops on the liars' votes alone: every vote standing against
+    them is a liar's. Where the liars are a majority of the others (two of three, two of
+    four against an honest member), their votes drop an honest member as any majority's do
+    (docs/protocol.md §9.2; two-liar seed 2026: both ``vote_ids`` liars voted seat 0 out for
+    silence); nothing can be decided safely then (§9.3), and such a drop is no rule's fault."""
+    return {
+        q
+        for q, ballots in final.roster.votes.items()
+        if q in final.dropped and ballots and all(voter in cheaters for voter, _ in ballots)
+    }
+
+
 def check_liars(result: SimResult) -> list[str]:
     """The fuzzer's invariants beyond :func:`check` (the module docstring), on a run
     :func:`check` has audited."""
@@ -250,6 +270,7 @@ def check_liars(result: SimResult) -> list[str]:
         time=result.time,
         report=result.audit,
         forked=forks(result, honest),
+        gone=[(seat, gone) for _, seat, gone in result.gone],
     )
 
 
@@ -261,17 +282,26 @@ def judge_liars(
     time: float,
     report: AuditReport | None,
     forked: set[int],
+    gone: Sequence[tuple[int, TableGone | None]] = (),
 ) -> list[str]:
     """:func:`check_liars` of a game however played: ``peers`` by seat (``None`` for one
     gone), whether it ``finished`` (by ``time``, seconds into it), the audit's ``report`` of
     every log, and the seats whose forks the honest peers' logs hold
-    (:func:`~p2p_nertz.sim.invariants.forks`). The simulator's runs and the real nodes'
+    (:func:`~p2p_nertz.sim.invariants.forks`), and where a peer's runtime stopped waiting,
+    the table gone (``gone``: seat and answer; a real node stops there, the simulator notes
+    it and plays on). The simulator's runs and the real nodes'
     (:mod:`p2p_nertz.testing.liar_nodes`) are judged by it alike."""
-    problems = []
     players = len(peers)
     # (With two members the one left ends the game by an abandon; with liars at half the table
-    # or more, nothing can be decided safely, docs/protocol.md §9.3: no end is promised.)
-    if not finished and (players == 2 or 2 * len(cheaters) < players):
+    # or more, nothing can be decided safely, docs/protocol.md §9.3: no end is promised, and
+    # an honest node may then stop, the table gone: two-liar seed 2181.)
+    promised = players == 2 or 2 * len(cheaters) < players
+    problems = [
+        f"gone: seat {seat}'s node stops waiting, its game not over: {answer.why}"
+        for seat, answer in gone
+        if promised and answer is not None and seat not in cheaters and not answer.ended
+    ]
+    if not finished and promised:
         problems.append(f"freeze: not finished at t={time:.1f}s")
     proven: set[int] = set()
     for seat, p in enumerate(peers):
@@ -279,6 +309,8 @@ def judge_liars(
             continue
         final = p.final
         excused = abandoned_honest(p, cheaters, players)  # (two left, whatever it began with)
+        if not promised:  # (liars at half the table: a majority of the others)
+            excused |= voted_out_by(final, cheaters)
         for q in sorted(final.dropped):
             if q not in cheaters and q not in excused:
                 problems.append(f"honest dropped: seat {seat}'s final fold dropped seat {q}")

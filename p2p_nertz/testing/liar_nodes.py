@@ -17,11 +17,12 @@ have passed (a freeze).
 file, the forks the honest logs hold), and the base invariants that concern real nodes:
 no node raised, every honest node ended with the game over and one final state, the audit of
 every log reaches that state (where no result is provisional) and names no honest member.
-An honest node left alone in the game (the liar voted out on proof and gone quiet, at two
-players) that stops as the rule of the table gone says (docs/protocol.md §9.9) is named
-(:attr:`RealLiarRun.alone`), not failed: the simulator, which never stops a peer, has it play
-the round out alone. (A liar's leave that leaves one member in ends the game, §9.3 *Left
-alone*, since session 32: nobody is left alone by it.)
+An honest node that stops waiting, the table gone (docs/protocol.md §9.9), before its game
+is over fails, as a simulated peer whose runtime would stop there does: until session 33
+the one left alone in the game by a vote on proof at two players (the liar quiet: its beats,
+timed below the lie, are old news) stopped in play, exit 3, where the simulator, which notes
+the answer and never stops a peer, played the round out; now it plays the round out and the
+game ends there (§9.9, *alone in the game*).
 A game whose liar holds play open (:func:`~p2p_nertz.sim.liar_games.holding_open`: a member
 that never passes, docs/protocol.md §13) is named, not failed.
 """
@@ -161,23 +162,6 @@ class RealLiarRun:
             longest = max(longest, at - since)
         return longest
 
-    @property
-    def alone(self) -> tuple[int, ...]:
-        """The honest seats whose node stopped in play, the table gone, with nobody else
-        still in the game by its final fold (the liar voted out on proof and gone quiet, at
-        two players; a leave ends the game, §9.3 *Left alone*): the rule of docs/protocol.md
-        §9.9 ends their wait after ``gone_after``, where the simulator, which never stops a
-        peer, has them play the round out alone (§13, *Alone after the other member left*)."""
-        alone = []
-        for seat, gone in enumerate(self.gone):
-            peer = self.peers[seat]
-            if seat in self.cheaters or gone is None or gone.ended or peer is None:
-                continue
-            out = peer.final.dropped
-            if all(q in out for q in range(self.spec.seats) if q != seat):
-                alone.append(seat)
-        return tuple(alone)
-
 
 async def play(
     spec: GameSpec,
@@ -282,7 +266,13 @@ def check(run: RealLiarRun, report: AuditReport | None = None) -> tuple[list[str
     problems = list(run.raised)
     forked = {s for s, _ in forked_in((messages(run.logs[s]) for s in honest), run.spec)}
     problems += judge_liars(
-        run.peers, cheaters, finished=run.finished, time=run.wall, report=report, forked=forked
+        run.peers,
+        cheaters,
+        finished=run.finished,
+        time=run.wall,
+        report=report,
+        forked=forked,
+        gone=list(enumerate(run.gone)),
     )
     problems += [f"validity: {f}" for f in report.errors if f.seat not in cheaters]
     finals = []
@@ -290,7 +280,7 @@ def check(run: RealLiarRun, report: AuditReport | None = None) -> tuple[list[str
         peer = run.peers[seat]
         if peer is None or not run.ended[seat]:
             continue
-        if peer.final.phase is not Phase.OVER and seat not in run.alone:
+        if peer.final.phase is not Phase.OVER:
             problems.append(f"unfinished: seat {seat} ended with its game in {peer.final.phase}")
         finals.append(peer)
     if len({p.final.digest() for p in finals}) > 1:
