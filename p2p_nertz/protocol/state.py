@@ -726,7 +726,7 @@ def _end_unplayable(state: GameState, seats: frozenset[int], notices: list[Notic
     in it forfeiting it, §8.9), the highest total winning, a tie shared: nobody plays a
     round alone.
     """
-    state.game = state.game.share_tie() if not seats else ended_void(state.game)
+    state.game = state.game.share_tie() if not seats else state.game.ended_early()
     state._set_phase(Phase.OVER, notices)
     assert state.game.result is not None
     notices.append(GameEnded(state.game.result))
