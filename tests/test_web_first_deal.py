@@ -79,9 +79,11 @@ async def test_web_the_first_deal_waits_for_the_page(tmp_path: Path) -> None:
             ) as ws:
                 await _until(lambda: _ready(person, PERSON))
                 view = json.loads(await ws.get_message())
-                while view["players"][PERSON]["tableau"] is None:
+                while view["status"] != "round 1 is dealt — go!":
                     view = json.loads(await ws.get_message())
                 assert view["seat"] == PERSON and view["round"] == 1, view
+                # Said once, and not as a wait for the others (it was the page's).
+                assert not any("round 1" in m for m in view["messages"]), view["messages"]
                 await _until(lambda: bool(person.peer.tentative.round.log))  # the bot plays
             nursery.cancel_scope.cancel()
 
