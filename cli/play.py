@@ -114,7 +114,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
         load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
-    node = make_node(identity, spec, args.log, args.bind, args.watcher, config=config)
+    node = make_node(
+        identity, spec, args.log, args.bind, args.watcher, config=config, first_waits=args.web
+    )
     say_if_every_interface("play", args.bind)
     if args.web:
         from cli.web_cmd import run_in_browser
@@ -194,8 +196,9 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     keep_key(human)  # in the key store, not beside the logs (cli/keyfile.py)
     # Every node binds a free port itself before anyone needs it (none is picked first).
     node = make_node(
-        human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config, fresh=True
-    )
+        human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config, fresh=True,
+        first_waits=args.web,  # (round 1 is dealt once the page is there: run_in_browser)
+    )  # fmt: skip
     children: list[NodeChild] = []
     options = tuple(liveness_argv(args) + (["--practice"] if args.practice else []))
     table_bots = [

@@ -139,9 +139,12 @@ def make_node(
     *,
     config: PeerConfig,
     fresh: bool = False,
+    first_waits: bool = False,
 ) -> PeerNode:
     """The person's node (no bot), bound; its next round waits while the board is read.
     ``fresh``: a game this command made, or the lobby it sat at (``PeerConfig.fresh``).
+    ``first_waits``: its first round waits too, for the person's page to be there
+    (``nertz play --web``: ``p2p_nertz.web.table.run_web_table``'s ``first_deal``).
 
     Raises:
         NertzError: its address cannot be bound (the message names it).
@@ -154,7 +157,7 @@ def make_node(
         strategy=None,
         watchers=watchers,
         config=dataclasses.replace(config, fresh=fresh),
-        hold_ready=True,  # the next round waits while the player reads the board (run_table)
+        hold_ready=0 if first_waits else 1,  # the next round waits while the board is read
     )
     try:
         node.bind()

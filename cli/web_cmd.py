@@ -33,6 +33,7 @@ from p2p_nertz.audit.replay import Replay
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.ui.controller import BETWEEN_ROUNDS
 from p2p_nertz.web.replay import run_web_replay
 from p2p_nertz.web.server import serve_page
 from p2p_nertz.web.table import run_web_table
@@ -184,14 +185,17 @@ def run_in_browser(
 ) -> Outcome:
     """Play ``node`` from a browser page until the game is over and read, or left; the
     runtime's expected failures are returned in :attr:`Outcome.errors`. The page's address
-    is kept beside the node's log (:func:`page_of`)."""
+    is kept beside the node's log (:func:`page_of`). ``node`` holds its first ``ready``
+    (``make_node(first_waits=True)``): round 1 is dealt once the page is connected, or after
+    the between-rounds countdown's 30 s."""
 
     on_url = _keeping(node.log_path, browser_opener(bind, open_page=open_page))
 
     async def main() -> Outcome:
         done = await run_web_table(
-            node, endpoints, host=bind[0], port=bind[1], on_url=on_url, symbols=symbols, hint=hint
-        )
+            node, endpoints, host=bind[0], port=bind[1], on_url=on_url, symbols=symbols,
+            hint=hint, first_deal=BETWEEN_ROUNDS,
+        )  # fmt: skip
         return Outcome(done.peer, done.left, done.signal, gone=node.gone)
 
     try:

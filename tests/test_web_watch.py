@@ -80,6 +80,10 @@ def _started(watch: subprocess.Popen[str]) -> tuple[str, str]:
 def _follow(url: str, player: WebGame) -> None:
     """The spectator's page follows the game until the player leaves, then quits."""
     with open_browser() as driver:
+        # The player's own page first, in a tab of its own: `nertz play --web` deals its
+        # first round once that page is there (or after 30 s: web/table.py's first_deal).
+        driver.get(player.url)
+        driver.switch_to.new_window("tab")
         driver.get(url)
         # Every tableau, none of them ours; the bots play on and the lake fills in.
         wait_for(

@@ -405,8 +405,8 @@ class PeerNode:
         practice: the bot waits for the slowest other player (no more moves this round than
             every other playing seat, :func:`~p2p_nertz.bots.keeps_pace`), so that a person
             learning the keys sets the pace (``nertz play --practice``).
-        hold_ready: sign the ``ready`` of round 2 and later only when :meth:`release_ready`
-            says so (a person reading the last round's board: ``LocalPlayer.ready_through``).
+        hold_ready: the last round whose ``ready`` the node signs by itself, later ones when
+            :meth:`release_ready` says so (a person's board, or page: ``ready_through``).
         seed: the bot's randomness; by default derived from the peer id.
         config: the peer core's timers and limits; by default :data:`NODE_CONFIG`.
         clock: the time source passed to the peer as ``now``, in seconds.
@@ -442,7 +442,7 @@ class PeerNode:
         strategy: str | None = None,
         speed: int = 10,
         practice: bool = False,
-        hold_ready: bool = False,
+        hold_ready: int | None = None,
         seed: int | bytes | None = None,
         config: PeerConfig | None = None,
         clock: Clock = trio.current_time,
@@ -615,7 +615,7 @@ class PeerNode:
 
     async def release_ready(self, number: int) -> None:
         """Sign our ``ready`` of round ``number`` now (with ``hold_ready``: the player closed
-        the last round's board, or its countdown ended).
+        the last round's board, or its countdown ended; round 1: the person's page is up).
 
         Raises:
             RuntimeError: before :meth:`run` started the peer.
@@ -708,8 +708,8 @@ class PeerNode:
             log.info("rebuilt from %s: %d events", self.log_path, len(resume.wires))
             return effects
         self._peer = Peer(self.identity, self.spec, now, self._config)
-        if self._hold_ready:
-            self._peer.player.ready_through = 1  # (a restored peer signs what it had: no board up)
+        if self._hold_ready is not None:  # (a restored peer signs what it had: no board up)
+            self._peer.player.ready_through = self._hold_ready
         return self._peer.start(now)
 
     # -- effects -------------------------------------------------------------------------------

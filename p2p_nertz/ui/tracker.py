@@ -256,7 +256,9 @@ class Tracker:
     def follow_deal(self, source: GameSource) -> None:
         """Once the board is closed, say whether the player's cards of the round whose deal
         is waiting for them (:attr:`turning`) show in ``source``'s view: "go!" once they do,
-        else (once) that they are turning up (before each view, and before a key is taken)."""
+        else (once) that they are turning up (before each view, and before a key is taken).
+        Not while the player's own ``ready`` is held (``nertz play --web``'s first round waits
+        for the page: the words said "waiting for the others" of a wait that was theirs)."""
         if self.turning is None or self.board is not None:
             return
         view = source.view
@@ -266,7 +268,7 @@ class Tracker:
         elif view is not None and cards_up(view, self.seat):
             self.say(self.dealt(self.turning, out=out))
             self.turning = None
-        elif not self.told:
+        elif not self.told and (out or self.seat in source.tentative.round.ready):
             self.say(self.dealt(self.turning, up=False, out=out))
             self.told = True
 

@@ -202,6 +202,9 @@ class WebApp:
         self.takes = takes
         self.connections = 0
         self.refusals = 0
+        #: Set once a page's live connection is accepted (the person's page is up: ``nertz
+        #: play --web``'s first deal waits for it, ``web/table.py``).
+        self.page_seen = trio.Event()
         #: Where the owners of this machine's TCP sockets are read (``web/owner.py``).
         self.tcp_table = TCP_TABLE
         self._left = trio.Event()
@@ -279,6 +282,7 @@ class WebApp:
             if message["type"] != "websocket.connect":
                 return
             await send({"type": "websocket.accept"})
+            self.page_seen.set()
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._send_views, send, nursery.cancel_scope)
                 await self._read_actions(receive, send)

@@ -29,7 +29,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.runtime.table import TableRunner
+from p2p_nertz.runtime.table import REFRESH, TableRunner
 from p2p_nertz.ui import TableView
 from p2p_nertz.ui.controller import TableController
 from p2p_nertz.web.model import TABLE_ACTIONS, Drop, KeyPress, PageAction, view_json
@@ -126,6 +126,7 @@ async def run_web_table(
     app: WebApp | None = None,
     token: str | None = None,
     taken: Callable[[int], None] | None = None,
+    first_deal: float | None = None,
 ) -> WebOutcome:
     """Play ``node`` from a browser page until the game is over and read, or the player leaves.
 
@@ -145,19 +146,15 @@ async def run_web_table(
         token: the page's secret path segment (``None``: a new one). A resumed game serves
             its page at the URL of its first run, so that its open pages reconnect.
         taken: told ``port`` when it is taken, a free one served instead (``serve_page``).
+        first_deal: let the node's held round-1 ``ready`` (``hold_ready=0``) go once a page
+            connects, or after this many seconds (:meth:`_Runner.first_deal`; ``None``: never).
 
     Raises:
         NertzError: the page cannot be served on ``host:port``.
     """
     spec = node.spec
     feed = ViewFeed() if app is None else app.feed
-
-    def final() -> GameState | None:
-        try:
-            return node.peer.final
-        except RuntimeError:  # not started yet
-            return None
-
+    final = functools.partial(_final, node)
     front = WebFront(feed, symbols=symbols, final=final, log=node.log_path)
     table = TableController(
         tuple(m.name for m in spec.members),
@@ -180,6 +177,8 @@ async def run_web_table(
             nursery.start_soon(runner.play, endpoints)
             nursery.start_soon(runner.actions)
             nursery.start_soon(runner.screen)
+            if first_deal is not None:
+                nursery.start_soon(runner.first_deal, app.page_seen, first_deal)
             if signals:
                 nursery.start_soon(runner.watch_signals)
         # The pages are told why the table is done (they stop trying to reconnect), then
@@ -191,6 +190,14 @@ async def run_web_table(
         with contextlib.suppress(RuntimeError):
             outcome.peer = node.peer
     return outcome
+
+
+def _final(node: PeerNode) -> GameState | None:
+    """The node's final fold (``None``: not started yet)."""
+    try:
+        return node.peer.final
+    except RuntimeError:
+        return None
 
 
 class _Runner(TableRunner):
@@ -221,6 +228,20 @@ class _Runner(TableRunner):
                 self.front.ack = action.id
                 self.front.handled_ms = (time.perf_counter() - received) * 1000.0
             self.wake.set()
+
+    async def first_deal(self, page_seen: trio.Event, bound: float) -> None:
+        """Let round 1's ``ready`` go once the person's page is connected, or after ``bound``
+        seconds (a page never opened, ``--no-open``): the browser takes 1-8 s to show the
+        page, and the bots, which play a round only once every player has its deal, would
+        otherwise play its first seconds (or, at ``--speed 10``, all of it) unseen. The bound
+        is the between-rounds countdown's (:data:`~p2p_nertz.ui.controller.BETWEEN_ROUNDS`,
+        30 s, counted here from before the round's deal began), within the protocol's
+        ``phase_timeout`` (60 s) after which a member holding up ``play`` is voted out."""
+        with trio.move_on_after(bound):
+            await page_seen.wait()
+        while self.current() is None:  # (the node not started yet: nothing to sign)
+            await trio.sleep(REFRESH)
+        await self.release(1)
 
     async def watch_signals(self) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
