@@ -19,7 +19,9 @@ of the proofs and the wire's seats, decks and stages use); deck ``d`` is member 
 
 The checks on arrival cost scalar multiplications (a share's proof 3–4, a stage's points
 about a third of the stage), and the peer refolds its tentative state often: their answers are
-kept in a memo shared by every copy of the round (a check is a function of its inputs alone).
+kept in a memo shared by every copy of the round (a check is a function of its inputs alone),
+and a share's, on a miss, is asked of :func:`~p2p_nertz.deck.shares.share_holds`, which keeps
+the last answers for the process (the peers of a simulated game check the same shares).
 """
 
 from __future__ import annotations
