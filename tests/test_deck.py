@@ -41,7 +41,14 @@ from p2p_nertz.deck.group import (
 )
 from p2p_nertz.deck.keys import joint_key, verify_member_key
 from p2p_nertz.deck.proofs import prove_equal
-from p2p_nertz.deck.shares import Share, make_share, open_card, share_context, verify_share
+from p2p_nertz.deck.shares import (
+    Share,
+    make_share,
+    open_card,
+    share_context,
+    share_holds,
+    verify_share,
+)
 from p2p_nertz.rules.cards import Card, new_deck
 from tests.deck_helpers import CONTEXT, deal, joint_secret, member_keys, open_by_shares
 
@@ -183,6 +190,32 @@ def test_deck_a_share_under_another_key_is_refused() -> None:
     share = make_share(keys[1], 1, 1, 7, deck[7])
     with pytest.raises(DeckError):
         verify_share(share, keys[2].public, deck[7], CONTEXT)
+
+
+def test_deck_a_kept_verdict_is_the_one_of_those_exact_values() -> None:
+    # share_holds keeps its answers for the process: a right share answered first must not
+    # vouch for one that differs in any field, nor for the same share under another key,
+    # ciphertext or round (the cache is keyed by every value the check reads).
+    keys, deck = _one_position()
+    share = make_share(keys[1], 1, 1, 7, deck[7])
+    assert share_holds(share, keys[1].public, deck[7], CONTEXT)
+    assert share_holds(dataclasses.replace(share), keys[1].public, deck[7], CONTEXT)
+    wrong = [
+        (dataclasses.replace(share, point=add(share.point, BASE)), keys[1].public, deck[7]),
+        (dataclasses.replace(share, position=8), keys[1].public, deck[8]),
+        (dataclasses.replace(share, seat=0), keys[1].public, deck[7]),
+        (
+            dataclasses.replace(share, proof=(share.proof[0], share.proof[1] + 1)),
+            keys[1].public,
+            deck[7],
+        ),
+        (share, keys[2].public, deck[7]),
+        (share, keys[1].public, deck[8]),
+    ]
+    for args in wrong:
+        assert not share_holds(*args, CONTEXT)
+    assert not share_holds(share, keys[1].public, deck[7], CONTEXT + b"\0")
+    assert share_holds(share, keys[1].public, deck[7], CONTEXT)
 
 
 def test_deck_a_missing_or_wrong_share_opens_no_card() -> None:

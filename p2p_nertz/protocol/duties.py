@@ -307,13 +307,19 @@ class Duties:
         are what is listed instead."""
         me = deck.member(self.seat)
         beat = self.spec.wire_version >= SHARES_VERSION
-        return [
-            w
-            for w in deck.owed(self.seat)
-            if (n, *w) not in self.shared
-            and (w[0] == me or self._holds(deck, n, me, w[0]))
-            and beats == (beat and w[0] == me and w[1:] not in deck.face_up)
-        ]
+        shared, face_up = self.shared, deck.face_up
+        out = []
+        # (A loop, the cheap tests first: asked at every input of every peer, over every
+        # item owed of the positions in flight: 3-6% of a shuffle game test's CPU.)
+        for w in deck.owed(self.seat):
+            of, d, p = w
+            if of == me:
+                if beats != (beat and (d, p) not in face_up) or (n, of, d, p) in shared:
+                    continue
+            elif beats or (n, of, d, p) in shared or not self._holds(deck, n, me, of):
+                continue
+            out.append(w)
+        return out
 
     def reveals(self, final: GameState, tentative: GameState | None) -> list[DeckReveal]:
         """Our own shares of the positions a move turned up that we have not sent, in

@@ -19,7 +19,9 @@ of the proofs and the wire's seats, decks and stages use); deck ``d`` is member 
 
 The checks on arrival cost scalar multiplications (a share's proof 3–4, a stage's points
 about a third of the stage), and the peer refolds its tentative state often: their answers are
-kept in a memo shared by every copy of the round (a check is a function of its inputs alone).
+kept in a memo shared by every copy of the round (a check is a function of its inputs alone),
+and a share's, on a miss, is asked of :func:`~p2p_nertz.deck.shares.share_holds`, which keeps
+the last answers for the process (the peers of a simulated game check the same shares).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from p2p_nertz.deck.deal import DealTranscript, member_at
 from p2p_nertz.deck.elgamal import Deck, initial_deck
 from p2p_nertz.deck.group import DeckError, base_mul
 from p2p_nertz.deck.keys import MemberKey, joint_key, round_context, verify_member_key
-from p2p_nertz.deck.shares import Share, open_card, verify_share
+from p2p_nertz.deck.shares import Share, open_card, share_holds
 from p2p_nertz.deck.vss import (
     check_revealed_share,
     combine_partials,
@@ -379,12 +381,7 @@ class DeckRound:
         memo_key = (share, key, cipher)
         ok = self.memo.get(memo_key)
         if ok is None:
-            try:
-                verify_share(share, key, cipher, self.context)
-                ok = True
-            except DeckError:
-                ok = False
-            self.memo[memo_key] = ok
+            ok = self.memo[memo_key] = share_holds(share, key, cipher, self.context)
         if not ok:
             raise Refuse(
                 _C.BAD_SHARE,
