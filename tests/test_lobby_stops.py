@@ -58,6 +58,14 @@ def _stop(procs: list[subprocess.Popen[str]]) -> list[str]:
     return errs
 
 
+def _said_first(guest: subprocess.Popen[str]) -> str:
+    """The first line ``guest`` says on stderr ("connecting to HOST:PORT…", said before it
+    tries); the rest stays for :meth:`~subprocess.Popen.communicate`. (Bounded by the test's
+    timeout: a guest that says nothing is a hang.)"""
+    assert guest.stderr is not None
+    return guest.stderr.readline()
+
+
 def _table_of(host: subprocess.Popen[str], seated: int) -> list[dict[str, Any]]:
     """The host's JSON lines up to the first table of ``seated`` seats (the host's included)."""
     assert host.stdout is not None
@@ -90,6 +98,11 @@ def test_a_lobby_host_stopped_comes_back_and_the_table_forms(
         os.kill(host.pid, signal.SIGSTOP)
         try:
             guests.append(_spawn(tmp_path, names[-1], "bot", "--peer", where))  # joins now
+            # Its patience runs from its first try, said on its stderr: timed from its start
+            # instead, a guest slow to start under load (CI, session 33) came up with the host
+            # already woken and sat, where the test wanted it to give up.
+            said = _said_first(guests[-1])
+            assert said.startswith("connecting to "), said
             time.sleep(stop)  # (the stop itself, not a wait for something)
         finally:
             os.kill(host.pid, signal.SIGCONT)
