@@ -94,6 +94,7 @@ def child_main(config_path: str, seat: str) -> int:
     identities, spec = make_game(cfg["players"], cfg["seed"])
     s = int(seat)
     logdir = Path(cfg["logdir"])
+    suspect, drop = cfg.get("timers", (CONFIG.suspect_after, CONFIG.drop_after))
     node = PeerNode(
         identities[s],
         spec,
@@ -101,7 +102,7 @@ def child_main(config_path: str, seat: str) -> int:
         bind="tcp://127.0.0.1:0",  # (any free port, said to run_game, which tells the others)
         strategy="greedy",
         speed=10,
-        config=CONFIG,
+        config=node_config(suspect_after=suspect, drop_after=drop),
         grace=3.0,
         linger=0.5,
     )
@@ -539,13 +540,21 @@ async def _hostile_side(
 
 
 def run_game(
-    attack: str, players: int, seed: int, workdir: Path, *, timeout: float = 90.0
+    attack: str,
+    players: int,
+    seed: int,
+    workdir: Path,
+    *,
+    timeout: float = 90.0,
+    timers: tuple[float, float] | None = None,
 ) -> GameOutcome:
-    """One game of ``players`` with the last seat hostile; see the module docstring."""
+    """One game of ``players`` with the last seat hostile; see the module docstring. Every
+    node's ``timers`` (``suspect_after``, ``drop_after``) are :data:`CONFIG`'s unless given."""
     identities, spec = make_game(players, seed)
     logdir = workdir / f"{attack}-{players}-{seed}"
     logdir.mkdir(parents=True)
-    cfg = {"players": players, "seed": seed, "logdir": str(logdir)}
+    suspect, drop = timers or (CONFIG.suspect_after, CONFIG.drop_after)
+    cfg = {"players": players, "seed": seed, "logdir": str(logdir), "timers": [suspect, drop]}
     cfg_path = logdir / "config.json"
     cfg_path.write_text(json.dumps(cfg))
     errs = [(logdir / f"stderr{s}.txt").open("wb") for s in range(players - 1)]
@@ -571,7 +580,7 @@ def run_game(
         bind="tcp://127.0.0.1:0",
         strategy="greedy",
         speed=10,
-        config=CONFIG,
+        config=node_config(suspect_after=suspect, drop_after=drop),
     )
     h = Hostile(node, identities[hostile_seat], spec, list(spec.peer_ids[:hostile_seat]))
     endpoints = [*bound, node.bind()]
