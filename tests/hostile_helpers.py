@@ -94,7 +94,7 @@ def child_main(config_path: str, seat: str) -> int:
     identities, spec = make_game(cfg["players"], cfg["seed"])
     s = int(seat)
     logdir = Path(cfg["logdir"])
-    suspect, drop = cfg.get("timers", (CONFIG.suspect_after, CONFIG.drop_after))
+    suspect, drop = cfg["timers"]  # (run_game writes them: CONFIG's, or the test's)
     node = PeerNode(
         identities[s],
         spec,
