@@ -33,6 +33,7 @@ from p2p_nertz.runtime.guard import (
     SenderBudget,
     TokenBucket,
 )
+from p2p_nertz.runtime.mesh import dealer_id
 from p2p_nertz.runtime.node import MAX_FRAME, ROUTER_HWM, PeerNode, routing_id
 from p2p_nertz.runtime.zmqtrio import CURVE_BOX_BYTES
 
@@ -102,6 +103,26 @@ def test_what_a_handed_over_connection_held_is_taken_as_its_keys_member() -> Non
     assert guard.admit([b"\0\x80\0\0\x01", b"x", zap_user_id(STRANGER.peer_id)], 1.0) is None
     assert guard.admit([b"\0\x80\0\0\x01", b"x", b""], 1.0) is None
     assert guard.counts == {OVER_BUDGET: 1, OUTSIDER: 3}
+
+
+def test_each_dealer_of_a_member_is_taken_as_the_member_on_one_budget() -> None:
+    # Each DEALER has a routing id of its own: the member's, then a nonce (mesh.dealer_id), so
+    # that a key run on two machines makes two connections side by side at the ROUTER, not
+    # one taking the other's over. Both are the member's, on the member's one budget.
+    first, second = (dealer_id(MEMBERS[1].peer_id) for _ in range(2))
+    guard = InboundGuard(senders(MEMBERS[1], MEMBERS[2]), SenderBudget(rate=1.0, burst=3))
+    assert guard.admit([first, b"a", USER], 0.0) == b"a"
+    assert guard.admit([second, b"b", USER], 0.0) == b"b"
+    assert guard.admit([routing_id(MEMBERS[1].peer_id), b"c", USER], 0.0) == b"c"  # (no nonce)
+    assert guard.admit([second, b"d", USER], 0.0) is None  # the budget both spend
+    # Another member's nonce after this key's member's id, or this member's id under another
+    # key, or a routing id shorter than a member's: outsiders.
+    assert guard.admit([dealer_id(MEMBERS[2].peer_id), b"x", USER], 1.0) is None
+    assert guard.admit([first, b"x", OTHER_USER], 1.0) is None
+    assert guard.admit([first[:-9], b"x", USER], 1.0) is None
+    assert guard.counts == {OVER_BUDGET: 1, OUTSIDER: 3}
+    with pytest.raises(ValueError, match="differ in length"):
+        InboundGuard({b"N1": USER, b"N22": OTHER_USER})
 
 
 def test_a_batch_is_admitted_as_each_of_its_frames_would_be_and_says_its_own_drops() -> None:

@@ -10,16 +10,19 @@ a stranger from spending the node's memory and CPU (issue 14 §2, docs/protocol.
 2. **Who**: only the roster's members can connect at all: the ROUTER is a CURVE server whose
    ZAP handler admits the other members' keys alone (:mod:`p2p_nertz.runtime.gate`), and
    names the member in the connection's User-Id, which ends every frame list the ROUTER
-   gives (``[routing id, message, User-Id]``). Honest members connect their DEALER under the
-   routing id ``b"N" + peer id`` (:func:`~p2p_nertz.runtime.mesh.routing_id`). A frame whose
-   routing id is not the one of the member its connection's key names (a member's DEALER
-   claiming another member's id, or no member's) is dropped before it is even parsed
-   (``outsider``). But zmq's own routing ids (a zero byte first) name the member whose key
-   the connection authenticated: under one a ROUTER gives what a connection held when a
-   newer one under the same routing id took it over (``ROUTER_HANDOVER``: a member's DEALER
-   reconnecting after its link timeout, a stop or a cut; up to the ROUTER's mark of frames,
-   dropped as ``outsider`` until session 33). A member choosing such an id itself gains
-   nothing: it is taken as itself, on its own budget. A message whose *author* is outside
+   gives (``[routing id, message, User-Id]``). Honest members connect each DEALER under a
+   routing id that starts with ``b"N" + peer id`` (:func:`~p2p_nertz.runtime.mesh.routing_id`)
+   and goes on with a nonce of that socket's (:func:`~p2p_nertz.runtime.mesh.dealer_id`: two
+   connections under one key, a key file run on two machines, then stand side by side). A
+   frame whose routing id does not start with the one of the member its connection's key
+   names (a member's DEALER claiming another member's id, or no member's) is dropped before
+   it is even parsed (``outsider``). But zmq's own routing ids (a zero byte first) name the
+   member whose key the connection authenticated: under one a ROUTER gives what a connection
+   held when a newer one under the same routing id took it over (``ROUTER_HANDOVER``: a
+   member's DEALER reconnecting after its link timeout, a stop or a cut; up to the ROUTER's
+   mark of frames, dropped as ``outsider`` until session 33). A member choosing such an id
+   itself gains nothing: it is taken as itself, on its own budget. A message whose *author*
+   is outside
    the roster is dropped by the codec after its cheap header checks, before its signature
    is verified (``unknown_author``, docs/protocol.md §4.3).
 3. **How much**: each member's connection has a token bucket of :data:`SENDER_BURST` messages,
@@ -29,13 +32,15 @@ a stranger from spending the node's memory and CPU (issue 14 §2, docs/protocol.
    the bound; what a flood costs the node is then at most ``SENDER_RATE`` parses and
    verifications per second per member routing id, and nothing for any other routing id.
 
-A routing id is authenticated this way, so each budget is one member's: a member can spend
-only its own, and a stranger none (it is refused at the handshake, never reaching the guard).
-A member may still connect a second DEALER under its own routing id (``ROUTER_HANDOVER``
-gives that one the id) or under another member's: the latter's frames are dropped as
-``outsider``, but the handover has ended the other member's connection until it reconnects.
-A member can deny another member service so, as it could by not relaying; it cannot make the
-node accept anything or do more than the bound.
+A routing id is authenticated this way, so each budget is one member's, whichever of its
+connections spends it: a member can spend only its own, and a stranger none (it is refused at
+the handshake, never reaching the guard). A member may connect a second DEALER under its own
+key: the two stand side by side, on one budget. Under another member's routing id it gets
+nothing through, and it can take over no connection of that member's: the id of each is the
+member's and a nonce sent only inside the CURVE connection to this ROUTER (until session 34
+every DEALER of a member had one id, and ``ROUTER_HANDOVER`` ended the member's connection
+each time another took its id over, until it reconnected). It cannot make the node accept
+anything or do more than the bound.
 
 Refusals are counted by reason (:attr:`InboundGuard.counts`,
 :attr:`RefusalLog.counts`) and written to the log at a bounded rate by :class:`RefusalLog`:
@@ -136,8 +141,12 @@ class InboundGuard:
     """Decides which ROUTER messages reach the peer core (see the module docstring).
 
     Args:
-        senders: the members that may send to us: each one's routing id and the User-Id its
-            connections carry (:func:`~p2p_nertz.runtime.gate.zap_user_id`).
+        senders: the members that may send to us: what each one's routing ids start with
+            (:func:`~p2p_nertz.runtime.mesh.routing_id`, one length for all) and the User-Id
+            its connections carry (:func:`~p2p_nertz.runtime.gate.zap_user_id`).
+
+    Raises:
+        ValueError: routing ids of different lengths.
         budget: each member connection's budget; its bucket is full when the member's first
             message arrives.
     """
@@ -146,6 +155,10 @@ class InboundGuard:
         self.budget = budget if budget is not None else SenderBudget()
         self._users = {bytes(rid): bytes(user) for rid, user in senders.items()}
         self._members = {user: rid for rid, user in self._users.items()}
+        lengths = {len(rid) for rid in self._users}
+        if len(lengths) > 1:
+            raise ValueError(f"the members' routing ids differ in length: {sorted(lengths)}")
+        self._cut = lengths.pop() if lengths else 0  # (the member's part of a routing id)
         self._buckets: dict[bytes, TokenBucket] = {}
         self.counts: Counter[str] = Counter()
         """Frames dropped, by reason (:data:`OUTSIDER`, :data:`OVER_BUDGET`,
@@ -181,7 +194,7 @@ class InboundGuard:
 
     def _refusal(self, frames: Sequence[bytes], now: float) -> str | None:
         """Why ``frames`` may not go on (a budget's token is spent if it may), or ``None``."""
-        sender = frames[0]
+        sender = frames[0][: self._cut]  # (the member's part, then the DEALER's nonce)
         if self._users.get(sender) != frames[-1]:
             # A connection handed over (its routing id taken by a newer one, as a member's
             # DEALER reconnecting): zmq still gives what it held, under an id of its own
