@@ -42,6 +42,14 @@ every DEALER of a member had one id, and ``ROUTER_HANDOVER`` ended the member's 
 each time another took its id over, until it reconnected). It cannot make the node accept
 anything or do more than the bound.
 
+**Two connections under one key.** The guard notes the routing id each member's messages come
+under, at the cost of a comparison a message: an older connection of a member still heard
+:data:`TWIN_AFTER` seconds after a newer one's first message means two live copies of its key
+(a key file run on two machines, a log resumed on a second one; docs/key-files.md §4), never
+a restart, whose old connection only gives what the ROUTER held of it. The guard lets both
+through and says it once (:attr:`InboundGuard.twins`, its ``on_twin``; the node tells the
+person in a WARNING naming the member).
+
 Refusals are counted by reason (:attr:`InboundGuard.counts`,
 :attr:`RefusalLog.counts`) and written to the log at a bounded rate by :class:`RefusalLog`:
 the first refusal after a quiet spell in full (at INFO), then one summary line per
@@ -57,7 +65,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -65,6 +73,7 @@ __all__ = [
     "SENDER_BURST",
     "SENDER_RATE",
     "SUMMARY_INTERVAL",
+    "TWIN_AFTER",
     "InboundGuard",
     "RefusalLog",
     "SenderBudget",
@@ -76,6 +85,16 @@ SENDER_RATE: Final = 500.0
 
 SENDER_BURST: Final = 500
 """Messages a member's connection may send at once after a quiet spell (a bucket's size)."""
+
+TWIN_AFTER: Final = 10.0
+"""Seconds a member's older connection must still be heard after a newer one's first message
+for the guard to say that its key is connected twice at once (:attr:`InboundGuard.twins`). A
+restarted node's new connection comes after its old one, whose last messages the ROUTER may
+give a little after the new one's first (what it held: at most its mark of 992, read in a
+second even on a loaded machine); two live copies of one key go on side by side."""
+
+TWIN_IDS: Final = 8
+"""Connections of one member (routing ids) the guard remembers to tell a twin."""
 
 SUMMARY_INTERVAL: Final = 10.0
 """Least seconds between two summary lines of refused messages in the log."""
@@ -144,14 +163,21 @@ class InboundGuard:
         senders: the members that may send to us: what each one's routing ids start with
             (:func:`~p2p_nertz.runtime.mesh.routing_id`, one length for all) and the User-Id
             its connections carry (:func:`~p2p_nertz.runtime.gate.zap_user_id`).
+        budget: each member's budget, over all its connections; its bucket is full when the
+            member's first message arrives.
+        on_twin: called once with a member's routing id (as in ``senders``) when its key is
+            heard over two connections at once (:attr:`twins`).
 
     Raises:
         ValueError: routing ids of different lengths.
-        budget: each member connection's budget; its bucket is full when the member's first
-            message arrives.
     """
 
-    def __init__(self, senders: Mapping[bytes, bytes], budget: SenderBudget | None = None) -> None:
+    def __init__(
+        self,
+        senders: Mapping[bytes, bytes],
+        budget: SenderBudget | None = None,
+        on_twin: Callable[[bytes], None] | None = None,
+    ) -> None:
         self.budget = budget if budget is not None else SenderBudget()
         self._users = {bytes(rid): bytes(user) for rid, user in senders.items()}
         self._members = {user: rid for rid, user in self._users.items()}
@@ -160,6 +186,13 @@ class InboundGuard:
             raise ValueError(f"the members' routing ids differ in length: {sorted(lengths)}")
         self._cut = lengths.pop() if lengths else 0  # (the member's part of a routing id)
         self._buckets: dict[bytes, TokenBucket] = {}
+        self._on_twin = on_twin
+        self._current: dict[bytes, bytes] = {}  # member -> routing id of its last message
+        self._firsts: dict[bytes, dict[bytes, float]] = {}  # member -> routing id -> first heard
+        self.twins: set[bytes] = set()
+        """Members whose key was heard over two connections at once: an older one still heard
+        :data:`TWIN_AFTER` seconds after a newer one's first message (its key in use on two
+        machines; a restarted node's old connection gives what it held at once, then stops)."""
         self.counts: Counter[str] = Counter()
         """Frames dropped, by reason (:data:`OUTSIDER`, :data:`OVER_BUDGET`,
         :data:`BAD_FRAMES`)."""
@@ -209,7 +242,27 @@ class InboundGuard:
             bucket = self._buckets[sender] = TokenBucket(self.budget, now)
         if not bucket.take(now):
             return OVER_BUDGET
+        if self._current.get(sender) != frames[0]:
+            self._switched(sender, frames[0], now)
         return None
+
+    def _switched(self, member: bytes, rid: bytes, now: float) -> None:
+        """Note that ``member`` is heard under ``rid``, not the routing id of its last message;
+        call it a twin if ``rid``'s connection is older than another one heard since and is
+        still heard :data:`TWIN_AFTER` seconds after that one's first message."""
+        if rid[:1] == b"\0":
+            return  # (what a handed-over connection held: its DEALER's own, reconnected)
+        self._current[member] = rid
+        firsts = self._firsts.setdefault(member, {})
+        first = firsts.setdefault(rid, now)
+        if len(firsts) > TWIN_IDS:
+            del firsts[next(iter(firsts))]  # (the longest known: bounded, whatever a member does)
+        if member in self.twins:
+            return
+        if any(first < other <= now - TWIN_AFTER for other in firsts.values()):
+            self.twins.add(member)
+            if self._on_twin is not None:
+                self._on_twin(member)
 
 
 class RefusalLog:

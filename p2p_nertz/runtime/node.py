@@ -379,6 +379,18 @@ async def keep_heard(
         send(Send(wire))  # (through the node's hook, as every send of its)
 
 
+def _say_twin(spec: GameSpec, member: bytes) -> None:
+    """Tell the person that a member's key (its routing id ``member``) reaches this node over
+    two connections at once (:attr:`~p2p_nertz.runtime.guard.InboundGuard.twins`)."""
+    name = next((m.name for m in spec.members if routing_id(m.peer_id) == member), "a member")
+    log.warning(
+        "%s's key reaches this node from two places at once: it may be in use on another "
+        "machine too (a copy of the key file, or of the log, resumed there); the copy that "
+        "hears nobody signs nothing and stops (docs/key-files.md §4)",
+        name,
+    )
+
+
 def _node_log(path: Path, config: PeerConfig) -> NodeLog:
     """The node's log, its syncs paced by ``config`` (:data:`SLOW_SYNC`, :data:`IDLE_SYNC`)."""
     return NodeLog(path, slow_after=config.beat_interval * SLOW_SYNC, idle_after=IDLE_SYNC)
@@ -425,8 +437,7 @@ class PeerNode:
             it signs (:meth:`Peer.restore`); a log whose tail had to be cut always is.
         cut_damaged_tail: cut a damaged (not merely torn) tail of the log instead of refusing
             it (:func:`~p2p_nertz.logfile.store.open_for_append`); the peer then recovers.
-        budget: how many messages each member's connection may send us (a token bucket,
-            :mod:`p2p_nertz.runtime.guard`; a frame under another member's routing id is dropped).
+        budget: how many messages each member may send us (:mod:`~p2p_nertz.runtime.guard`).
 
     Raises:
         ValueError: an unknown strategy or a bad speed.
@@ -499,6 +510,7 @@ class PeerNode:
         self.guard = InboundGuard(
             {routing_id(p): zap_user_id(p) for p in spec.peer_ids if p != identity.peer_id},
             budget,
+            on_twin=partial(_say_twin, spec),
         )
         """What the ROUTER lets through to the peer: members' connections, within a budget."""
         self.refusals = RefusalLog(log)
