@@ -21,10 +21,11 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
 * **the guard** (:mod:`p2p_nertz.runtime.guard`): every socket refuses frames above
   :data:`MAX_FRAME` (zmq cuts the sender off), the ROUTER admits only the other members'
   CURVE keys (:mod:`p2p_nertz.runtime.gate`), and the receive task hands the peer only what
-  arrives under the routing id of the member whose key sent it, within that member's budget;
-  the rest is dropped
-  unread and unverified, counted in :attr:`PeerNode.guard`. Refusals of the guard and of the
-  peer are logged at a bounded rate (:attr:`PeerNode.refusals`), never a line each.
+  arrives under a routing id of the member whose key sent it, within that member's budget;
+  the rest is dropped unread and unverified, counted in :attr:`PeerNode.guard` (which also
+  says when one member's key reaches the node over two connections at once). Refusals of the
+  guard and of the peer are logged at a bounded rate (:attr:`PeerNode.refusals`), never a
+  line each.
 
 The peer is not thread- or task-safe, so every call into it and the application of the effects it
 returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive effects
