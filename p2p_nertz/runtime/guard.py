@@ -22,15 +22,15 @@ a stranger from spending the node's memory and CPU (issue 14 §2, docs/protocol.
    member's DEALER reconnecting after its link timeout, a stop or a cut; up to the ROUTER's
    mark of frames, dropped as ``outsider`` until session 33). A member choosing such an id
    itself gains nothing: it is taken as itself, on its own budget. A message whose *author*
-   is outside
-   the roster is dropped by the codec after its cheap header checks, before its signature
-   is verified (``unknown_author``, docs/protocol.md §4.3).
-3. **How much**: each member's connection has a token bucket of :data:`SENDER_BURST` messages,
-   refilled at :data:`SENDER_RATE` per second. A message taken from an empty bucket is dropped
-   unread and unverified (``over_budget``). Honest members send ~20 messages a second at the
-   most, and bursts of ~10 in 100 ms (measured, docs/protocol.md §9.7), so only a flood meets
-   the bound; what a flood costs the node is then at most ``SENDER_RATE`` parses and
-   verifications per second per member routing id, and nothing for any other routing id.
+   is outside the roster is dropped by the codec after its cheap header checks, before its
+   signature is verified (``unknown_author``, docs/protocol.md §4.3).
+3. **How much**: each member has a token bucket of :data:`SENDER_BURST` messages, over all its
+   connections, refilled at :data:`SENDER_RATE` per second. A message taken from an empty
+   bucket is dropped unread and unverified (``over_budget``). Honest members send ~20
+   messages a second at the most, and bursts of ~10 in 100 ms (measured, docs/protocol.md
+   §9.7), so only a flood meets the bound; what a flood costs the node is then at most
+   ``SENDER_RATE`` parses and verifications per second per member, and nothing for any other
+   routing id.
 
 A routing id is authenticated this way, so each budget is one member's, whichever of its
 connections spends it: a member can spend only its own, and a stranger none (it is refused at
@@ -90,8 +90,8 @@ TWIN_AFTER: Final = 10.0
 """Seconds a member's older connection must still be heard after a newer one's first message
 for the guard to say that its key is connected twice at once (:attr:`InboundGuard.twins`). A
 restarted node's new connection comes after its old one, whose last messages the ROUTER may
-give a little after the new one's first (what it held: at most its mark of 992, read in a
-second even on a loaded machine); two live copies of one key go on side by side."""
+give just after the new one's first (what it held of it, at most its mark of 992 messages,
+read in the receive task's next bursts); two live copies of one key go on side by side."""
 
 TWIN_IDS: Final = 8
 """Connections of one member (routing ids) the guard remembers to tell a twin."""
