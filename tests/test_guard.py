@@ -28,11 +28,13 @@ from p2p_nertz.runtime.guard import (
     SENDER_BURST,
     SENDER_RATE,
     SUMMARY_INTERVAL,
+    TWIN_AFTER,
     InboundGuard,
     RefusalLog,
     SenderBudget,
     TokenBucket,
 )
+from p2p_nertz.runtime.mesh import dealer_id
 from p2p_nertz.runtime.node import MAX_FRAME, ROUTER_HWM, PeerNode, routing_id
 from p2p_nertz.runtime.zmqtrio import CURVE_BOX_BYTES
 
@@ -102,6 +104,26 @@ def test_what_a_handed_over_connection_held_is_taken_as_its_keys_member() -> Non
     assert guard.admit([b"\0\x80\0\0\x01", b"x", zap_user_id(STRANGER.peer_id)], 1.0) is None
     assert guard.admit([b"\0\x80\0\0\x01", b"x", b""], 1.0) is None
     assert guard.counts == {OVER_BUDGET: 1, OUTSIDER: 3}
+
+
+def test_each_dealer_of_a_member_is_taken_as_the_member_on_one_budget() -> None:
+    # Each DEALER has a routing id of its own: the member's, then a nonce (mesh.dealer_id), so
+    # that a key run on two machines makes two connections side by side at the ROUTER, not
+    # one taking the other's over. Both are the member's, on the member's one budget.
+    first, second = (dealer_id(MEMBERS[1].peer_id) for _ in range(2))
+    guard = InboundGuard(senders(MEMBERS[1], MEMBERS[2]), SenderBudget(rate=1.0, burst=3))
+    assert guard.admit([first, b"a", USER], 0.0) == b"a"
+    assert guard.admit([second, b"b", USER], 0.0) == b"b"
+    assert guard.admit([routing_id(MEMBERS[1].peer_id), b"c", USER], 0.0) == b"c"  # (no nonce)
+    assert guard.admit([second, b"d", USER], 0.0) is None  # the budget both spend
+    # Another member's nonce after this key's member's id, or this member's id under another
+    # key, or a routing id shorter than a member's: outsiders.
+    assert guard.admit([dealer_id(MEMBERS[2].peer_id), b"x", USER], 1.0) is None
+    assert guard.admit([first, b"x", OTHER_USER], 1.0) is None
+    assert guard.admit([first[:-9], b"x", USER], 1.0) is None
+    assert guard.counts == {OVER_BUDGET: 1, OUTSIDER: 3}
+    with pytest.raises(ValueError, match="differ in length"):
+        InboundGuard({b"N1": USER, b"N22": OTHER_USER})
 
 
 def test_a_batch_is_admitted_as_each_of_its_frames_would_be_and_says_its_own_drops() -> None:
@@ -206,6 +228,47 @@ def test_a_node_lets_only_its_members_connections_through_within_their_budget(
     node._clock = lambda: 0.0
     assert node._admit(batch) == [b"m0", b"m1", b"m2"]
     assert node.refusals.counts == {OUTSIDER: 3, OVER_BUDGET: 2}
+
+
+def test_a_key_heard_over_two_live_connections_is_a_twin_and_a_restart_is_not() -> None:
+    said: list[bytes] = []
+    guard = InboundGuard(senders(MEMBERS[1], MEMBERS[2]), on_twin=said.append)
+    member, other = routing_id(MEMBERS[1].peer_id), routing_id(MEMBERS[2].peer_id)
+    old, new, twin = (dealer_id(MEMBERS[1].peer_id) for _ in range(3))
+    # A restart: the old connection's last messages come just after the new one's first
+    # (what the ROUTER held of it), then only the new one's, ever after.
+    for at, rid in [(0.0, old), (50.0, new), (50.1, old), (50.5, old), (51.0, new)]:
+        assert guard.admit([rid, b"m", USER], at) == b"m"
+    assert guard.admit([new, b"m", USER], 51.0 + 10 * TWIN_AFTER) == b"m"
+    # What a handed-over connection held (zmq's own ids) is no connection of another copy's.
+    for at in (200.0, 200.0 + 2 * TWIN_AFTER):
+        assert guard.admit([b"\0\x80\0\0\x01", b"m", USER], at) == b"m"
+        assert guard.admit([new, b"m", USER], at) == b"m"
+    assert guard.twins == set() and said == []
+    # A second copy of the key connects beside the first and both go on: said once, as the
+    # older is heard TWIN_AFTER after the newer's first message. Member 2 is not concerned.
+    start = 300.0
+    for step in range(4 * round(TWIN_AFTER)):
+        at = start + step / 2
+        assert guard.admit([new if step % 2 else twin, b"m", USER], at) == b"m"
+        assert guard.admit([dealer_id(b"x" * 32)[:1] + other[1:], b"m", OTHER_USER], at) == b"m"
+        assert guard.twins == (set() if at < start + 0.5 + TWIN_AFTER else {member})
+    assert said == [member]
+
+
+def test_a_node_says_whose_key_reaches_it_from_two_places_at_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="p2p_nertz.node")
+    node = PeerNode(MEMBERS[0], SPEC, tmp_path / "log")
+    first, second = (dealer_id(MEMBERS[1].peer_id) for _ in range(2))
+    # The second copy's first message a second after the first's; both go on past TWIN_AFTER.
+    for at, batch in [(0.0, [first]), (1.0, [first, second]), (1.0 + TWIN_AFTER, [second, first])]:
+        node._clock = lambda at=at: at
+        assert node._admit([[rid, b"m", USER] for rid in batch]) == [b"m"] * len(batch)
+    (said,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert said.getMessage().startswith("p1's key reaches this node from two places at once:")
+    assert "another machine" in said.getMessage()
 
 
 def test_a_nodes_router_bounds_what_one_connection_can_make_it_hold(tmp_path: Path) -> None:

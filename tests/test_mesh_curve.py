@@ -27,6 +27,7 @@ from p2p_nertz.runtime.gate import (
     server_keys,
     zap_user_id,
 )
+from p2p_nertz.runtime.guard import TWIN_AFTER, InboundGuard
 from p2p_nertz.runtime.mesh import Mesh, routing_id
 from p2p_nertz.runtime.watchport import WatchPort
 from p2p_nertz.runtime.zmqtrio import CurveKeys
@@ -261,3 +262,53 @@ def test_a_second_mesh_in_one_context_is_refused_clearly(
     finally:
         second.close()
         first.close()
+
+
+def test_a_members_key_in_two_meshes_reaches_a_member_twice_and_neither_cuts_the_other(
+    ann: Mesh,
+) -> None:
+    # Bob's key run on two machines (two nodes, each its own context): until session 34 both
+    # DEALERs had Bob's one routing id, the second's connection took it over at Ann's ROUTER
+    # (ROUTER_HANDOVER) and the first's wrote into a closed pipe until its heartbeat gave up,
+    # a drop timer later: Ann heard none of the honest Bob and voted him out for silence.
+    # Each DEALER has an id of its own now: both stand, and the first's messages go on; Ann's
+    # node says that Bob's key reaches it from two places.
+    members = [ANN.peer_id, BOB.peer_id, CAT.peer_id]
+    bobs = [Mesh(BOB, members), Mesh(BOB, members)]
+    try:
+        bobs[0].connect({ANN.peer_id: ann.endpoint, CAT.peer_id: "tcp://127.0.0.1:9"})
+        first = bobs[0]._dealers[ANN.peer_id]
+        lost = first.monitor(zmq.EVENT_DISCONNECTED)  # (libzmq gives its handshakes too)
+        try:
+            first._sock.send(b"first, alone")
+            heard = receive(ann)
+            assert heard[1:] == [b"first, alone", zap_user_id(BOB.peer_id)]
+            assert heard[0].startswith(routing_id(BOB.peer_id))
+            bobs[1].connect({ANN.peer_id: ann.endpoint, CAT.peer_id: "tcp://127.0.0.1:9"})
+            bobs[1]._dealers[ANN.peer_id]._sock.send(b"second")
+            twin = receive(ann)
+            assert twin[1:] == [b"second", zap_user_id(BOB.peer_id)]
+            assert twin[0] != heard[0] and twin[0].startswith(routing_id(BOB.peer_id))
+            first._sock.send(b"first, beside the second")
+            beside = receive(ann)
+            assert beside == [heard[0], b"first, beside the second", heard[2]]
+            events = []
+            while lost.poll(0):
+                events.append(zmq.utils.monitor.recv_monitor_message(lost)["event"])
+            assert zmq.EVENT_DISCONNECTED not in events  # (the first's connection never went)
+        finally:
+            lost.close(linger=0)
+    finally:
+        for mesh in bobs:
+            mesh.close()
+    # Ann's guard takes all three as Bob's, and, the first still heard TWIN_AFTER after
+    # the second's first message (times as its node's clock would give them), says so.
+    twins: list[bytes] = []
+    guard = InboundGuard({routing_id(BOB.peer_id): zap_user_id(BOB.peer_id)}, on_twin=twins.append)
+    at = [0.0, 1.0, 1.0 + TWIN_AFTER]
+    assert [guard.admit(f, t) for f, t in zip([heard, twin, beside], at, strict=True)] == [
+        b"first, alone",
+        b"second",
+        b"first, beside the second",
+    ]
+    assert twins == [routing_id(BOB.peer_id)]

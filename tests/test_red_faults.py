@@ -238,9 +238,13 @@ def test_a_second_machine_of_one_player_that_hears_nobody_stops_unheard_without_
     hears nobody. Before session 29 it had no word to doubt, and after ``--drop-after`` it
     abandoned Ann under a seq Bob had used: proof of a fork against Bob. Now, knowing nothing of
     Bob's feed past its join and told nothing by anyone, it signs nothing more and stops in one
-    line (status 5); Ann and Bob end their game, with no proof against Bob (Bob at most voted
-    out for silence: his second machine's connection cuts his first's, below), and the audit
-    of every log, the second's among them, is VALID."""
+    line (status 5); Ann and Bob end their game, nobody voted out and no proof against Bob, and
+    the audit of every log, the second's among them, is VALID. Until session 34 the second's
+    DEALER, under Bob's own key and routing id, took that id over at Ann's ROUTER
+    (``ROUTER_HANDOVER``), which closed the first's connection, and at times Ann heard none of
+    the first Bob for her drop timer and voted him out for silence (session 33: 1 of 3 quiet
+    runs of the whole suite); each DEALER has a routing id of its own now (``mesh.dealer_id``),
+    and the two connections stand side by side at Ann's ROUTER."""
     spec, procs, logs, endpoints = _under_way(tmp_path, "deaf", MID_TIMERS)
     ann = next(s for s, m in enumerate(spec.members) if m.name == "Ann")
     twin_log = tmp_path / "bob-elsewhere.log"
@@ -259,13 +263,7 @@ def test_a_second_machine_of_one_player_that_hears_nobody_stops_unheard_without_
     outs = [p.communicate(timeout=240)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
     finals = [final_event(out) for out in outs]
-    # Over, and on one digest. Ann never dropped; Bob only for silence, never on proof (no
-    # proof note below): the second machine's DEALER, under Bob's own key and routing id,
-    # takes that id over at Ann's ROUTER (ZMQ_ROUTER_HANDOVER), which closes the first's
-    # connection each time, and at times Ann heard none of the first Bob for her drop timer
-    # (session 33: once in three quiet runs of the whole suite, and at loads of 30-40).
-    bob = 1 - ann
-    assert all(f["over"] and set(f["dropped"]) <= {bob} for f in finals), finals
+    assert all(f["over"] and not f["dropped"] for f in finals), finals
     assert finals[0]["digest"] == finals[1]["digest"]
     # The second signed its join alone: the same bytes as Bob's first event, which Ann holds.
     with read_log(twin_log) as reader:

@@ -94,10 +94,11 @@ def test_a_members_pushes_reach_the_spectator_through_its_watcher_dealer(
                 nursery.cancel_scope.cancel()
         finally:
             mesh.close()
-        # Named by Ann's key, under Ann's routing id: the spec first, then the event.
-        assert first == [routing_id(ANN.peer_id), WATCH_SPEC_TAG + SPEC.to_wire(),
-                         zap_user_id(ANN.peer_id)]  # fmt: skip
-        assert second == [routing_id(ANN.peer_id), b"an event", zap_user_id(ANN.peer_id)]
+        # Named by Ann's key, under a routing id of Ann's DEALER (Ann's, then its nonce): the
+        # spec first, then the event.
+        assert first[0].startswith(routing_id(ANN.peer_id)) and second[0] == first[0]
+        assert first[1:] == [WATCH_SPEC_TAG + SPEC.to_wire(), zap_user_id(ANN.peer_id)]
+        assert second[1:] == [b"an event", zap_user_id(ANN.peer_id)]
 
     trio.run(push)
 

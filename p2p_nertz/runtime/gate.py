@@ -17,8 +17,8 @@ the secret of the key it offers and before any of the connection's messages is d
 :class:`Gate` is that handler: it admits a client key only if it is a member's (other than
 ours), and names the member in its reply's User-Id (:func:`zap_user_id`: the peer id in
 hex). libzmq attaches that User-Id to every message of the connection; the node's guard
-(:mod:`p2p_nertz.runtime.guard`) drops a message whose routing id is not the one of the
-member its key names. A ZAP request does not carry the routing id the client claims
+(:mod:`p2p_nertz.runtime.guard`) drops a message whose routing id does not start with the
+one of the member its key names. A ZAP request does not carry the routing id the client claims
 (libzmq sends the *server's* own routing id in that frame), so this check cannot be the
 handler's: it is made per message, for a few hundred nanoseconds.
 

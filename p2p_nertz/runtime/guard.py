@@ -10,32 +10,45 @@ a stranger from spending the node's memory and CPU (issue 14 §2, docs/protocol.
 2. **Who**: only the roster's members can connect at all: the ROUTER is a CURVE server whose
    ZAP handler admits the other members' keys alone (:mod:`p2p_nertz.runtime.gate`), and
    names the member in the connection's User-Id, which ends every frame list the ROUTER
-   gives (``[routing id, message, User-Id]``). Honest members connect their DEALER under the
-   routing id ``b"N" + peer id`` (:func:`~p2p_nertz.runtime.mesh.routing_id`). A frame whose
-   routing id is not the one of the member its connection's key names (a member's DEALER
-   claiming another member's id, or no member's) is dropped before it is even parsed
-   (``outsider``). But zmq's own routing ids (a zero byte first) name the member whose key
-   the connection authenticated: under one a ROUTER gives what a connection held when a
-   newer one under the same routing id took it over (``ROUTER_HANDOVER``: a member's DEALER
-   reconnecting after its link timeout, a stop or a cut; up to the ROUTER's mark of frames,
-   dropped as ``outsider`` until session 33). A member choosing such an id itself gains
-   nothing: it is taken as itself, on its own budget. A message whose *author* is outside
-   the roster is dropped by the codec after its cheap header checks, before its signature
-   is verified (``unknown_author``, docs/protocol.md §4.3).
-3. **How much**: each member's connection has a token bucket of :data:`SENDER_BURST` messages,
-   refilled at :data:`SENDER_RATE` per second. A message taken from an empty bucket is dropped
-   unread and unverified (``over_budget``). Honest members send ~20 messages a second at the
-   most, and bursts of ~10 in 100 ms (measured, docs/protocol.md §9.7), so only a flood meets
-   the bound; what a flood costs the node is then at most ``SENDER_RATE`` parses and
-   verifications per second per member routing id, and nothing for any other routing id.
+   gives (``[routing id, message, User-Id]``). Honest members connect each DEALER under a
+   routing id that starts with ``b"N" + peer id`` (:func:`~p2p_nertz.runtime.mesh.routing_id`)
+   and goes on with a nonce of that socket's (:func:`~p2p_nertz.runtime.mesh.dealer_id`: two
+   connections under one key, a key file run on two machines, then stand side by side). A
+   frame whose routing id does not start with the one of the member its connection's key
+   names (a member's DEALER claiming another member's id, or no member's) is dropped before
+   it is even parsed (``outsider``). But zmq's own routing ids (a zero byte first) name the
+   member whose key the connection authenticated: under one a ROUTER gives what a connection
+   held when a newer one under the same routing id took it over (``ROUTER_HANDOVER``: a
+   member's DEALER reconnecting after its link timeout, a stop or a cut; up to the ROUTER's
+   mark of frames, dropped as ``outsider`` until session 33). A member choosing such an id
+   itself gains nothing: it is taken as itself, on its own budget. A message whose *author*
+   is outside the roster is dropped by the codec after its cheap header checks, before its
+   signature is verified (``unknown_author``, docs/protocol.md §4.3).
+3. **How much**: each member has a token bucket of :data:`SENDER_BURST` messages, over all its
+   connections, refilled at :data:`SENDER_RATE` per second. A message taken from an empty
+   bucket is dropped unread and unverified (``over_budget``). Honest members send ~20
+   messages a second at the most, and bursts of ~10 in 100 ms (measured, docs/protocol.md
+   §9.7), so only a flood meets the bound; what a flood costs the node is then at most
+   ``SENDER_RATE`` parses and verifications per second per member, and nothing for any other
+   routing id.
 
-A routing id is authenticated this way, so each budget is one member's: a member can spend
-only its own, and a stranger none (it is refused at the handshake, never reaching the guard).
-A member may still connect a second DEALER under its own routing id (``ROUTER_HANDOVER``
-gives that one the id) or under another member's: the latter's frames are dropped as
-``outsider``, but the handover has ended the other member's connection until it reconnects.
-A member can deny another member service so, as it could by not relaying; it cannot make the
-node accept anything or do more than the bound.
+A routing id is authenticated this way, so each budget is one member's, whichever of its
+connections spends it: a member can spend only its own, and a stranger none (it is refused at
+the handshake, never reaching the guard). A member may connect a second DEALER under its own
+key: the two stand side by side, on one budget. Under another member's routing id it gets
+nothing through, and it can take over no connection of that member's: the id of each is the
+member's and a nonce sent only inside the CURVE connection to this ROUTER (until session 34
+every DEALER of a member had one id, and ``ROUTER_HANDOVER`` ended the member's connection
+each time another took its id over, until it reconnected). It cannot make the node accept
+anything or do more than the bound.
+
+**Two connections under one key.** The guard notes the routing id each member's messages come
+under, at the cost of a comparison a message: an older connection of a member still heard
+:data:`TWIN_AFTER` seconds after a newer one's first message means two live copies of its key
+(a key file run on two machines, a log resumed on a second one; docs/key-files.md §4), never
+a restart, whose old connection only gives what the ROUTER held of it. The guard lets both
+through and says it once (:attr:`InboundGuard.twins`, its ``on_twin``; the node tells the
+person in a WARNING naming the member).
 
 Refusals are counted by reason (:attr:`InboundGuard.counts`,
 :attr:`RefusalLog.counts`) and written to the log at a bounded rate by :class:`RefusalLog`:
@@ -52,7 +65,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -60,6 +73,7 @@ __all__ = [
     "SENDER_BURST",
     "SENDER_RATE",
     "SUMMARY_INTERVAL",
+    "TWIN_AFTER",
     "InboundGuard",
     "RefusalLog",
     "SenderBudget",
@@ -71,6 +85,16 @@ SENDER_RATE: Final = 500.0
 
 SENDER_BURST: Final = 500
 """Messages a member's connection may send at once after a quiet spell (a bucket's size)."""
+
+TWIN_AFTER: Final = 10.0
+"""Seconds a member's older connection must still be heard after a newer one's first message
+for the guard to say that its key is connected twice at once (:attr:`InboundGuard.twins`). A
+restarted node's new connection comes after its old one, whose last messages the ROUTER may
+give just after the new one's first (what it held of it, at most its mark of 992 messages,
+read in the receive task's next bursts); two live copies of one key go on side by side."""
+
+TWIN_IDS: Final = 8
+"""Connections of one member (routing ids) the guard remembers to tell a twin."""
 
 SUMMARY_INTERVAL: Final = 10.0
 """Least seconds between two summary lines of refused messages in the log."""
@@ -136,17 +160,39 @@ class InboundGuard:
     """Decides which ROUTER messages reach the peer core (see the module docstring).
 
     Args:
-        senders: the members that may send to us: each one's routing id and the User-Id its
-            connections carry (:func:`~p2p_nertz.runtime.gate.zap_user_id`).
-        budget: each member connection's budget; its bucket is full when the member's first
-            message arrives.
+        senders: the members that may send to us: what each one's routing ids start with
+            (:func:`~p2p_nertz.runtime.mesh.routing_id`, one length for all) and the User-Id
+            its connections carry (:func:`~p2p_nertz.runtime.gate.zap_user_id`).
+        budget: each member's budget, over all its connections; its bucket is full when the
+            member's first message arrives.
+        on_twin: called once with a member's routing id (as in ``senders``) when its key is
+            heard over two connections at once (:attr:`twins`).
+
+    Raises:
+        ValueError: routing ids of different lengths.
     """
 
-    def __init__(self, senders: Mapping[bytes, bytes], budget: SenderBudget | None = None) -> None:
+    def __init__(
+        self,
+        senders: Mapping[bytes, bytes],
+        budget: SenderBudget | None = None,
+        on_twin: Callable[[bytes], None] | None = None,
+    ) -> None:
         self.budget = budget if budget is not None else SenderBudget()
         self._users = {bytes(rid): bytes(user) for rid, user in senders.items()}
         self._members = {user: rid for rid, user in self._users.items()}
+        lengths = {len(rid) for rid in self._users}
+        if len(lengths) > 1:
+            raise ValueError(f"the members' routing ids differ in length: {sorted(lengths)}")
+        self._cut = lengths.pop() if lengths else 0  # (the member's part of a routing id)
         self._buckets: dict[bytes, TokenBucket] = {}
+        self._on_twin = on_twin
+        self._current: dict[bytes, bytes] = {}  # member -> routing id of its last message
+        self._firsts: dict[bytes, dict[bytes, float]] = {}  # member -> routing id -> first heard
+        self.twins: set[bytes] = set()
+        """Members whose key was heard over two connections at once: an older one still heard
+        :data:`TWIN_AFTER` seconds after a newer one's first message (its key in use on two
+        machines; a restarted node's old connection gives what it held at once, then stops)."""
         self.counts: Counter[str] = Counter()
         """Frames dropped, by reason (:data:`OUTSIDER`, :data:`OVER_BUDGET`,
         :data:`BAD_FRAMES`)."""
@@ -181,7 +227,7 @@ class InboundGuard:
 
     def _refusal(self, frames: Sequence[bytes], now: float) -> str | None:
         """Why ``frames`` may not go on (a budget's token is spent if it may), or ``None``."""
-        sender = frames[0]
+        sender = frames[0][: self._cut]  # (the member's part, then the DEALER's nonce)
         if self._users.get(sender) != frames[-1]:
             # A connection handed over (its routing id taken by a newer one, as a member's
             # DEALER reconnecting): zmq still gives what it held, under an id of its own
@@ -196,7 +242,27 @@ class InboundGuard:
             bucket = self._buckets[sender] = TokenBucket(self.budget, now)
         if not bucket.take(now):
             return OVER_BUDGET
+        if self._current.get(sender) != frames[0]:
+            self._switched(sender, frames[0], now)
         return None
+
+    def _switched(self, member: bytes, rid: bytes, now: float) -> None:
+        """Note that ``member`` is heard under ``rid``, not the routing id of its last message;
+        call it a twin if ``rid``'s connection is older than another one heard since and is
+        still heard :data:`TWIN_AFTER` seconds after that one's first message."""
+        if rid[:1] == b"\0":
+            return  # (what a handed-over connection held: its DEALER's own, reconnected)
+        self._current[member] = rid
+        firsts = self._firsts.setdefault(member, {})
+        first = firsts.setdefault(rid, now)
+        if len(firsts) > TWIN_IDS:
+            del firsts[next(iter(firsts))]  # (the longest known: bounded, whatever a member does)
+        if member in self.twins:
+            return
+        if any(first < other <= now - TWIN_AFTER for other in firsts.values()):
+            self.twins.add(member)
+            if self._on_twin is not None:
+                self._on_twin(member)
 
 
 class RefusalLog:

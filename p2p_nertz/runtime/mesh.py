@@ -4,7 +4,10 @@ Theory of operation
 -------------------
 The mesh has the ZRE shape (DESIGN.md §7): one bound ROUTER (only ever received on, by the
 node's receive task) and one DEALER per other member, connected to that member's ROUTER under
-the routing id ``b"N" + peer id`` (zmq reserves ids that start with a zero byte). Each DEALER
+a routing id of its own: ``b"N" + peer id`` and a random nonce (:func:`dealer_id`; zmq reserves
+ids that start with a zero byte), so that a second connection under the member's key never
+takes the first's over at the ROUTER (``ROUTER_HANDOVER`` serves one DEALER's reconnects
+only); nothing is sent to a member through a ROUTER by its routing id. Each DEALER
 is an :class:`Outlet`: a message is handed to zmq at once, without waiting, by the task that
 produced it when nothing is queued before it; otherwise (the pipe at its HWM: a member down or
 slow) it is queued, in order, for the DEALER's owner task, which waits for room. The direct
@@ -24,8 +27,8 @@ member a CURVE client (transport version 2, docs/protocol.md §4.7): the keys ar
 identities converted, the admission the ZAP handler of :mod:`p2p_nertz.runtime.gate`, bound
 in the mesh's zmq context before the ROUTER (one mesh a context). Each message the ROUTER
 gives ends with the User-Id of the member whose key its connection authenticated, for the
-guard to compare with the routing id. Each DEALER to a spectator is a CURVE client too, of
-the spectator's key that its ``--watcher`` address carries
+guard to compare with the member its routing id starts with. Each DEALER to a spectator is a
+CURVE client too, of the spectator's key that its ``--watcher`` address carries
 (:class:`~p2p_nertz.runtime.watchport.WatcherAddress`), with the member's own key: the
 spectator admits the roster's keys only (:mod:`p2p_nertz.runtime.watchport`).
 
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -68,11 +72,13 @@ __all__ = [
     "LINK_TIMEOUT_MAX_MS",
     "MAX_FRAME",
     "ROUTER_HWM",
+    "ROUTING_NONCE",
     "SEND_QUEUE",
     "WATCH_MAX_FRAME",
     "WATCH_SPEC_TAG",
     "Mesh",
     "Outlet",
+    "dealer_id",
     "link_timeout_ms",
     "routing_id",
 ]
@@ -157,13 +163,38 @@ SEND_QUEUE: Final = 4096
 """Messages queued per DEALER before further ones to that member are dropped."""
 
 
+ROUTING_NONCE: Final = 8
+"""Random bytes after :func:`routing_id` in the routing id of each DEALER (:func:`dealer_id`)."""
+
+
 def routing_id(peer_id: bytes) -> bytes:
-    """The zmq routing id of a member's DEALERs: ``b"N"`` and its peer id.
+    """What the routing id of each of a member's DEALERs starts with: ``b"N"`` and its peer id
+    (the guard reads the member there, :mod:`~p2p_nertz.runtime.guard`).
 
     >>> routing_id(bytes(32))[:2]
     b'N\\x00'
     """
     return b"N" + peer_id
+
+
+def dealer_id(peer_id: bytes, nonce: bytes | None = None) -> bytes:
+    """The routing id of one DEALER of a member: :func:`routing_id` and a nonce of that socket
+    (:data:`ROUTING_NONCE` random bytes unless given).
+
+    Each DEALER has its own, so that at a ROUTER only that socket's own reconnects take its
+    id over (``ROUTER_HANDOVER``): a second connection under the member's key (its key file
+    run on a second machine, a copy of its log resumed there) has another id and leaves the
+    first's connection alone, where under one shared id each took the id over from the other
+    in turn, and the one that lost it wrote into a closed pipe until its heartbeat gave up, a
+    drop timer later (``scripts/bench_twin_key.py``). Nor can another member learn an id it
+    could take over: each is sent only inside the CURVE connection to one ROUTER.
+
+    >>> len(dealer_id(bytes(32))), dealer_id(bytes(32)) != dealer_id(bytes(32))
+    (41, True)
+    >>> dealer_id(bytes(32), b"#1")[32:]
+    b'\\x00#1'
+    """
+    return routing_id(peer_id) + (secrets.token_bytes(ROUTING_NONCE) if nonce is None else nonce)
 
 
 def _yield_cpu() -> None:
@@ -371,8 +402,9 @@ class Mesh:
             watcher.connect(address.endpoint)
 
     def _dealer(self, server: PeerId, timeout_ms: int) -> AsyncSocket:
-        """A DEALER under our routing id: a CURVE client of ``server``'s key (a member's, or a
-        spectator's), with ours, giving a connection up ``timeout_ms`` after an unanswered PING."""
+        """A DEALER under a routing id of its own (:func:`dealer_id`): a CURVE client of
+        ``server``'s key (a member's, or a spectator's), with ours, giving a connection up
+        ``timeout_ms`` after an unanswered PING."""
         assert self.ctx is not None
         # The program's one socket with a ZMTP heartbeat of its own: it only sends (the ROUTER it
         # connects to never sends back, so its input never stops, and the abort the ROUTER
@@ -383,7 +415,7 @@ class Mesh:
         return create_socket(
             self.ctx,
             zmq.DEALER,
-            identity=routing_id(self._own),
+            identity=dealer_id(self._own),
             max_message_size=MAX_FRAME,
             heartbeat=True,
             heartbeat_timeout_ms=timeout_ms,

@@ -21,10 +21,11 @@ A node is the runtime around one peer core (DESIGN.md §1, §6, §7). It owns:
 * **the guard** (:mod:`p2p_nertz.runtime.guard`): every socket refuses frames above
   :data:`MAX_FRAME` (zmq cuts the sender off), the ROUTER admits only the other members'
   CURVE keys (:mod:`p2p_nertz.runtime.gate`), and the receive task hands the peer only what
-  arrives under the routing id of the member whose key sent it, within that member's budget;
-  the rest is dropped
-  unread and unverified, counted in :attr:`PeerNode.guard`. Refusals of the guard and of the
-  peer are logged at a bounded rate (:attr:`PeerNode.refusals`), never a line each.
+  arrives under a routing id of the member whose key sent it, within that member's budget;
+  the rest is dropped unread and unverified, counted in :attr:`PeerNode.guard` (which also
+  says when one member's key reaches the node over two connections at once). Refusals of the
+  guard and of the peer are logged at a bounded rate (:attr:`PeerNode.refusals`), never a
+  line each.
 
 The peer is not thread- or task-safe, so every call into it and the application of the effects it
 returns happen under one :class:`trio.Lock`. Effects are applied **in order**: consecutive effects
@@ -379,6 +380,18 @@ async def keep_heard(
         send(Send(wire))  # (through the node's hook, as every send of its)
 
 
+def _say_twin(spec: GameSpec, member: bytes) -> None:
+    """Tell the person that a member's key (its routing id ``member``) reaches this node over
+    two connections at once (:attr:`~p2p_nertz.runtime.guard.InboundGuard.twins`)."""
+    name = next((m.name for m in spec.members if routing_id(m.peer_id) == member), "a member")
+    log.warning(
+        "%s's key reaches this node from two places at once: it may be in use on another "
+        "machine too (a copy of the key file, or of the log, resumed there); the copy that "
+        "hears nobody signs nothing and stops (docs/key-files.md §4)",
+        name,
+    )
+
+
 def _node_log(path: Path, config: PeerConfig) -> NodeLog:
     """The node's log, its syncs paced by ``config`` (:data:`SLOW_SYNC`, :data:`IDLE_SYNC`)."""
     return NodeLog(path, slow_after=config.beat_interval * SLOW_SYNC, idle_after=IDLE_SYNC)
@@ -425,8 +438,7 @@ class PeerNode:
             it signs (:meth:`Peer.restore`); a log whose tail had to be cut always is.
         cut_damaged_tail: cut a damaged (not merely torn) tail of the log instead of refusing
             it (:func:`~p2p_nertz.logfile.store.open_for_append`); the peer then recovers.
-        budget: how many messages each member's connection may send us (a token bucket,
-            :mod:`p2p_nertz.runtime.guard`; a frame under another member's routing id is dropped).
+        budget: how many messages each member may send us (:mod:`~p2p_nertz.runtime.guard`).
 
     Raises:
         ValueError: an unknown strategy or a bad speed.
@@ -499,6 +511,7 @@ class PeerNode:
         self.guard = InboundGuard(
             {routing_id(p): zap_user_id(p) for p in spec.peer_ids if p != identity.peer_id},
             budget,
+            on_twin=partial(_say_twin, spec),
         )
         """What the ROUTER lets through to the peer: members' connections, within a budget."""
         self.refusals = RefusalLog(log)

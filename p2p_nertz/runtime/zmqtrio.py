@@ -970,9 +970,9 @@ def create_socket(
     without, it still answers the peer's);
     ``MAXMSGSIZE`` = ``max_message_size`` (a larger frame's sender is disconnected by zmq,
     and the frame is never delivered nor held in memory). ROUTER only:
-    ``ROUTER_HANDOVER 1`` (a peer that reconnects under the same routing id takes the id over
-    from its stale connection) and ``ROUTER_MANDATORY 1`` (wait at the HWM instead of dropping;
-    a routing id that is not connected raises instead of discarding silently).
+    ``ROUTER_HANDOVER 1`` (a peer reconnecting under the same routing id takes the id over from
+    its stale connection: each mesh DEALER's id is its own, ``mesh.dealer_id``) and
+    ``ROUTER_MANDATORY 1`` (wait at the HWM, or raise for a routing id not connected).
 
     Args:
         ctx: the zmq context; the caller owns and terminates it.
