@@ -63,18 +63,25 @@ def _status(table: TableController, peer: Peer, now: float) -> str:
     return table.view(peer, now).status
 
 
-def test_a_pile_whose_card_is_in_the_air_is_said_free_once_the_claim_is_decided() -> None:
-    net = _dealt()
-    peer = net.peers[SEAT]
-    table = _table(peer)
-    for _ in range(60):  # (the stock turned until a card plays to the lake)
+def _in_the_air(net: PeerNetwork, peer: Peer) -> Pile:
+    """Turn the stock until a card of the Nerts pile or the waste plays to the lake, and play
+    it: its claim goes out, the other has not answered. The pile it came from."""
+    for _ in range(60):
         lake = [m for m in peer.view.legal_moves(SEAT) if m.is_lake and m.source in _KEYS]
         if lake:
             break
         net.play(SEAT, Move.turn())
     pile = lake[0].source
     assert pile is not None
-    net.play(SEAT, lake[0])  # (its claim goes out: the other has not answered)
+    net.play(SEAT, lake[0])
+    return pile
+
+
+def test_a_pile_whose_card_is_in_the_air_is_said_free_once_the_claim_is_decided() -> None:
+    net = _dealt()
+    peer = net.peers[SEAT]
+    table = _table(peer)
+    pile = _in_the_air(net, peer)
     assert pile in peer.player.claimed_piles()
     table.press(_KEYS[pile], peer, net.now)  # (the keys refuse before the core is asked)
     assert _status(table, peer, net.now) == f"illegal: {in_the_air_words(pile)}"
@@ -188,14 +195,7 @@ def test_a_status_replaced_by_an_unrelated_one_never_keeps_the_old_refusals_wait
     network, a table per way of replacing the line."""
     net = _dealt()
     peer = net.peers[SEAT]
-    for _ in range(60):  # (the stock turned until a card plays to the lake)
-        lake = [m for m in peer.view.legal_moves(SEAT) if m.is_lake and m.source in _KEYS]
-        if lake:
-            break
-        net.play(SEAT, Move.turn())
-    pile = lake[0].source
-    assert pile is not None
-    net.play(SEAT, lake[0])  # (its claim goes out: the other has not answered)
+    pile = _in_the_air(net, peer)
     ways = ["z", "l", "enter", "help", "abandoned"]
     tables = {how: _table(peer) for how in [*ways, "kept"]}
     said: dict[str, str] = {}
