@@ -205,8 +205,10 @@ def test_a_status_replaced_by_an_unrelated_one_never_keeps_the_old_refusals_wait
         said[how] = table.keys.status if how == "kept" else _replaced(how, table, peer, net.now)
         assert table.keys.refusal is None or how == "kept"
     assert said["kept"] == f"illegal: {in_the_air_words(pile)}"
+    assert tables["kept"].view(peer, net.now).refused  # (a refusal: drawn as bad news)
     assert all(said[how] != said["kept"] for how in ways)
     net.run(lambda n: pile not in peer.player.claimed_piles())
     for how, table in tables.items():
-        table.view(peer, net.now)
+        view = table.view(peer, net.now)
         assert table.keys.status == (landed_words(pile) if how == "kept" else said[how]), how
+        assert not view.refused or how in ("z", "l")  # (their words: refusals of their own)

@@ -176,7 +176,7 @@ class TableController:
             wait = peer.player.pass_for_wait(now) if behalf is not None else None
             if wait is not None and wait[0] == behalf and wait[1] > 0:
                 words = pass_for_early_words(self.tracker.name(behalf), wait[1])
-                self.keys = replace(self.keys, line=Status(words))
+                self.keys = replace(self.keys, line=Status.refusing(words))
                 continue
             kept.append(action)
         return kept
@@ -240,7 +240,9 @@ class TableController:
         if target == "l":
             if count == 1:
                 return press(KeyState(selected=source), target, ctx)
-            return KeyState(line=Status("illegal: only a pile's top card goes to the lake")), []
+            return KeyState(
+                line=Status.refusing("illegal: only a pile's top card goes to the lake")
+            ), []
         to = _WORK_KEYS.get(target)
         if to is None or ctx.table is None or ctx.seat is None:
             return press(KeyState(selected=source), target, ctx)  # (the keys say why not)
@@ -251,7 +253,9 @@ class TableController:
         ]
         if not moves:
             tableau = ctx.table.tableaux[ctx.seat]
-            return KeyState(line=Status(_run_misfit(tableau, source, to, count, ctx.symbols))), []
+            return KeyState(
+                line=Status.refusing(_run_misfit(tableau, source, to, count, ctx.symbols))
+            ), []
         # As the keys prefer: a move over a slide-under, an undeclared one over a joker's.
         moves.sort(key=lambda m: (m.kind is not MoveKind.CARD, m.declare is not None))
         return press(KeyState(command=str(moves[0])), ENTER, ctx)
@@ -295,9 +299,9 @@ class TableController:
         """The node refused a move: the status line says why, the core's answer in the
         player's words (:meth:`Tracker.move_words`), or an illegal move's words."""
         if isinstance(why, MoveAnswer):
-            self.keys = KeyState(line=Status(self.tracker.move_words(why), why))
+            self.keys = KeyState(line=Status.refusing(self.tracker.move_words(why), why))
         else:
-            self.keys = KeyState(line=Status(f"illegal: {_brief(why)}"))
+            self.keys = KeyState(line=Status.refusing(f"illegal: {_brief(why)}"))
 
     def abandon_refused(self, why: str | AbandonAnswer) -> None:
         """The core refused an abandon (the other has not been silent long enough, say): its
@@ -305,7 +309,7 @@ class TableController:
         answer = why if isinstance(why, AbandonAnswer) else None
         if answer is not None:
             why = self.tracker.abandon_words(answer)
-        self.keys = KeyState(line=Status(f"cannot abandon: {why}", answer))
+        self.keys = KeyState(line=Status.refusing(f"cannot abandon: {why}", answer))
 
     def abandoned(self) -> None:
         """The node took the abandon."""

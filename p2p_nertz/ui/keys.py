@@ -144,15 +144,33 @@ class Status:
     The two are one value so that they change together: a status line made of words alone
     carries no refusal, and a refusal is never left under words that no longer say it (the
     controller reads :attr:`refusal` to know what ends a wait: :mod:`~p2p_nertz.ui.waits`).
+    Whether the words refuse is said by who makes them (:meth:`refusing`), never read back
+    from them: the view keeps such a line and draws it as bad news
+    (:func:`~p2p_nertz.ui.tracker.status_line`, :attr:`~p2p_nertz.ui.view.TableView.refused`).
 
     Attributes:
         words: what the status line says.
-        refusal: the refusal the words say (``None``: they say none, or none the table
-            follows).
+        refusal: the refusal the words say as a value, when the table follows it (what ends
+            its wait); ``None``: none, or none that ends by itself.
+        refused: the words say why something asked was not done (a key, a move, an abandon);
+            always so with a ``refusal``.
+
+    >>> Status.refusing("illegal: a pile onto itself").refused, Status("played 7♥").refused
+    (True, False)
     """
 
     words: str = ""
     refusal: Refusal | None = None
+    refused: bool = False
+
+    def __post_init__(self) -> None:
+        if self.refusal is not None and not self.refused:  # (a refusal refuses)
+            object.__setattr__(self, "refused", True)
+
+    @classmethod
+    def refusing(cls, words: str, refusal: Refusal | None = None) -> Status:
+        """A status line that says why something was not done (``refusal``: as a value)."""
+        return cls(words, refusal, refused=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +286,7 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
             return KeyState(), [CloseBoard()]
         return replace(state, line=Status("Enter: back to the table")), []
     if ctx.seat is None:
-        return replace(state, line=Status(f"{SPECTATOR} (q quits)")), []
+        return replace(state, line=Status.refusing(f"{SPECTATOR} (q quits)")), []
     return _table_key(state, k, key, ctx)
 
 
@@ -299,7 +317,7 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
     if k in (":", "/"):
         return KeyState(command=""), []
     if not ctx.up and k != ENTER:
-        return KeyState(line=Status(NOT_UP)), []
+        return KeyState(line=Status.refusing(NOT_UP)), []
     if k in ("s", " "):
         return _play(ctx, Move.turn())
     if k == "p":
@@ -318,7 +336,7 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
     if k in ("l", "f"):
         if state.selected is None:
             piles = ctx.table.rules.work_piles if ctx.table is not None else 6
-            return replace(state, line=Status(f"pick a card first: n, w or 1-{piles}")), []
+            return replace(state, line=Status.refusing(f"pick a card first: n, w or 1-{piles}")), []
         return _play(ctx, Move.to_lake(state.selected))
     pile = _SOURCES.get(k)
     if pile is not None:
@@ -328,11 +346,11 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
             return _play(ctx, Move.to_lake(pile))
         move = resolve_pair(ctx, state.selected, pile)
         if isinstance(move, str):
-            return KeyState(line=Status(move)), []
+            return KeyState(line=Status.refusing(move)), []
         return _play(ctx, move)
     if k == ENTER:
         return replace(state, line=Status()), []
-    return replace(state, line=Status(no_key_words(key))), []
+    return replace(state, line=Status.refusing(no_key_words(key))), []
 
 
 def no_key_words(key: str) -> str:
@@ -348,7 +366,7 @@ def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
     """The abandon key: ask first when the core would take it, else say why not or how long
     is left (nothing changes)."""
     if ctx.seat is None:
-        return replace(state, line=Status(f"{SPECTATOR} (q quits)")), []
+        return replace(state, line=Status.refusing(f"{SPECTATOR} (q quits)")), []
     why = not_now(ctx)  # not on offer, or the core still wants more silence: ask nothing
     if why is not None:
         return replace(state, line=why), []
@@ -360,22 +378,22 @@ def not_now(ctx: Context) -> Status | None:
     """Why the abandon key does not end the game now (``None``: it may): what it says, with
     the core's answer it said it from (:attr:`Context.answer`: what ends its wait)."""
     if isinstance(ctx.abandon, str):
-        return Status(f"cannot abandon: {ctx.abandon}", ctx.answer)
+        return Status.refusing(f"cannot abandon: {ctx.abandon}", ctx.answer)
     waiting = ctx.abandon.waiting()
-    return None if waiting is None else Status(waiting, ctx.answer)
+    return None if waiting is None else Status.refusing(waiting, ctx.answer)
 
 
 def _pick(ctx: Context, pile: Pile) -> tuple[KeyState, list[Action]]:
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
-        return KeyState(line=Status(NOT_DEALT)), []
+        return KeyState(line=Status.refusing(NOT_DEALT)), []
     tableau = table.tableaux[seat]
     if pile.is_work and pile > len(tableau.work):
-        return KeyState(line=Status(f"no work pile {int(pile)} in this game")), []
+        return KeyState(line=Status.refusing(f"no work pile {int(pile)} in this game")), []
     card = tableau.top(pile)
     if card is None:
-        return KeyState(line=Status(f"illegal: the {pile_name(pile)} is empty")), []
+        return KeyState(line=Status.refusing(f"illegal: the {pile_name(pile)} is empty")), []
     if pile in ctx.frozen:
         return KeyState(line=_frozen(pile, ctx)), []
     piles = len(tableau.work)
@@ -490,9 +508,11 @@ def explain(ctx: Context, move: Move) -> str:
 def _frozen(pile: Pile, ctx: Context) -> Status:
     """Why a move of ``pile`` waits: the core's refusal, said before the core is asked."""
     if pile is Pile.WASTE and ctx.rotating:  # (the core's order: a claim's first, then this)
-        return Status(f"illegal: {TURNING_OVER}", MoveAnswer(MoveRefusal.ROTATING, pile=pile))
+        return Status.refusing(
+            f"illegal: {TURNING_OVER}", MoveAnswer(MoveRefusal.ROTATING, pile=pile)
+        )
     refusal = MoveAnswer(MoveRefusal.IN_THE_AIR, pile=pile)
-    return Status(f"illegal: {in_the_air_words(pile)}", refusal)
+    return Status.refusing(f"illegal: {in_the_air_words(pile)}", refusal)
 
 
 def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Action]]:
@@ -500,11 +520,11 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
-        return KeyState(line=Status(ILLEGAL_NOT_DEALT)), []
+        return KeyState(line=Status.refusing(ILLEGAL_NOT_DEALT)), []
     if ctx.held_back:  # (the core's refusal, said before it is asked: not "not playing")
-        return KeyState(line=Status(HELD_BACK, MoveAnswer(MoveRefusal.HELD_BACK))), []
+        return KeyState(line=Status.refusing(HELD_BACK, MoveAnswer(MoveRefusal.HELD_BACK))), []
     if not ctx.up:
-        return KeyState(line=Status(NOT_UP)), []
+        return KeyState(line=Status.refusing(NOT_UP)), []
     frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)
     if frozen:
         return KeyState(line=_frozen(min(frozen), ctx)), []
@@ -515,11 +535,13 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
         try:
             table.play(seat, move, table.clock)
         except IllegalMoveError as exc:  # (the move typed is known: the reason alone)
-            return KeyState(line=Status(f"illegal: {str(exc).removeprefix(f'{move}: ')}")), []
+            return KeyState(
+                line=Status.refusing(f"illegal: {str(exc).removeprefix(f'{move}: ')}")
+            ), []
         return KeyState(line=Status(done or _played(ctx, table, move))), [PlayMove(move)]
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
     if table.over or move not in table.legal_moves(seat):
-        return KeyState(line=Status(explain(ctx, move))), []
+        return KeyState(line=Status.refusing(explain(ctx, move))), []
     return KeyState(line=Status(done or _played(ctx, table, move))), [PlayMove(move)]
 
 
@@ -558,9 +580,9 @@ def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, lis
         try:
             move = Move.parse(text)
         except NotationError as exc:
-            return KeyState(line=Status(f"not a move: {text!r} — {_short(exc)}")), []
+            return KeyState(line=Status.refusing(f"not a move: {text!r} — {_short(exc)}")), []
         if ctx.seat is None:
-            return KeyState(line=Status(SPECTATOR)), []
+            return KeyState(line=Status.refusing(SPECTATOR)), []
         if move.kind is MoveKind.CALL:  # typed `X` asks first, as the key does (false call)
             return _table_key(KeyState(), "x", "x", ctx)
         return _play(ctx, move)
