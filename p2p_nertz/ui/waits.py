@@ -6,14 +6,14 @@ that ends by itself: a card in the air until its claim is decided, the stocks tu
 until the rotation is final, a vote on a player's drop, the player's own moves coming back
 after a resume, the silence an abandon needs. Once that is over the words are no longer true,
 and a person (or a test) who read them waits on: session 32's CI read "still getting your own
-moves back" for 60 s after they were back. So the table remembers such a refusal as a
-:class:`Wait`, its words with what ends it, and once it has ended says so instead, with what
-to do now (:data:`~p2p_nertz.ui.refusals.CAUGHT_UP`, ``landed_words``, ...): the
+moves back" for 60 s after they were back. So the status line carries the refusal it says
+as a value (:class:`~p2p_nertz.ui.keys.Status`: the core's, or the keys' said before the core
+is asked), :func:`status_wait` reads from it what ends its wait (a :data:`Wait`), never from
+its words, and once that has ended the table says so instead, with what to do now
+(:data:`~p2p_nertz.ui.refusals.CAUGHT_UP`, ``landed_words``, ...): the
 :class:`~p2p_nertz.ui.controller.TableController` asks on each view, for the terminal and the
-browser alike. The core's refusal or the keys' (said before the core is asked) alike: the
-status line carries the refusal it says as a value (:class:`~p2p_nertz.ui.keys.Status`), so
-the wait is read from it, never from its words, and words that replace it carry none (or
-their own): a status replaced by an unrelated one never keeps the old refusal's wait.
+browser alike. A line is set whole, so words that replace a refusal carry none (or their
+own): a status replaced by an unrelated one never keeps the old refusal's wait.
 
 Refusals that end with the deal (not dealt yet, the round not in play) are not here: the
 deal's own words replace them (:meth:`TableController._deal_seen`), as the game's end does an
