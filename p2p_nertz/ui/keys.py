@@ -73,19 +73,19 @@ __all__ = [
     "STUCK_WAITING",
     "Abandon",
     "Action",
+    "Answer",
     "CloseBoard",
     "Context",
     "KeyState",
     "Leave",
     "PlayMove",
+    "Status",
     "explain",
     "no_key_words",
     "not_now",
     "once_dealt",
     "press",
     "resolve_pair",
-    "Refusal",
-    "Status",
 ]
 
 ENTER = "ENTER"
@@ -132,7 +132,7 @@ NOT_DEALT = "not dealt yet"
 ILLEGAL_NOT_DEALT = "illegal: the round is not dealt yet"
 
 
-Refusal = MoveAnswer | AbandonAnswer
+Answer = MoveAnswer | AbandonAnswer
 """A refusal a status line says: a move's (the core's :class:`MoveAnswer`, or the same answer
 the keys gave before the core was asked), or an abandon's (the core's :class:`AbandonAnswer`)."""
 
@@ -160,7 +160,7 @@ class Status:
     """
 
     words: str = ""
-    refusal: Refusal | None = None
+    refusal: Answer | None = None
     refused: bool = False
 
     def __post_init__(self) -> None:
@@ -168,7 +168,7 @@ class Status:
             object.__setattr__(self, "refused", True)
 
     @classmethod
-    def refusing(cls, words: str, refusal: Refusal | None = None) -> Status:
+    def refusing(cls, words: str, refusal: Answer | None = None) -> Status:
         """A status line that says why something was not done (``refusal``: as a value)."""
         return cls(words, refusal, refused=True)
 
@@ -199,7 +199,7 @@ class KeyState:
         return self.line.words
 
     @property
-    def refusal(self) -> Refusal | None:
+    def refusal(self) -> Answer | None:
         """The refusal the status line says, if it says one (:attr:`Status.refusal`)."""
         return self.line.refusal
 
