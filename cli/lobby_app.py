@@ -28,6 +28,7 @@ from p2p_nertz.lobby.state import HostLobby, LobbyError, Session, waiting_for
 from p2p_nertz.protocol.identity import Identity, fingerprint
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, Offer, discover, route_address
+from p2p_nertz.ui.keys import Status
 from p2p_nertz.ui.lobby import (
     AddBot,
     AtTable,
@@ -198,10 +199,12 @@ class LobbyApp:
             tuple(self.messages[-8:]),
         )
 
-    def say(self, text: str, *, status: bool = False) -> None:
+    def say(self, text: str, *, status: bool = False, refused: bool = False) -> None:
+        """Announce ``text``; ``status``: on the status line too (``refused``: as why
+        something asked was not done, drawn as bad news)."""
         self.messages.append(text)
         if status:
-            self.keys = replace(self.keys, status=text)
+            self.keys = replace(self.keys, line=Status(text, refused=refused))
         self.poke()
 
     def poke(self) -> None:
@@ -303,7 +306,7 @@ class LobbyApp:
                 on_offer=on_offer,
             )
         except NertzError as exc:
-            self.say(f"error: {exc}", status=True)
+            self.say(f"error: {exc}", status=True, refused=True)
 
     # -- the actions ---------------------------------------------------------------------------
     async def _do(self, action: LobbyAction) -> None:
@@ -329,7 +332,7 @@ class LobbyApp:
                 assert self._nursery is not None
                 self._nursery.cancel_scope.cancel()
         except (NertzError, OSError) as exc:
-            self.say(f"error: {exc}", status=True)
+            self.say(f"error: {exc}", status=True, refused=True)
         self.poke()
 
     async def _create(self) -> None:
@@ -350,7 +353,7 @@ class LobbyApp:
         self.where = endpoint.removeprefix("tcp://")
         told = f" (announced on {self.args.discover})" if self.args.discover else ""
         self.say(f"you host a table at {self.where}{told}: others join with --peer {self.where}")
-        self.keys = replace(self.keys, status="your table is open: b adds a bot, s starts")
+        self.keys = replace(self.keys, line=Status("your table is open: b adds a bot, s starts"))
 
     async def _serve(self, host: LobbyHost, *, task_status: trio.TaskStatus[str]) -> None:
         with trio.CancelScope() as scope:
@@ -366,7 +369,7 @@ class LobbyApp:
     def _join(self, index: int) -> None:
         listings = self.listings()
         if not 0 <= index < len(listings):
-            self.say("that table is gone", status=True)
+            self.say("that table is gone", status=True, refused=True)
             return
         item = listings[index]
         host_ip = item.where.rpartition(":")[0]
@@ -431,7 +434,7 @@ class LobbyApp:
                 if self.guest is guest:
                     self.guest = None
                     self.where = None
-                    self.say(str(exc), status=True)
+                    self.say(str(exc), status=True, refused=True)
                 return
         if session is not None and self.guest is guest:
             self._begin(Started(session, None))
@@ -442,7 +445,7 @@ class LobbyApp:
         try:
             session = self.host.start()
         except LobbyError as exc:
-            self.say(str(exc), status=True)
+            self.say(str(exc), status=True, refused=True)
             return
         self._begin(Started(session, self.host))
 
@@ -451,13 +454,13 @@ class LobbyApp:
             return
         seats = self.host.table.seats
         if not 1 <= seat < len(seats):
-            self.say(no_guest_words(seat, len(seats)), status=True)
+            self.say(no_guest_words(seat, len(seats)), status=True, refused=True)
             return
         who = seats[seat]
         try:
             self.host.remove(who.peer_id)
         except LobbyError as exc:
-            self.say(str(exc), status=True)
+            self.say(str(exc), status=True, refused=True)
             return
         self.say(f"removed {who.name} ({fingerprint(who.peer_id)}) from the table", status=True)
 

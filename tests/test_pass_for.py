@@ -140,7 +140,7 @@ def test_pass_for_ends_when_the_seat_leaves_and_a_repeat_changes_nothing() -> No
 def test_pass_for_shown_at_the_table() -> None:
     table = _passed_for_2()
     assert status_line(table, 2, "") == PASSED_FOR_YOU
-    assert status_line(table, 2, "illegal move: W>L") == "illegal move: W>L"
+    assert status_line(table, 2, "illegal move: W>L", refused=True) == "illegal move: W>L"
     assert status_line(table, 0, "") != PASSED_FOR_YOU
 
 

@@ -16,7 +16,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Rules
-from p2p_nertz.ui.keys import STUCK_WAITING, KeyState
+from p2p_nertz.ui.keys import STUCK_WAITING, KeyState, Status
 from p2p_nertz.ui.tracker import PASS_GONE, Tracker
 
 ONE_ROUND = Rules(target=None, rounds=1)
@@ -71,7 +71,7 @@ def test_a_pass_before_another_seats_lake_card_is_stale_at_every_peer() -> None:
         assert None not in state.round.log  # so nobody rotated
     tracker.take(net.effects[0], net.peers[0].final)
     assert any("after your pass: it no longer counts" in m for m in tracker.messages)
-    view = tracker.view(net.peers[0], KeyState(status=STUCK_WAITING))
+    view = tracker.view(net.peers[0], KeyState(line=Status(STUCK_WAITING)))
     assert view.status == PASS_GONE  # the status line no longer says it waits
     # Passing again makes everyone stuck: every peer rotates.
     net.play(0, Move.pass_())
@@ -81,5 +81,5 @@ def test_a_pass_before_another_seats_lake_card_is_stale_at_every_peer() -> None:
         assert peer.final.violations == ()
     assert len({p.final.digest() for p in net.peers}) == 1
     assert any(isinstance(e, st.PassesStale) for e in net.effects[0])
-    after = tracker.view(net.peers[0], KeyState(status=STUCK_WAITING))
+    after = tracker.view(net.peers[0], KeyState(line=Status(STUCK_WAITING)))
     assert after.status == PASS_GONE  # withdrawn by the rotation this time

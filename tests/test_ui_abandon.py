@@ -188,9 +188,14 @@ def test_render_footer_with_the_abandon_key_keeps_its_keys_whole() -> None:
 
 
 def test_render_refusals_of_the_abandon_key_show_as_refusals() -> None:
-    screen = screen_of(status="cannot abandon: the game is already over")
+    def shown(key: str, ctx: Context) -> Screen:  # (as the keys said it: the words, a refusal)
+        said = press(KeyState(), key, ctx)[0]
+        return screen_of(status=said.status, refused=said.line.refused)
+
+    screen = shown("a", Context(table(), 0, abandon="the game is already over"))
     styles = screen.styles_of("cannot abandon")
-    assert styles == screen_of(status="illegal: x").styles_of("illegal")
+    assert styles == shown("2", Context(table(), 0)).styles_of("illegal")  # (an empty pile)
+    assert styles != shown("n", Context(table(), 0)).styles_of("picked")  # (a pick: not one)
 
 
 # -- the tracker against real cores ------------------------------------------------------------

@@ -230,4 +230,5 @@ def test_the_status_line_says_the_game_is_over_not_the_deal_s_go() -> None:
         assert screen.line(screen.height - 2) == GAME_OVER  # (the status row, above the keys)
         assert view_json(view)["status"] == GAME_OVER  # (the page's status line too)
     # A question asked then is not hidden (the node still running: q asks first).
-    assert status_line(None, 0, "leave the game? y leaves", over=True) == "leave the game? y leaves"
+    asked = "leave the game? y leaves"
+    assert status_line(None, 0, asked, asking=True, over=True) == asked

@@ -10,7 +10,8 @@ from hypothesis import strategies as hs
 
 from p2p_nertz.rules import Move, MoveKind, Pile, Table
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Leave, PlayMove, press
-from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC, Action
+from p2p_nertz.ui.keys import BACKSPACE, ENTER, ESC, Action, Confirm
+from p2p_nertz.ui.refusals import HELD_BACK
 
 OTHER = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -"
 #: Nerts 4C on top (fits the red 5D on pile 3), waste top AS, a red-black run on pile 1,
@@ -226,3 +227,19 @@ def test_keys_the_status_says_what_was_played_in_words_not_notation() -> None:
     assert moves(actions) == ["1:2>2"] and state.status == "played 2 cards from J♠ onto work pile 2"
     assert keys(table_of(), "s", symbols=False)[0].status == "turned the stock"
     assert keys(table_of(), "wl", symbols=False)[0].status == "played AS to the lake"
+
+
+def test_a_refusal_is_said_so_by_the_key_that_refused_not_read_back_from_its_words() -> None:
+    """Whether the status line refuses (drawn as bad news, kept over "the round waits for
+    you") is the keys' to say: the others' votes refuse in words that name no refusal ("you
+    are out for now: ..."), and the answer to a false call's question, "no call", starts as
+    refusals did but refuses nothing (each was told by its words' first word, and wrongly)."""
+    out, _ = keys(table_of(), "s", held_back=True)
+    assert out.status == HELD_BACK and out.line.refused
+    asked, _ = keys(table_of(), "x")  # (a call with cards left asks first)
+    assert asked.confirm is Confirm.CALL and not asked.line.refused
+    answered, _ = keys(table_of(), "z", asked)
+    assert answered.status == "no call" and not answered.line.refused
+    empty, _ = keys(table_of(), "2")  # (an empty work pile picked)
+    assert empty.status.startswith("illegal: ") and empty.line.refused
+    assert not keys(table_of(), "n")[0].line.refused  # (a pick: a question of where to)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
+from p2p_nertz.ui.keys import Status
 from p2p_nertz.ui.lobby import (
     AddBot,
     AtTable,
@@ -173,7 +174,8 @@ def test_the_bot_picker_shows_the_strategy_and_speed() -> None:
 
 
 def test_status_help_and_messages() -> None:
-    keys = LobbyKeys(status="cannot start: waiting for Bob")
+    blocked = LobbyContext(at_table=True, hosting=True, blocker="waiting for Bob")
+    keys = press_lobby(LobbyKeys(), "s", blocked)[0]  # (a refusal, as the keys made it)
     screen = render_lobby(view(keys=keys, messages=("Bob sat down", "Cy left")))
     assert screen.line(22) == "cannot start: waiting for Bob"
     assert screen.styles_of("cannot start") == {Style.BAD}
@@ -276,6 +278,23 @@ def test_the_host_starts_only_when_nothing_blocks() -> None:
     assert not actions and "always ready" in keys.status
 
 
+def test_a_lobby_refusal_is_said_so_by_the_key_that_refused_not_read_from_its_words() -> None:
+    """Drawn as bad news (at the terminal, and on the page: the same flag) is what a key was
+    refused: "not ready" and "no bot added" answer a key (their first word drew them as
+    refusals), "the host is always ready" and "you are at a table…" refuse one (theirs did
+    not)."""
+    ready = LobbyContext(listings=2, at_table=True, ready=True, strategies=STRATEGIES)
+    for keys, said, refused in (
+        (press_lobby(LobbyKeys(), "r", ready)[0], "not ready", False),
+        (press_lobby(LobbyKeys(picking=True), "ESC", HOST)[0], "no bot added", False),
+        (press_lobby(LobbyKeys(), "r", HOST)[0], "the host is always ready", True),
+        (press_lobby(LobbyKeys(), "c", GUEST)[0], "you are at a table", True),
+    ):
+        assert keys.status.startswith(said) and keys.line.refused is refused, keys
+        styles = render_lobby(view(keys=keys)).styles_of(said)
+        assert styles == {Style.BAD if refused else Style.WARN}, (said, styles)
+
+
 def test_the_host_removes_a_guest_by_seat_number() -> None:
     three = LobbyContext(at_table=True, hosting=True, seats=3)
     keys, actions = press_lobby(LobbyKeys(), "x", three)
@@ -364,9 +383,9 @@ def test_the_status_lines_words_are_not_shown_again_in_the_news(between: tuple[s
     it once the status line has moved on."""
     said = f"at Ann's table ({ANN}): r when ready"
     news = ("joining the table at 10.0.0.5:5670…", said, *between)
-    shown = view(table=guest_table(), messages=news, keys=LobbyKeys(status=said))
+    shown = view(table=guest_table(), messages=news, keys=LobbyKeys(line=Status(said)))
     text = render_lobby(shown).text()
     assert text.count(said) == 1, text
     assert all(f"» {m}" in text for m in news if m != said), text
-    moved_on = view(table=guest_table(), messages=news, keys=LobbyKeys(status="ready"))
+    moved_on = view(table=guest_table(), messages=news, keys=LobbyKeys(line=Status("ready")))
     assert f"» {said}" in render_lobby(moved_on).text()

@@ -234,14 +234,14 @@ def test_the_status_line_says_when_everyone_else_is_stuck_and_waits_for_us() -> 
     assert status_line(both, 0, dealt) == WAITING_ON_YOU
     assert status_line(both, 0, "turned the stock") == WAITING_ON_YOU
     assert len(WAITING_ON_YOU) <= 80
-    # An answer to a key stays: its reason, its question, its pick.
-    for said in (
-        "illegal: 4♦ does not go on 10♣ (one rank lower, the other colour)",
-        "leave the game? y leaves, any key stays",
-        "13 cards left in your Nerts pile: x again to call anyway (false call: −5 pts)",
-        "K♠ picked: l to the lake, 1-4 onto a work pile, Esc cancels",
+    # An answer to a key stays: its reason, its question, its pick (as the keys made them).
+    for said, refused in (
+        ("illegal: 4♦ does not go on 10♣ (one rank lower, the other colour)", True),
+        ("leave the game? y leaves, any key stays", False),
+        ("13 cards left in your Nerts pile: x again to call anyway (false call: −5 pts)", False),
+        ("K♠ picked: l to the lake, 1-4 onto a work pile, Esc cancels", False),
     ):
-        assert status_line(both, 0, said) == said
+        assert status_line(both, 0, said, refused=refused, asking=not refused) == said
     # Once we pass too, everyone is stuck: our own words again.
     mine, _ = both.play(0, Move.pass_())
     assert status_line(mine, 0, STUCK_WAITING) != WAITING_ON_YOU

@@ -18,6 +18,7 @@ from p2p_nertz.protocol.local import ClaimLost, MoveAnswer, MoveRefusal, MoveRef
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Card, Move, Pile
 from p2p_nertz.ui import PlayMove, TableController, TableView
+from p2p_nertz.ui.keys import Status
 from p2p_nertz.ui.refusals import move_words
 from p2p_nertz.ui.view import card_text
 
@@ -116,7 +117,7 @@ def test_ui_refusals_a_real_core_voted_out_refuses_and_the_status_line_says_why(
         peer.play(turn.move, now)
     assert refused.value.answer.refusal is MoveRefusal.HELD_BACK
     assert "uncounted" in str(refused.value)  # (the core's words, for its log)
-    table.keys = replace(table.keys, status="")
+    table.keys = replace(table.keys, line=Status())
     table.refused(refused.value.answer)
     assert table.keys.status == said
     table.draw(peer, now)

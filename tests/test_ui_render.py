@@ -143,7 +143,7 @@ def test_render_shows_every_player_nerts_count_last_action_link_and_total() -> N
 def test_render_shows_the_status_line_and_the_newest_announcements() -> None:
     table = make_table()
     messages = tuple(f"message {n}" for n in range(30))
-    screen = render(view_of(table, messages=messages, status="illegal: nope"))
+    screen = render(view_of(table, messages=messages, status="illegal: nope", refused=True))
     assert screen.line(22) == "illegal: nope"
     assert Style.BAD in screen.styles_of("illegal: nope")
     assert "message 29" in screen.line(21)

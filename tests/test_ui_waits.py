@@ -63,18 +63,25 @@ def _status(table: TableController, peer: Peer, now: float) -> str:
     return table.view(peer, now).status
 
 
-def test_a_pile_whose_card_is_in_the_air_is_said_free_once_the_claim_is_decided() -> None:
-    net = _dealt()
-    peer = net.peers[SEAT]
-    table = _table(peer)
-    for _ in range(60):  # (the stock turned until a card plays to the lake)
+def _in_the_air(net: PeerNetwork, peer: Peer) -> Pile:
+    """Turn the stock until a card of the Nerts pile or the waste plays to the lake, and play
+    it: its claim goes out, the other has not answered. The pile it came from."""
+    for _ in range(60):
         lake = [m for m in peer.view.legal_moves(SEAT) if m.is_lake and m.source in _KEYS]
         if lake:
             break
         net.play(SEAT, Move.turn())
     pile = lake[0].source
     assert pile is not None
-    net.play(SEAT, lake[0])  # (its claim goes out: the other has not answered)
+    net.play(SEAT, lake[0])
+    return pile
+
+
+def test_a_pile_whose_card_is_in_the_air_is_said_free_once_the_claim_is_decided() -> None:
+    net = _dealt()
+    peer = net.peers[SEAT]
+    table = _table(peer)
+    pile = _in_the_air(net, peer)
     assert pile in peer.player.claimed_piles()
     table.press(_KEYS[pile], peer, net.now)  # (the keys refuse before the core is asked)
     assert _status(table, peer, net.now) == f"illegal: {in_the_air_words(pile)}"
@@ -168,3 +175,40 @@ def test_an_abandon_refused_while_the_other_was_heard_is_said_possible_once_it_i
     assert _status(table, peer, net.now) == ABANDON_NOW
     table.press("a", peer, net.now)
     assert table.keys.confirm is Confirm.ABANDON  # (the key asks now, where it refused)
+
+
+def _replaced(how: str, table: TableController, peer: Peer, now: float) -> str:
+    """Replace a refusal on ``table``'s status line by other words, as ``how`` does; what the
+    line says then."""
+    if how == "abandoned":  # (the controller's own words: the node took an abandon)
+        table.abandoned()
+    else:  # (a key: "?" then any key closes the help; Enter clears the line)
+        for key in {"help": ["?", "z"], "enter": ["ENTER"]}.get(how, [how]):
+            table.press(key, peer, now)
+    return table.keys.status
+
+
+def test_a_status_replaced_by_an_unrelated_one_never_keeps_the_old_refusals_wait() -> None:
+    """A card in the air refused by the keys, the line then replaced by other words (another
+    key's, the controller's): once the claim is decided the line still says those words,
+    never the refused pile's "no longer in the air" (the refusal went with its words). One
+    network, a table per way of replacing the line."""
+    net = _dealt()
+    peer = net.peers[SEAT]
+    pile = _in_the_air(net, peer)
+    ways = ["z", "l", "enter", "help", "abandoned"]
+    tables = {how: _table(peer) for how in [*ways, "kept"]}
+    said: dict[str, str] = {}
+    for how, table in tables.items():
+        table.press(_KEYS[pile], peer, net.now)  # (the keys refuse before the core is asked)
+        assert table.keys.refusal == MoveAnswer(MoveRefusal.IN_THE_AIR, pile=pile)
+        said[how] = table.keys.status if how == "kept" else _replaced(how, table, peer, net.now)
+        assert table.keys.refusal is None or how == "kept"
+    assert said["kept"] == f"illegal: {in_the_air_words(pile)}"
+    assert tables["kept"].view(peer, net.now).refused  # (a refusal: drawn as bad news)
+    assert all(said[how] != said["kept"] for how in ways)
+    net.run(lambda n: pile not in peer.player.claimed_piles())
+    for how, table in tables.items():
+        view = table.view(peer, net.now)
+        assert table.keys.status == (landed_words(pile) if how == "kept" else said[how]), how
+        assert not view.refused or how in ("z", "l")  # (their words: refusals of their own)

@@ -175,6 +175,7 @@ def test_an_illegal_drop_says_why_the_nearest_pile_refused_and_asks_nothing() ->
     )
     assert controller.drop(source, [target], peer, 0.0) == []
     assert controller.keys.status.startswith("illegal: "), controller.keys.status
+    assert view_json(controller.view(peer, 0.0))["refused"]  # (the page draws it as bad news)
     assert controller.keys.selected is None  # nothing stays picked after a refused drop
 
 

@@ -42,15 +42,14 @@ from p2p_nertz.ui.keys import (
     KeyState,
     Leave,
     PlayMove,
-    not_now,
+    Status,
     once_dealt,
     press,
-    said_refusal,
 )
 from p2p_nertz.ui.refusals import pass_for_early_words
 from p2p_nertz.ui.tracker import Tracker
 from p2p_nertz.ui.view import NOT_UP, TableView, card_text, cards_up
-from p2p_nertz.ui.waits import Wait, abandon_wait, move_wait
+from p2p_nertz.ui.waits import status_wait
 
 __all__ = [
     "BETWEEN_ROUNDS",
@@ -143,7 +142,6 @@ class TableController:
         self._board_round: int | None = None  # the round whose board holds the next ready
         self._dealt = 0  # the last round whose table the status line has said is dealt
         self._up = 0  # the last round whose dealt cards have shown (``cards_up``)
-        self._wait: Wait | None = None  # a refusal on the status line that says to wait
         if hint is not None:
             self.tracker.say(hint)
 
@@ -164,10 +162,7 @@ class TableController:
         if peer is None:
             return []
         self._deal_seen(peer)  # (a key on a new round's table: its words, not the deal's)
-        ctx, before = self._context(peer, now), self.keys.status
-        self.keys, actions = press(self.keys, key, ctx)
-        if self.keys.status != before:
-            self._wait = self._key_wait(peer, ctx, now)
+        self.keys, actions = press(self.keys, key, self._context(peer, now))
         return self._actions(self._not_early(actions, peer, now))
 
     def _not_early(self, actions: list[Action], peer: Peer, now: float) -> list[Action]:
@@ -181,7 +176,7 @@ class TableController:
             wait = peer.player.pass_for_wait(now) if behalf is not None else None
             if wait is not None and wait[0] == behalf and wait[1] > 0:
                 words = pass_for_early_words(self.tracker.name(behalf), wait[1])
-                self.keys = replace(self.keys, status=words)
+                self.keys = replace(self.keys, line=Status.refusing(words))
                 continue
             kept.append(action)
         return kept
@@ -229,12 +224,11 @@ class TableController:
             else:
                 keys, actions = press(keys, target, ctx)
             if any(isinstance(a, PlayMove) for a in actions):
-                self.keys, self._wait = keys, None
+                self.keys = keys
                 return self._actions(actions)
             first = first or keys
         assert first is not None
-        self.keys = KeyState(status=first.status)
-        self._wait = self._key_wait(peer, ctx, now)
+        self.keys = KeyState(line=first.line)
         return []
 
     @staticmethod
@@ -246,7 +240,9 @@ class TableController:
         if target == "l":
             if count == 1:
                 return press(KeyState(selected=source), target, ctx)
-            return KeyState(status="illegal: only a pile's top card goes to the lake"), []
+            return KeyState(
+                line=Status.refusing("illegal: only a pile's top card goes to the lake")
+            ), []
         to = _WORK_KEYS.get(target)
         if to is None or ctx.table is None or ctx.seat is None:
             return press(KeyState(selected=source), target, ctx)  # (the keys say why not)
@@ -257,7 +253,9 @@ class TableController:
         ]
         if not moves:
             tableau = ctx.table.tableaux[ctx.seat]
-            return KeyState(status=_run_misfit(tableau, source, to, count, ctx.symbols)), []
+            return KeyState(
+                line=Status.refusing(_run_misfit(tableau, source, to, count, ctx.symbols))
+            ), []
         # As the keys prefer: a move over a slide-under, an undeclared one over a joker's.
         moves.sort(key=lambda m: (m.kind is not MoveKind.CARD, m.declare is not None))
         return press(KeyState(command=str(moves[0])), ENTER, ctx)
@@ -301,11 +299,9 @@ class TableController:
         """The node refused a move: the status line says why, the core's answer in the
         player's words (:meth:`Tracker.move_words`), or an illegal move's words."""
         if isinstance(why, MoveAnswer):
-            self.keys = KeyState(status=self.tracker.move_words(why))
-            self._wait = move_wait(why, self.keys.status, self.seat, self.tracker.name)
+            self.keys = KeyState(line=Status.refusing(self.tracker.move_words(why), why))
         else:
-            self.keys = KeyState(status=f"illegal: {_brief(why)}")
-            self._wait = None
+            self.keys = KeyState(line=Status.refusing(f"illegal: {_brief(why)}"))
 
     def abandon_refused(self, why: str | AbandonAnswer) -> None:
         """The core refused an abandon (the other has not been silent long enough, say): its
@@ -313,14 +309,11 @@ class TableController:
         answer = why if isinstance(why, AbandonAnswer) else None
         if answer is not None:
             why = self.tracker.abandon_words(answer)
-        self.keys = KeyState(status=f"cannot abandon: {why}")
-        self._wait = None
-        if answer is not None:
-            self._wait = abandon_wait(answer, self.keys.status, self.tracker.name)
+        self.keys = KeyState(line=Status.refusing(f"cannot abandon: {why}", answer))
 
     def abandoned(self) -> None:
         """The node took the abandon."""
-        self.keys = replace(self.keys, status="you abandoned the game")
+        self.keys = replace(self.keys, line=Status("you abandoned the game"))
 
     def tick(self, now: float) -> list[Request]:
         """Time passed: between rounds, the next round's ready is released once the board
@@ -378,13 +371,13 @@ class TableController:
         if number > self._up and cards_up(table, self.seat):
             self._up = number
             if self.keys.status in ("", NOT_UP, self.tracker.dealt(number, up=False)):
-                self.keys = replace(self.keys, status=self.tracker.dealt(number, out=out))
+                self.keys = replace(self.keys, line=Status(self.tracker.dealt(number, out=out)))
         if number <= self._dealt:
             return
         self._dealt = number
         if self.keys.confirm is None:
             words = self.tracker.dealt(number, up=self._up >= number, out=out)
-            self.keys = replace(self.keys, selected=None, status=words)
+            self.keys = replace(self.keys, selected=None, line=Status(words))
 
     def _wait_over(self, peer: Peer, now: float) -> None:
         """A refusal on the status line that says to wait for something that ends by itself
@@ -392,41 +385,29 @@ class TableController:
         resumed peer's own moves coming back, an abandon's silence): once it has ended, the
         status line says so and what to do now, where the refusal's words stayed until the
         next key, no longer true (session 32's CI read "still getting your own moves back"
-        for 60 s after they were; a move refused meanwhile is made again by the person)."""
-        wait = self._wait
-        if wait is None:
-            return
-        if self.keys.status != wait.words:  # (something else said since: a key, the deal)
-            self._wait = None
-            return
-        words = wait.ended(peer, now)
+        for 60 s after they were; a move refused meanwhile is made again by the person).
+        The refusal is the status line's own (:attr:`KeyState.refusal`): whatever replaced
+        the line since (a key, the deal) took it away."""
+        wait = status_wait(self.keys.line, self.seat, self.tracker.name)
+        words = None if wait is None else wait(peer, now)
         if words is not None:
-            self.keys, self._wait = replace(self.keys, status=words), None
-
-    def _key_wait(self, peer: Peer, ctx: Context, now: float) -> Wait | None:
-        """The wait a key's status says, if it refused before the core was asked: a move's
-        (:func:`~p2p_nertz.ui.keys.said_refusal`), the abandon key's (the core's answer now)."""
-        status, name = self.keys.status, self.tracker.name
-        answer = said_refusal(status, ctx)
-        if answer is not None and self.seat is not None:
-            return move_wait(answer, status, self.seat, name)
-        if status == not_now(ctx):
-            return abandon_wait(peer.abandon_answer(now), status, name)
-        return None
+            self.keys = replace(self.keys, line=Status(words))
 
     def _context(self, peer: Peer, now: float) -> Context:
+        answer = peer.abandon_answer(now)
         return Context(
             peer.view,
             self.seat,
             frozenset(peer.frozen_piles()),
             board=self.tracker.board is not None,
             symbols=self.symbols,
-            abandon=self.tracker.may_abandon(peer.abandon_answer(now)),
+            abandon=self.tracker.may_abandon(answer),
             alone=self.tracker.alone(peer),
             up=self._shown(peer),
             held_back=self.seat is not None
             and own_held_back(peer.tentative, peer.final, self.seat) is not None,
             rotating=peer.player.rotation_pending(),
+            answer=answer,
         )
 
     def _shown(self, peer: Peer) -> bool:

@@ -44,7 +44,7 @@ import enum
 from dataclasses import dataclass, field, replace
 
 from p2p_nertz.errors import IllegalMoveError, NotationError
-from p2p_nertz.protocol.local import MoveAnswer, MoveRefusal, touches
+from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal, touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
 from p2p_nertz.ui.refusals import (
     HELD_BACK,
@@ -73,18 +73,19 @@ __all__ = [
     "STUCK_WAITING",
     "Abandon",
     "Action",
+    "Answer",
     "CloseBoard",
     "Context",
     "KeyState",
     "Leave",
     "PlayMove",
+    "Status",
     "explain",
     "no_key_words",
     "not_now",
     "once_dealt",
     "press",
     "resolve_pair",
-    "said_refusal",
 ]
 
 ENTER = "ENTER"
@@ -131,6 +132,47 @@ NOT_DEALT = "not dealt yet"
 ILLEGAL_NOT_DEALT = "illegal: the round is not dealt yet"
 
 
+Answer = MoveAnswer | AbandonAnswer
+"""A refusal a status line says: a move's (the core's :class:`MoveAnswer`, or the same answer
+the keys gave before the core was asked), or an abandon's (the core's :class:`AbandonAnswer`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The status line: its words and, when they say a refusal, that refusal as a value.
+
+    The two are one value so that they change together: a status line made of words alone
+    carries no refusal, and a refusal is never left under words that no longer say it (the
+    controller reads :attr:`refusal` to know what ends a wait: :mod:`~p2p_nertz.ui.waits`).
+    Whether the words refuse is said by who makes them (:meth:`refusing`), never read back
+    from them: the view keeps such a line and draws it as bad news
+    (:func:`~p2p_nertz.ui.tracker.status_line`, :attr:`~p2p_nertz.ui.view.TableView.refused`).
+
+    Attributes:
+        words: what the status line says.
+        refusal: the refusal the words say as a value, when the table follows it (what ends
+            its wait); ``None``: none, or none that ends by itself.
+        refused: the words say why something asked was not done (a key, a move, an abandon);
+            always so with a ``refusal``.
+
+    >>> Status.refusing("illegal: a pile onto itself").refused, Status("played 7♥").refused
+    (True, False)
+    """
+
+    words: str = ""
+    refusal: Answer | None = None
+    refused: bool = False
+
+    def __post_init__(self) -> None:
+        if self.refusal is not None and not self.refused:  # (a refusal refuses)
+            object.__setattr__(self, "refused", True)
+
+    @classmethod
+    def refusing(cls, words: str, refusal: Answer | None = None) -> Status:
+        """A status line that says why something was not done (``refusal``: as a value)."""
+        return cls(words, refusal, refused=True)
+
+
 @dataclass(frozen=True, slots=True)
 class KeyState:
     """What the keyboard is in the middle of.
@@ -138,7 +180,7 @@ class KeyState:
     Attributes:
         selected: the source pile picked, waiting for a destination.
         command: the command line being typed (``None``: closed).
-        status: the status line.
+        line: the status line (:class:`Status`: set whole, its words and refusal together).
         help: the help screen is up.
         confirm: a question waiting for its answer key.
         help_page: which help page is up: 0 the keys, 1 how to play (``?`` again turns it).
@@ -146,21 +188,31 @@ class KeyState:
 
     selected: Pile | None = None
     command: str | None = None
-    status: str = ""
+    line: Status = Status()
     help: bool = False
     confirm: Confirm | None = None
     help_page: int = 0
+
+    @property
+    def status(self) -> str:
+        """The status line's words."""
+        return self.line.words
+
+    @property
+    def refusal(self) -> Answer | None:
+        """The refusal the status line says, if it says one (:attr:`Status.refusal`)."""
+        return self.line.refusal
 
 
 def once_dealt(state: KeyState) -> KeyState:
     """The key state once the round is dealt: a status that says it is not is out of date
     (a key pressed before the deal must not leave "not dealt yet" on the status line).
 
-    >>> once_dealt(KeyState(status=NOT_DEALT)).status, once_dealt(KeyState(status="hi")).status
-    ('', 'hi')
+    >>> [once_dealt(KeyState(line=Status(said))).status for said in (NOT_DEALT, "hi")]
+    ['', 'hi']
     """
     if state.status in (NOT_DEALT, ILLEGAL_NOT_DEALT):
-        return replace(state, status="")
+        return replace(state, line=Status())
     return state
 
 
@@ -186,6 +238,8 @@ class Context:
             shows has the player out.
         rotating: the stocks turn over (everyone stuck) and that is not final yet: the
             waste in ``frozen`` is frozen by that (:data:`TURNING_OVER`), not by a claim.
+        answer: the core's answer to an abandon now, which ``abandon`` was worked out from
+            (``None``: none asked); the abandon key's refusal carries it (:func:`not_now`).
     """
 
     table: Table | None
@@ -198,6 +252,7 @@ class Context:
     up: bool = True
     held_back: bool = False
     rotating: bool = False
+    answer: AbandonAnswer | None = None
 
 
 _SOURCES = {"n": Pile.NERTS, "w": Pile.WASTE} | {str(i): Pile(i) for i in range(1, 7)}
@@ -208,7 +263,7 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
     if state.help:
         if key in ("?", "h", "H"):  # the other page: the keys, or how to play
             return replace(state, help_page=1 - state.help_page), []
-        return replace(state, help=False, help_page=0, status=""), []
+        return replace(state, help=False, help_page=0, line=Status()), []
     if state.command is not None:
         return _command_key(state, key, ctx)
     if state.confirm is not None:
@@ -218,8 +273,10 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
         return replace(state, help=True), []
     if k == "q":
         if ctx.alone:  # (nobody is left to play with: nothing to confirm)
-            return KeyState(status="leaving the game…"), [Leave()]
-        return KeyState(confirm=Confirm.QUIT, status="leave the game? y leaves, any key stays"), []
+            return KeyState(line=Status("leaving the game…")), [Leave()]
+        return KeyState(
+            confirm=Confirm.QUIT, line=Status("leave the game? y leaves, any key stays")
+        ), []
     if k == ESC:
         return KeyState(), []
     if k == "a":
@@ -227,9 +284,9 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
     if ctx.board:
         if k in (ENTER, " "):
             return KeyState(), [CloseBoard()]
-        return replace(state, status="Enter: back to the table"), []
+        return replace(state, line=Status("Enter: back to the table")), []
     if ctx.seat is None:
-        return replace(state, status=f"{SPECTATOR} (q quits)"), []
+        return replace(state, line=Status.refusing(f"{SPECTATOR} (q quits)")), []
     return _table_key(state, k, key, ctx)
 
 
@@ -237,18 +294,20 @@ def _answer(confirm: Confirm, key: str, ctx: Context) -> tuple[KeyState, list[Ac
     """A key answering the question ``confirm`` asked: yes does it, any other key does not."""
     if confirm is Confirm.QUIT:
         if key.lower() == "y":
-            return KeyState(status="leaving the game…"), [Leave()]
-        return KeyState(status="staying"), []
+            return KeyState(line=Status("leaving the game…")), [Leave()]
+        return KeyState(line=Status("staying")), []
     if confirm is Confirm.CALL:
         if key.lower() == "x":
-            return KeyState(status="false call: Nerts! (with cards left)"), [PlayMove(Move.call())]
-        return KeyState(status="no call"), []
+            return KeyState(line=Status("false call: Nerts! (with cards left)")), [
+                PlayMove(Move.call())
+            ]
+        return KeyState(line=Status("no call")), []
     if key.lower() in ("a", "y"):  # Confirm.ABANDON
         why = not_now(ctx)  # the other came back meanwhile, say
         if why is not None:
-            return KeyState(status=why), []
-        return KeyState(status="abandoning the game…"), [Abandon()]
-    return KeyState(status="the game goes on (no abandon)"), []
+            return KeyState(line=why), []
+        return KeyState(line=Status("abandoning the game…")), [Abandon()]
+    return KeyState(line=Status("the game goes on (no abandon)")), []
 
 
 def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyState, list[Action]]:
@@ -258,7 +317,7 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
     if k in (":", "/"):
         return KeyState(command=""), []
     if not ctx.up and k != ENTER:
-        return KeyState(status=NOT_UP), []
+        return KeyState(line=Status.refusing(NOT_UP)), []
     if k in ("s", " "):
         return _play(ctx, Move.turn())
     if k == "p":
@@ -271,13 +330,13 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
             left = len(table.tableaux[ctx.seat].nerts)
             return KeyState(
                 confirm=Confirm.CALL,
-                status=false_call_question(left, table.rules.false_call_penalty),
+                line=Status(false_call_question(left, table.rules.false_call_penalty)),
             ), []
         return _play(ctx, Move.call())
     if k in ("l", "f"):
         if state.selected is None:
             piles = ctx.table.rules.work_piles if ctx.table is not None else 6
-            return replace(state, status=f"pick a card first: n, w or 1-{piles}"), []
+            return replace(state, line=Status.refusing(f"pick a card first: n, w or 1-{piles}")), []
         return _play(ctx, Move.to_lake(state.selected))
     pile = _SOURCES.get(k)
     if pile is not None:
@@ -287,11 +346,11 @@ def _table_key(state: KeyState, k: str, key: str, ctx: Context) -> tuple[KeyStat
             return _play(ctx, Move.to_lake(pile))
         move = resolve_pair(ctx, state.selected, pile)
         if isinstance(move, str):
-            return KeyState(status=move), []
+            return KeyState(line=Status.refusing(move)), []
         return _play(ctx, move)
     if k == ENTER:
-        return replace(state, status=""), []
-    return replace(state, status=no_key_words(key)), []
+        return replace(state, line=Status()), []
+    return replace(state, line=Status.refusing(no_key_words(key))), []
 
 
 def no_key_words(key: str) -> str:
@@ -307,39 +366,41 @@ def _abandon(state: KeyState, ctx: Context) -> tuple[KeyState, list[Action]]:
     """The abandon key: ask first when the core would take it, else say why not or how long
     is left (nothing changes)."""
     if ctx.seat is None:
-        return replace(state, status=f"{SPECTATOR} (q quits)"), []
+        return replace(state, line=Status.refusing(f"{SPECTATOR} (q quits)")), []
     why = not_now(ctx)  # not on offer, or the core still wants more silence: ask nothing
     if why is not None:
-        return replace(state, status=why), []
+        return replace(state, line=why), []
     assert not isinstance(ctx.abandon, str)
-    return KeyState(confirm=Confirm.ABANDON, status=ctx.abandon.question()), []
+    return KeyState(confirm=Confirm.ABANDON, line=Status(ctx.abandon.question())), []
 
 
-def not_now(ctx: Context) -> str | None:
-    """Why the abandon key does not end the game now (``None``: it may): what it says."""
+def not_now(ctx: Context) -> Status | None:
+    """Why the abandon key does not end the game now (``None``: it may): what it says, with
+    the core's answer it said it from (:attr:`Context.answer`: what ends its wait)."""
     if isinstance(ctx.abandon, str):
-        return f"cannot abandon: {ctx.abandon}"
-    return ctx.abandon.waiting()
+        return Status.refusing(f"cannot abandon: {ctx.abandon}", ctx.answer)
+    waiting = ctx.abandon.waiting()
+    return None if waiting is None else Status.refusing(waiting, ctx.answer)
 
 
 def _pick(ctx: Context, pile: Pile) -> tuple[KeyState, list[Action]]:
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
-        return KeyState(status=NOT_DEALT), []
+        return KeyState(line=Status.refusing(NOT_DEALT)), []
     tableau = table.tableaux[seat]
     if pile.is_work and pile > len(tableau.work):
-        return KeyState(status=f"no work pile {int(pile)} in this game"), []
+        return KeyState(line=Status.refusing(f"no work pile {int(pile)} in this game")), []
     card = tableau.top(pile)
     if card is None:
-        return KeyState(status=f"illegal: the {pile_name(pile)} is empty"), []
+        return KeyState(line=Status.refusing(f"illegal: the {pile_name(pile)} is empty")), []
     if pile in ctx.frozen:
-        return KeyState(status=_frozen(pile, ctx)), []
+        return KeyState(line=_frozen(pile, ctx)), []
     piles = len(tableau.work)
     text = card_text(card, symbols=ctx.symbols)
     return KeyState(
         selected=pile,
-        status=f"{text} picked: l to the lake, 1-{piles} onto a work pile, Esc cancels",
+        line=Status(f"{text} picked: l to the lake, 1-{piles} onto a work pile, Esc cancels"),
     ), []
 
 
@@ -444,23 +505,14 @@ def explain(ctx: Context, move: Move) -> str:
     return f"illegal: {show(card)} does not go on {show(dest)} (one rank lower, the other colour)"
 
 
-def _frozen(pile: Pile, ctx: Context) -> str:
+def _frozen(pile: Pile, ctx: Context) -> Status:
+    """Why a move of ``pile`` waits: the core's refusal, said before the core is asked."""
     if pile is Pile.WASTE and ctx.rotating:  # (the core's order: a claim's first, then this)
-        return f"illegal: {TURNING_OVER}"
-    return f"illegal: {in_the_air_words(pile)}"
-
-
-def said_refusal(status: str, ctx: Context) -> MoveAnswer | None:
-    """The core's refusal that a table key's ``status`` said before the core was asked
-    (a card in the air, the others' votes: :func:`_play`, :func:`_pick`), if it is one (the
-    table says when its wait is over: :mod:`~p2p_nertz.ui.waits`)."""
-    if ctx.held_back and status == HELD_BACK:
-        return MoveAnswer(MoveRefusal.HELD_BACK)
-    for pile in ctx.frozen:
-        if status == _frozen(pile, ctx):
-            refusal = MoveRefusal.ROTATING if status.endswith(TURNING_OVER) else None
-            return MoveAnswer(refusal or MoveRefusal.IN_THE_AIR, pile=pile)
-    return None
+        return Status.refusing(
+            f"illegal: {TURNING_OVER}", MoveAnswer(MoveRefusal.ROTATING, pile=pile)
+        )
+    refusal = MoveAnswer(MoveRefusal.IN_THE_AIR, pile=pile)
+    return Status.refusing(f"illegal: {in_the_air_words(pile)}", refusal)
 
 
 def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Action]]:
@@ -468,14 +520,14 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
-        return KeyState(status=ILLEGAL_NOT_DEALT), []
+        return KeyState(line=Status.refusing(ILLEGAL_NOT_DEALT)), []
     if ctx.held_back:  # (the core's refusal, said before it is asked: not "not playing")
-        return KeyState(status=HELD_BACK), []
+        return KeyState(line=Status.refusing(HELD_BACK, MoveAnswer(MoveRefusal.HELD_BACK))), []
     if not ctx.up:
-        return KeyState(status=NOT_UP), []
+        return KeyState(line=Status.refusing(NOT_UP)), []
     frozen = touches(move) & ctx.frozen  # (the core's own rule: protocol.local)
     if frozen:
-        return KeyState(status=_frozen(min(frozen), ctx)), []
+        return KeyState(line=_frozen(min(frozen), ctx)), []
     if move.behalf is not None and not table.over:
         # A pass on another's behalf (``P@S``) is no legal move the table lists: the rules
         # engine says whether it counts now, and why not ("illegal: P@2" said nothing). Too
@@ -483,12 +535,14 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
         try:
             table.play(seat, move, table.clock)
         except IllegalMoveError as exc:  # (the move typed is known: the reason alone)
-            return KeyState(status=f"illegal: {str(exc).removeprefix(f'{move}: ')}"), []
-        return KeyState(status=done or _played(ctx, table, move)), [PlayMove(move)]
+            return KeyState(
+                line=Status.refusing(f"illegal: {str(exc).removeprefix(f'{move}: ')}")
+            ), []
+        return KeyState(line=Status(done or _played(ctx, table, move))), [PlayMove(move)]
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
     if table.over or move not in table.legal_moves(seat):
-        return KeyState(status=explain(ctx, move)), []
-    return KeyState(status=done or _played(ctx, table, move)), [PlayMove(move)]
+        return KeyState(line=Status.refusing(explain(ctx, move))), []
+    return KeyState(line=Status(done or _played(ctx, table, move))), [PlayMove(move)]
 
 
 def _stuck(ctx: Context) -> str:
@@ -526,9 +580,9 @@ def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, lis
         try:
             move = Move.parse(text)
         except NotationError as exc:
-            return KeyState(status=f"not a move: {text!r} — {_short(exc)}"), []
+            return KeyState(line=Status.refusing(f"not a move: {text!r} — {_short(exc)}")), []
         if ctx.seat is None:
-            return KeyState(status=SPECTATOR), []
+            return KeyState(line=Status.refusing(SPECTATOR)), []
         if move.kind is MoveKind.CALL:  # typed `X` asks first, as the key does (false call)
             return _table_key(KeyState(), "x", "x", ctx)
         return _play(ctx, move)

@@ -43,12 +43,12 @@ Keys (names as the front end reports them; ``UP``/``DOWN`` are the arrow keys):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from p2p_nertz.defaults import TABLE_BOT_SPEED
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
-from p2p_nertz.ui.keys import ENTER, ESC, no_key_words
+from p2p_nertz.ui.keys import ENTER, ESC, Status, no_key_words
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
 
 __all__ = [
@@ -72,7 +72,6 @@ __all__ = [
     "press_lobby",
     "render_lobby",
     "rules_text",
-    "status_refused",
 ]
 
 UP = "UP"
@@ -171,7 +170,8 @@ class LobbyKeys:
         strategy: the picker's strategy (index into the strategies).
         speed: the picker's speed, 1 to 10.
         help: the help screen is up.
-        status: the status line.
+        line: the status line (:class:`~p2p_nertz.ui.keys.Status`: set whole; whether it
+            refuses is said by what made it, :meth:`~p2p_nertz.ui.keys.Status.refusing`).
     """
 
     cursor: int = 0
@@ -180,7 +180,12 @@ class LobbyKeys:
     strategy: int = 0
     speed: int = TABLE_BOT_SPEED  # (why: p2p_nertz/defaults.py)
     help: bool = False
-    status: str = ""
+    line: Status = field(default_factory=Status)
+
+    @property
+    def status(self) -> str:
+        """The status line's words."""
+        return self.line.words
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +219,7 @@ class LobbyView:
         with a seat's news between them ("at Ann's table …: r when ready").
 
         >>> LobbyView(name="Dee", fingerprint="f", messages=("joining…", "at Ann's table",
-        ...     "Cy sat down"), keys=LobbyKeys(status="at Ann's table")).news()
+        ...     "Cy sat down"), keys=LobbyKeys(line=Status("at Ann's table"))).news()
         ('joining…', 'Cy sat down')
         """
         status = self.keys.status
@@ -307,7 +312,7 @@ def press_lobby(
 ) -> tuple[LobbyKeys, list[LobbyAction]]:
     """Handle one key in the lobby (see the module docstring); never raises."""
     if keys.help:
-        return replace(keys, help=False, status=""), []
+        return replace(keys, help=False, line=Status()), []
     if keys.picking:
         return _picker(keys, key, ctx)
     if keys.removing:
@@ -316,9 +321,9 @@ def press_lobby(
     if k in ("?", "h"):
         return replace(keys, help=True), []
     if k == "q":
-        return replace(keys, status="leaving the lobby…"), [Quit()]
+        return replace(keys, line=Status("leaving the lobby…")), [Quit()]
     if k == ESC:
-        return replace(keys, status=""), []
+        return replace(keys, line=Status()), []
     if ctx.at_table:
         return _at_table(keys, k, ctx)
     return _browsing(keys, k, ctx)
@@ -328,52 +333,61 @@ def _browsing(keys: LobbyKeys, k: str, ctx: LobbyContext) -> tuple[LobbyKeys, li
     cursor = min(keys.cursor, max(ctx.listings - 1, 0))
     if k in (UP, DOWN):
         if not ctx.listings:
-            return replace(keys, status="no table to select yet: c creates one"), []
+            return replace(keys, line=Status.refusing("no table to select yet: c creates one")), []
         step = -1 if k == UP else 1
-        return replace(keys, cursor=(cursor + step) % ctx.listings, status=""), []
+        return replace(keys, cursor=(cursor + step) % ctx.listings, line=Status()), []
     if k.isdigit() and k != "0":
         n = int(k)
         if n > ctx.listings:
-            return replace(keys, status=f"no table {n} in the list"), []
-        return replace(keys, cursor=n - 1, status=""), []
+            return replace(keys, line=Status.refusing(f"no table {n} in the list")), []
+        return replace(keys, cursor=n - 1, line=Status()), []
     if k == ENTER:
         if not ctx.listings:
-            return replace(keys, status="no table to join yet: c creates one"), []
-        return replace(keys, cursor=cursor, status="joining…"), [JoinTable(cursor)]
+            return replace(keys, line=Status.refusing("no table to join yet: c creates one")), []
+        return replace(keys, cursor=cursor, line=Status("joining…")), [JoinTable(cursor)]
     if k == "c":
-        return replace(keys, status="opening a table…"), [CreateTable()]
+        return replace(keys, line=Status("opening a table…")), [CreateTable()]
     if k in ("r", "b", "s", "l"):
         return replace(
-            keys, status="not at a table: ENTER joins the selected one, c creates one"
+            keys,
+            line=Status.refusing("not at a table: ENTER joins the selected one, c creates one"),
         ), []
-    return replace(keys, status=_unknown(k)), []
+    return replace(keys, line=_unknown(k)), []
 
 
 def _at_table(keys: LobbyKeys, k: str, ctx: LobbyContext) -> tuple[LobbyKeys, list[LobbyAction]]:
     if k == "r":
         if ctx.hosting:
-            return replace(keys, status="the host is always ready: s starts the game"), []
+            return replace(
+                keys, line=Status.refusing("the host is always ready: s starts the game")
+            ), []
         ready = not ctx.ready
-        return replace(keys, status="ready" if ready else "not ready"), [SetReady(ready)]
+        return replace(keys, line=Status("ready" if ready else "not ready")), [SetReady(ready)]
     if k == "b":
-        return replace(keys, picking=True, status=""), []
+        return replace(keys, picking=True, line=Status()), []
     if k == "s":
         if not ctx.hosting:
-            return replace(keys, status="only the host starts the game: r says you are ready"), []
+            return replace(
+                keys, line=Status.refusing("only the host starts the game: r says you are ready")
+            ), []
         if ctx.blocker is not None:
-            return replace(keys, status=f"cannot start: {ctx.blocker}"), []
-        return replace(keys, status="starting…"), [StartGame()]
+            return replace(keys, line=Status.refusing(f"cannot start: {ctx.blocker}")), []
+        return replace(keys, line=Status("starting…")), [StartGame()]
     if k == "x":
         if not ctx.hosting:
-            return replace(keys, status="only the host removes a guest: l leaves the table"), []
+            return replace(
+                keys, line=Status.refusing("only the host removes a guest: l leaves the table")
+            ), []
         if ctx.seats < 2:
-            return replace(keys, status="no guest to remove"), []
-        return replace(keys, removing=True, status=f"remove which guest? 1-{ctx.seats - 1}"), []
+            return replace(keys, line=Status.refusing("no guest to remove")), []
+        return replace(
+            keys, removing=True, line=Status(f"remove which guest? 1-{ctx.seats - 1}")
+        ), []
     if k == "l":
-        return replace(keys, status="left the table"), [LeaveTable()]
+        return replace(keys, line=Status("left the table")), [LeaveTable()]
     if k in ("c", ENTER, UP, DOWN) or k.isdigit():
-        return replace(keys, status="you are at a table: l leaves it first"), []
-    return replace(keys, status=_unknown(k)), []
+        return replace(keys, line=Status.refusing("you are at a table: l leaves it first")), []
+    return replace(keys, line=_unknown(k)), []
 
 
 def _picker(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, list[LobbyAction]]:
@@ -390,27 +404,33 @@ def _picker(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, li
     if k.isdigit():
         return replace(keys, speed=int(k) or 10), []
     if k in (ESC, "b"):
-        return replace(keys, picking=False, status="no bot added"), []
+        return replace(keys, picking=False, line=Status("no bot added")), []
     if k == ENTER:
         if not ctx.strategies:
-            return replace(keys, picking=False, status="no bot strategy known"), []
+            return replace(keys, picking=False, line=Status.refusing("no bot strategy known")), []
         strategy = ctx.strategies[keys.strategy % n]
         return (
-            replace(keys, picking=False, status=f"adding a {strategy} bot at speed {keys.speed}…"),
+            replace(
+                keys, picking=False, line=Status(f"adding a {strategy} bot at speed {keys.speed}…")
+            ),
             [AddBot(strategy, keys.speed)],
         )
     if k == "q":
-        return replace(keys, picking=False, status="leaving the lobby…"), [Quit()]
-    return replace(keys, status="t strategy · + - or 1-9 0 speed · Enter adds · Esc cancels"), []
+        return replace(keys, picking=False, line=Status("leaving the lobby…")), [Quit()]
+    return replace(
+        keys, line=Status("t strategy · + - or 1-9 0 speed · Enter adds · Esc cancels")
+    ), []
 
 
 def _removing(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, list[LobbyAction]]:
     done = replace(keys, removing=False)
     if key.isdigit() and 1 <= int(key) < ctx.seats:
-        return replace(done, status=f"removing the guest in seat {key}…"), [RemoveSeat(int(key))]
+        return replace(done, line=Status(f"removing the guest in seat {key}…")), [
+            RemoveSeat(int(key))
+        ]
     if key.isdigit():
-        return replace(done, status=no_guest_words(int(key), ctx.seats)), []
-    return replace(done, status="no guest removed"), []
+        return replace(done, line=Status.refusing(no_guest_words(int(key), ctx.seats))), []
+    return replace(done, line=Status("no guest removed")), []
 
 
 def no_guest_words(seat: int, seats: int) -> str:
@@ -430,8 +450,8 @@ def no_guest_words(seat: int, seats: int) -> str:
     return f"{'seat 0 is you, the host' if seat == 0 else f'no guest in seat {seat}'}: {guests}"
 
 
-def _unknown(k: str) -> str:
-    return no_key_words(k) if len(k) == 1 and k.isprintable() else ""
+def _unknown(k: str) -> Status:
+    return Status.refusing(no_key_words(k)) if len(k) == 1 and k.isprintable() else Status()
 
 
 # -- the screen ----------------------------------------------------------------------------------
@@ -468,16 +488,6 @@ def rules_text(rules: Rules, deal: Deal = Deal.COMMIT) -> list[str]:
         f"Nerts card −{rules.nerts_card_penalty} · false call −{rules.false_call_penalty} · "
         f"variants: {', '.join(variants) or 'none'}",
     ]
-
-
-def status_refused(text: str) -> bool:
-    """Whether a status line says a key was refused (drawn as bad news, at the terminal and on
-    the page alike).
-
-    >>> status_refused("cannot start: waiting for bob"), status_refused("ready")
-    (True, False)
-    """
-    return text.startswith(("cannot", "no ", "not ", "only ", "the host refused", "error"))
 
 
 def render_lobby(view: LobbyView, width: int = 80, height: int = 24) -> Screen:
@@ -526,7 +536,7 @@ class _LobbyPainter:
         text = self.view.keys.status
         row = self.row()
         if text:
-            row.add(text, Style.BAD if status_refused(text) else Style.WARN)
+            row.add(text, Style.BAD if self.view.keys.line.refused else Style.WARN)
         return row.spans()
 
     def hint(self) -> tuple[Span, ...]:

@@ -313,8 +313,7 @@ class _Painter:
         view = self.view
         row = self.pen.row()
         if view.status:
-            refused = view.status.startswith(("illegal", "refused", "no ", "not ", "cannot "))
-            row.add(view.status, Style.BAD if refused else Style.WARN)
+            row.add(view.status, Style.BAD if view.refused else Style.WARN)
         return row.spans()
 
     def help(self, room: int) -> _Rows:

@@ -576,6 +576,22 @@ class Tracker:
         board = self.board
         offer = None if final else self.may_abandon(abandon)
         unfollowed = unfollowed_words(tentative, self.followed, self.names)
+        if unfollowed is not None and not keys.status:
+            status = unfollowed[1]
+        else:
+            over = tentative.phase is st.Phase.OVER or (
+                board is not None and board.result is not None
+            )
+            status = status_line(
+                table,
+                self.seat,
+                keys.status,
+                refused=keys.line.refused,
+                asking=keys.confirm is not None or keys.selected is not None,
+                rotated=self.rotated,
+                symbols=self.symbols,
+                over=over,
+            )
         return TableView(
             table=table,
             seat=self.seat,
@@ -590,17 +606,8 @@ class Tracker:
             last=last,
             messages=tuple(self.messages),
             board=board,
-            status=unfollowed[1]
-            if unfollowed is not None and not keys.status
-            else status_line(
-                table,
-                self.seat,
-                keys.status,
-                rotated=self.rotated,
-                symbols=self.symbols,
-                over=tentative.phase is st.Phase.OVER
-                or (board is not None and board.result is not None),
-            ),
+            status=status,
+            refused=keys.line.refused and status == keys.status,
             selected=keys.selected,
             command=keys.command,
             help=keys.help,
@@ -663,23 +670,27 @@ def status_line(
     seat: int | None,
     status: str,
     *,
+    refused: bool = False,
+    asking: bool = False,
     rotated: bool = False,
     symbols: bool = True,
     over: bool = False,
 ) -> str:
     """The status line kept true for ``seat`` at ``table``: "stuck: waiting" only while the
     pass stands; with nothing else to say and nothing left to play, it offers the pass; with
-    every other player stuck, it says the round waits for us (unless it is answering a key:
-    a refusal, a question, a pick). ``over``: the game is over, and the line says so, as the
-    board and the header do, unless it asks a question (a newcomer read the deal's "round 1
-    is dealt — go!" under the board's "game over — winner: …").
+    every other player stuck, it says the round waits for us, unless it is answering a key
+    (``refused``: it says why something was not done, :attr:`~p2p_nertz.ui.keys.Status.refused`;
+    ``asking``: a question waits for its answer key, or a picked card for where it goes; as
+    the keys made it, never read back from the words). ``over``: the game is over, and the
+    line says so, as the board and the header do, unless it asks a question (a newcomer read
+    the deal's "round 1 is dealt — go!" under the board's "game over — winner: …").
 
     >>> from p2p_nertz.rules import Rules, Table, Tableau
     >>> t = Tableau.parse("N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: - | W: -")
     >>> status_line(Table.from_tableaux(Rules(), [t, t]), 0, "") == NOTHING_TO_PLAY
     True
     """
-    if over and not any(words in status for words in _ASKING):
+    if over and not asking:
         return GAME_OVER
     if seat is None or table is None or table.over or not table.active[seat]:
         return status
@@ -699,24 +710,13 @@ def status_line(
         and not table.has_card_move(seat)
     ):
         return NOTHING_TO_PLAY
-    keep = status.startswith(_KEEP) or any(words in status for words in _ASKING)
+    keep = refused or asking  # (an answer to a key: the person reads it first)
     if seat in table.passed_for and not keep:
         return PASSED_TURNS_FOR_YOU if table.rules.turn_based else PASSED_FOR_YOU
     others = [s for s in range(table.seats) if s != seat and table.active[s]]
-    if (
-        others
-        and not table.stuck[seat]
-        and all(table.stuck[s] for s in others)
-        and not status.startswith(_KEEP)
-        and not any(words in status for words in _ASKING)
-    ):
+    if others and not keep and not table.stuck[seat] and all(table.stuck[s] for s in others):
         return WAITING_ON_YOU
     return status
-
-
-#: Status lines :data:`WAITING_ON_YOU` does not replace: a refusal's reason, a question, a pick.
-_KEEP = ("illegal", "cannot", "no ", "not ", "refused", "pick a card")
-_ASKING = ("?", " again to ", " picked: ")
 
 
 def _last_board(final: st.GameState) -> Board | None:

@@ -288,6 +288,9 @@ class TableView:
         last: each seat's last action, in words (:func:`play_words`; empty when unknown).
         messages: announcements, oldest first (the screen shows the newest).
         status: the status line (what a key did, why a move was refused).
+        refused: the status line says why something was not done (drawn as bad news), as
+            the keys or the controller made it (:attr:`~p2p_nertz.ui.keys.Status.refused`),
+            never read back from its words.
         selected: the source pile picked by a key, waiting for a destination.
         command: the command line being typed (``None`` when closed).
         board: the end-of-round board, shown instead of the table while set.
@@ -324,6 +327,7 @@ class TableView:
     last: tuple[str, ...] = ()
     messages: tuple[str, ...] = ()
     status: str = ""
+    refused: bool = False
     selected: Pile | None = None
     command: str | None = None
     board: Board | None = None

@@ -249,6 +249,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "frozen": sorted(_key(p) for p in view.frozen),
         "selected": None if view.selected is None else _key(view.selected),
         "status": page_status(view.status),  # (a question names the page's button)
+        "refused": view.refused,  # (as the keys made it: not read back from the words)
         "command": view.command,
         "messages": list(view.news()[-MESSAGES:]),
         "board": None if view.board is None else _board(view, view.board, symbols),

@@ -23,7 +23,7 @@ import trio
 
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.ui.keys import ENTER, ESC
-from p2p_nertz.ui.lobby import LobbyView, rules_text, status_refused
+from p2p_nertz.ui.lobby import LobbyView, rules_text
 from p2p_nertz.ui.screen import Screen
 from p2p_nertz.web.model import LOBBY_ACTIONS, BadAction, KeyPress, LobbyPick, PageAction
 from p2p_nertz.web.server import Page, ViewFeed, WebApp
@@ -107,7 +107,7 @@ def lobby_json(view: LobbyView) -> dict[str, Any]:
             "speed": keys.speed,
         },
         "status": keys.status,
-        "refused": status_refused(keys.status),
+        "refused": keys.line.refused,  # (as the keys or the lobby made it: not read from the words)
         "messages": list(view.news()),  # (not the status line's words again)
     }
 

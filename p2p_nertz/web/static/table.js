@@ -496,7 +496,7 @@
       const picked = view.selected !== null && view.command === null && / picked: /.test(view.status);
       status.replaceChildren(...(view.command !== null ? [`: ${view.command}▏`]
         : named(picked ? `${view.status} · or ${TAP} where it goes` : view.status)));
-      status.className = /^(illegal|cannot|not a move)/.test(view.status) ? "illegal" : "";
+      status.className = view.refused ? "illegal" : "";
     }
     if (changed("messages", view.messages)) {
       const list = $("#messages");
