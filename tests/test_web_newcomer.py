@@ -21,7 +21,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Pile, Rules
 from p2p_nertz.rules.book import rule_book
 from p2p_nertz.ui import TableView
-from p2p_nertz.web.model import view_json
+from p2p_nertz.web.model import KeyPress, view_json
 from tests.peer_helpers import Paused, PeerNetwork
 from tests.test_web_race import Seat, _open
 from tests.test_web_table import card_in, tops, turn_until_ace
@@ -371,3 +371,28 @@ def test_web_the_newest_announcement_stays_in_sight_under_long_ones(page: Served
         )
         assert box[2] <= box[0] and box[1] <= box[3] + 0.5, box
         assert newest.text == messages[-1]
+
+
+def test_web_a_key_pressed_with_the_help_open_is_the_help_s_and_q_closes_it(
+    page: ServedPage,
+) -> None:
+    """Before: ``q`` with the help open asked "leave the game?" of a person closing the help,
+    and every other key went to a table the help covered (``s`` turned the stock unseen)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    paused = {s: Paused() for s in range(2)}
+    net = PeerNetwork(2, seed=4, rules=Rules(rounds=1, target=None, draw=1), strategies=paused)
+    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
+    seat = Seat(net, 0, page)
+    with open_browser(1280, 720) as driver:
+        _open(driver, seat)
+        ActionChains(driver).send_keys("?").perform()
+        wait_for(driver, lambda d: _help(d).is_displayed(), "? opens the help")
+        # Game keys, a picked card's, a command's: none leaves the page while the help is open.
+        ActionChains(driver).send_keys("snwx1l:p").perform()
+        ActionChains(driver).send_keys("q").perform()
+        wait_for(driver, lambda d: not _help(d).is_displayed(), "q closes the help")
+        # The table's keys are the table's again: the first the peer hears is this one.
+        ActionChains(driver).send_keys("4").perform()
+        action = page.actions.get(timeout=60)
+        assert action == KeyPress("4"), action
