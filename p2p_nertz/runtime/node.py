@@ -384,6 +384,11 @@ def _node_log(path: Path, config: PeerConfig) -> NodeLog:
     return NodeLog(path, slow_after=config.beat_interval * SLOW_SYNC, idle_after=IDLE_SYNC)
 
 
+def _members_routes(spec: GameSpec, identity: Identity) -> dict[bytes, bytes]:
+    """Each other member's ROUTER routing id and the ZAP user id of its connection."""
+    return {routing_id(p): zap_user_id(p) for p in spec.peer_ids if p != identity.peer_id}
+
+
 class PeerNode:
     """One peer on real sockets; see the module docstring.
 
@@ -496,10 +501,9 @@ class PeerNode:
         self._cut_damaged_tail = cut_damaged_tail
         self.restored = False
         """Whether :meth:`run` rebuilt the peer from an existing log."""
-        self.guard = InboundGuard(
-            {routing_id(p): zap_user_id(p) for p in spec.peer_ids if p != identity.peer_id},
-            budget,
-        )
+        self.started = trio.Event()
+        """Set once :meth:`run` has started the peer (:attr:`peer` there); never if it fails."""
+        self.guard = InboundGuard(_members_routes(spec, identity), budget)
         """What the ROUTER lets through to the peer: members' connections, within a budget."""
         self.refusals = RefusalLog(log)
         """Every message refused (by the guard or the peer), counted by reason; logged at a
@@ -678,6 +682,7 @@ class PeerNode:
                 nursery.start_soon(self._timer_loop)
                 if self._bot is not None:
                     nursery.start_soon(self._bot_loop)
+                self.started.set()
                 task_status.started(self.endpoint)
                 await self._ending.done.wait()
                 await self._write(self._ending.notes())  # (stopped unheard: a recovering note)
