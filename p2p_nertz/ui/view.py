@@ -667,6 +667,9 @@ def pass_gone_words(open_move: str | None) -> str:
 
 _CALL_KEY = "x again to call anyway"
 _CALL_BUTTON = "click “yes, call Nerts” to call anyway"
+# (Turn-based play, turns passed for: the status line, the announcement, the keys' refusal.)
+_BACK_KEY = ": p to take them back"
+_BACK_BUTTON = ": click “stuck” (or p) to take them back"
 
 
 def false_call_question(left: int, penalty: int) -> str:
@@ -684,13 +687,17 @@ def false_call_question(left: int, penalty: int) -> str:
 
 
 def page_status(status: str) -> str:
-    """The status line as the page shows it: a question names the page's button, not the
-    terminal's key (the page's Nerts! button reads "yes, call Nerts" while it asks).
+    """The status line (or an announcement) as the page shows it: a question names the
+    page's button, not the terminal's key (the page's Nerts! button reads "yes, call Nerts"
+    while it asks), and so does the way back of a player whose turns are skipped (a phone
+    has no ``p``: its button is "stuck").
 
     >>> page_status(false_call_question(3, 10))[33:]
     'click “yes, call Nerts” to call anyway (false call: −10 pts)'
+    >>> page_status("your turns are skipped: p to take them back")
+    'your turns are skipped: click “stuck” (or p) to take them back'
     """
-    return status.replace(_CALL_KEY, _CALL_BUTTON)
+    return status.replace(_CALL_KEY, _CALL_BUTTON).replace(_BACK_KEY, _BACK_BUTTON)
 
 
 def is_stuck_words(status: str) -> bool:

@@ -250,7 +250,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "selected": None if view.selected is None else _key(view.selected),
         "status": page_status(view.status),  # (a question names the page's button)
         "command": view.command,
-        "messages": list(view.news()[-MESSAGES:]),
+        "messages": [page_status(m) for m in view.news()[-MESSAGES:]],
         "board": None if view.board is None else _board(view, view.board, symbols),
         "countdown": view.countdown,
         "final": view.final,
