@@ -21,6 +21,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Pile, Rules
 from p2p_nertz.rules.book import rule_book
 from p2p_nertz.ui import TableView
+from p2p_nertz.ui.view import Link
 from p2p_nertz.web.model import KeyPress, view_json
 from tests.peer_helpers import Paused, PeerNetwork
 from tests.test_web_race import Seat, _open
@@ -396,3 +397,20 @@ def test_web_a_key_pressed_with_the_help_open_is_the_help_s_and_q_closes_it(
         ActionChains(driver).send_keys("4").perform()
         action = page.actions.get(timeout=60)
         assert action == KeyPress("4"), action
+
+
+def test_web_the_header_of_a_person_who_left_says_so_not_that_the_game_ended(
+    page: ServedPage,
+) -> None:
+    # Before: "round 1 of 1 · playing · the game has ended", the others still playing.
+    table = table_from(IDLE, IDLE)
+    view = TableView(
+        table=table, seat=0, names=("Ann", "Bob"), rules=Rules(rounds=1, target=None),
+        phase="play", final=True, links=(Link.LEFT, Link.OK),
+    )  # fmt: skip
+    page.publish(json.dumps(view_json(view), ensure_ascii=False))
+    with open_browser(1280, 720) as driver:
+        driver.get(page.url)
+        header = driver.find_element("id", "round")
+        wait_for(driver, lambda d: "round 1 of 1" in header.text, "the header")
+        assert header.text == "round 1 of 1 · playing · you left the game", header.text

@@ -471,8 +471,12 @@
     const me = view.seat;
     const mineNow = me === null ? null : view.players[me];
     const shared = [view.frozen, view.selected];
+    // (A person who left stopped their own game, not the table's: "playing · the game has
+    // ended" read as a contradiction, the others still at it.)
+    const ended = mineNow && mineNow.link === "left" ? " · you left the game"
+      : " · the game has ended";
     $("#round").textContent = view.heading +
-      (view.gone ? ` · ${view.gone}` : view.final ? " · the game has ended" : "") +
+      (view.gone ? ` · ${view.gone}` : view.final ? ended : "") +
       (view.alone ? " · nobody else is left" : "");
     // The others one by one: a bot's move redraws its own tableau only.
     const others = $("#others");
