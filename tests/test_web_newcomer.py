@@ -259,12 +259,19 @@ def test_web_a_phone_sized_page_offers_how_to_play_and_fits_the_rules_on_screen(
         assert driver.find_element("id", "help-close").is_displayed()
 
 
-def test_web_an_empty_lake_says_what_it_is_for_until_its_first_ace(page: ServedPage) -> None:
-    # Nobody else plays (paused): the lake is empty until our own ace goes there.
+def _paused_pair(page: ServedPage) -> Seat:
+    """Seat 0 of two players whose bots never move (seed 4, one round, one card a turn), in
+    play, on ``page``."""
     paused = {s: Paused() for s in range(2)}
     net = PeerNetwork(2, seed=4, rules=Rules(rounds=1, target=None, draw=1), strategies=paused)
     net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
-    seat = Seat(net, 0, page)
+    return Seat(net, 0, page)
+
+
+def test_web_an_empty_lake_says_what_it_is_for_until_its_first_ace(page: ServedPage) -> None:
+    # Nobody else plays (paused): the lake is empty until our own ace goes there.
+    seat = _paused_pair(page)
+    net = seat.net
     with open_browser(390, 844) as driver:
         _open(driver, seat)
         hint = driver.find_element("css selector", "#foundations .hint")
@@ -381,10 +388,7 @@ def test_web_a_key_pressed_with_the_help_open_is_the_help_s_and_q_closes_it(
     and every other key went to a table the help covered (``s`` turned the stock unseen)."""
     from selenium.webdriver.common.action_chains import ActionChains
 
-    paused = {s: Paused() for s in range(2)}
-    net = PeerNetwork(2, seed=4, rules=Rules(rounds=1, target=None, draw=1), strategies=paused)
-    net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
-    seat = Seat(net, 0, page)
+    seat = _paused_pair(page)
     with open_browser(1280, 720) as driver:
         _open(driver, seat)
         ActionChains(driver).send_keys("?").perform()
