@@ -276,3 +276,15 @@ def test_view_json_names_the_stuck_button_as_the_way_back_of_skipped_turns() -> 
     assert data["messages"] == [told.replace("p to take them back", way_back)]
     # (The terminal's words are the table's own, unchanged.)
     assert PASSED_TURNS_FOR_YOU.endswith(": p to take them back")
+
+
+def test_view_json_says_whose_turn_it_is_in_turn_based_play_only() -> None:
+    peer = _dealt()
+    view = _controller(peer).view(peer, 0.0)
+    assert view_json(view)["turn"] is None  # (all at once: nobody's turn)
+    turns = dataclasses.replace(view.rules, turn_based=True)
+    table = dataclasses.replace(_table(peer), rules=turns, turn=1)
+    data = view_json(dataclasses.replace(view, table=table, rules=turns))
+    assert data["turn"] == f"turn: {peer.spec.members[1].name} (seat 1)"
+    mine = dataclasses.replace(table, turn=0)
+    assert view_json(dataclasses.replace(view, table=mine, rules=turns))["turn"] == "your turn"

@@ -9,6 +9,7 @@ the work piles grew, the line that says why a move was refused was below the fol
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -418,3 +419,19 @@ def test_web_the_header_of_a_person_who_left_says_so_not_that_the_game_ended(
         header = driver.find_element("id", "round")
         wait_for(driver, lambda d: "round 1 of 1" in header.text, "the header")
         assert header.text == "round 1 of 1 · playing · you left the game", header.text
+
+
+def test_web_a_turn_based_page_says_whose_turn_it_is(page: ServedPage) -> None:
+    # Before: the terminal's header said it, the page's did not: a person waited, unawares,
+    # on their own turn ("round 1 of 1 · playing", the bot waiting for them).
+    table = table_from(IDLE, IDLE, rules=Rules(turn_based=True, rounds=1, target=None))
+    view = TableView(table=table, seat=0, names=("Ann", "Bob"), rules=table.rules, phase="play")
+    page.publish(json.dumps(view_json(view), ensure_ascii=False))
+    with open_browser(1280, 720) as driver:
+        driver.get(page.url)
+        header = driver.find_element("id", "round")
+        wait_for(driver, lambda d: "round 1 of 1" in header.text, "the header")
+        assert header.text == "round 1 of 1 · playing · your turn", header.text
+        theirs = dataclasses.replace(view, seat=1)
+        page.publish(json.dumps(view_json(theirs), ensure_ascii=False))
+        wait_for(driver, lambda d: header.text.endswith("· turn: Ann (seat 0)"), "their turn")

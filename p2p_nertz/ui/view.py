@@ -65,8 +65,12 @@ __all__ = [
     "play_words",
     "pace_words",
     "reach_words",
+    "YOUR_TURN",
 ]
 
+
+YOUR_TURN = "your turn"
+"""Whose turn it is when it is ours, in turn-based play (:meth:`TableView.turn_words`)."""
 
 NOT_UP = "your cards are not up yet: they turn up once the others have answered the deal"
 """The status of a table key pressed while the deal's cards are still face down to us
@@ -356,6 +360,15 @@ class TableView:
         """
         name = self.names[seat] if 0 <= seat < len(self.names) else "?"
         return f"{name} (seat {seat})"
+
+    def turn_words(self) -> str | None:
+        """Whose turn it is, in turn-based play while the round is played (``None``: not
+        then): :data:`YOUR_TURN`, or ``"turn: Bob (seat 2)"``. The header of both tables
+        says it (the page's said nothing: a person waited on their own turn unawares)."""
+        table = self.table
+        if table is None or table.status is not RoundStatus.PLAYING or not table.rules.turn_based:
+            return None
+        return YOUR_TURN if table.turn == self.seat else f"turn: {self.seat_name(table.turn)}"
 
     def winner_name(self, winner: int) -> str:
         """A game's winner in words: a player (:meth:`seat_name`), or with pairs, ``"team

@@ -243,6 +243,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "round": view.round,
         "phase": view.phase,
         "heading": view.heading(),
+        "turn": view.turn_words(),  # (turn-based play: whose turn it is, else None)
         "players": players,
         "names": list(view.names),  # (each name alone: the page isolates those in its words)
         "lake": _lake(table, view, symbols),

@@ -475,7 +475,7 @@
     // ended" read as a contradiction, the others still at it.)
     const ended = mineNow && mineNow.link === "left" ? " · you left the game"
       : " · the game has ended";
-    $("#round").textContent = view.heading +
+    $("#round").textContent = view.heading + (view.turn ? ` · ${view.turn}` : "") +
       (view.gone ? ` · ${view.gone}` : view.final ? ended : "") +
       (view.alone ? " · nobody else is left" : "");
     // The others one by one: a bot's move redraws its own tableau only.
