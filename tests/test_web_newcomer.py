@@ -404,26 +404,13 @@ def test_web_a_key_pressed_with_the_help_open_is_the_help_s_and_q_closes_it(
         assert action == KeyPress("4"), action
 
 
-def test_web_the_header_of_a_person_who_left_says_so_not_that_the_game_ended(
+def test_web_the_header_says_whose_turn_it_is_and_that_the_person_left(
     page: ServedPage,
 ) -> None:
-    # Before: "round 1 of 1 · playing · the game has ended", the others still playing.
-    table = table_from(IDLE, IDLE)
-    view = TableView(
-        table=table, seat=0, names=("Ann", "Bob"), rules=Rules(rounds=1, target=None),
-        phase="play", final=True, links=(Link.LEFT, Link.OK),
-    )  # fmt: skip
-    page.publish(json.dumps(view_json(view), ensure_ascii=False))
-    with open_browser(1280, 720) as driver:
-        driver.get(page.url)
-        header = driver.find_element("id", "round")
-        wait_for(driver, lambda d: "round 1 of 1" in header.text, "the header")
-        assert header.text == "round 1 of 1 · playing · you left the game", header.text
-
-
-def test_web_a_turn_based_page_says_whose_turn_it_is(page: ServedPage) -> None:
-    # Before: the terminal's header said it, the page's did not: a person waited, unawares,
-    # on their own turn ("round 1 of 1 · playing", the bot waiting for them).
+    """Before, turn-based play: the terminal's header said whose turn it was, the page's did
+    not (a person waited, unawares, on their own turn: "round 1 of 1 · playing", the bot
+    waiting for them). And once the person left: "round 1 of 1 · playing · the game has
+    ended", the others still playing."""
     table = table_from(IDLE, IDLE, rules=Rules(turn_based=True, rounds=1, target=None))
     view = TableView(table=table, seat=0, names=("Ann", "Bob"), rules=table.rules, phase="play")
     page.publish(json.dumps(view_json(view), ensure_ascii=False))
@@ -432,6 +419,15 @@ def test_web_a_turn_based_page_says_whose_turn_it_is(page: ServedPage) -> None:
         header = driver.find_element("id", "round")
         wait_for(driver, lambda d: "round 1 of 1" in header.text, "the header")
         assert header.text == "round 1 of 1 · playing · your turn", header.text
-        theirs = dataclasses.replace(view, seat=1)
-        page.publish(json.dumps(view_json(theirs), ensure_ascii=False))
-        wait_for(driver, lambda d: header.text.endswith("· turn: Ann (seat 0)"), "their turn")
+        for shown, ends in (
+            (dataclasses.replace(view, seat=1), "playing · turn: Ann (seat 0)"),
+            (
+                dataclasses.replace(
+                    view, table=table_from(IDLE, IDLE), rules=Rules(rounds=1, target=None),
+                    final=True, links=(Link.LEFT, Link.OK),
+                ),
+                "round 1 of 1 · playing · you left the game",
+            ),
+        ):  # fmt: skip
+            page.publish(json.dumps(view_json(shown), ensure_ascii=False))
+            wait_for(driver, lambda d, ends=ends: header.text.endswith(ends), ends)
