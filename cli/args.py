@@ -491,7 +491,9 @@ EXIT_GONE = 3
 """Exit status of a node that stopped waiting because the table is gone: nobody still in the
 game was heard for ``3 × --drop-after`` (docs/protocol.md §9.9; a member voted out while
 away, woken after the others went home). It signed nothing for it: run it again on its log
-(``nertz resume``) to take the game up if the others are still playing."""
+(``nertz resume``) to take the game up if the others are still playing. Not where the game's
+end is on its table (the others went home before it was final here): 0, the game is over
+(:func:`gone_status`)."""
 
 EXIT_LEFT = 4
 """Exit status of ``nertz resume`` (and ``nertz node``) on the log of a game its player left:
@@ -507,16 +509,18 @@ everyone went home): that is status 0, the game over as the log has it (:func:`g
 
 def gone_status(gone: TableGone) -> int:
     """The exit status of a node that stopped waiting at an empty table: :data:`EXIT_UNHEARD`
-    if it never heard anyone, else :data:`EXIT_GONE`; 0 if it never heard anyone and its log
-    holds the game's end (``gone.ended``): the game is over, as ``nertz resume`` of the same
-    log says without starting a node (status 0, "as this log's table has it"), and as the
-    same resume ends with the others answering (session 32's old copies exited 5 alone, and
-    a script read a game over as "another nertz may be playing as you")."""
+    if it never heard anyone, else :data:`EXIT_GONE`; 0 whatever the reason where the game's
+    end is on its table (``gone.ended``: only the others' acks are missing): the game is
+    over, as the person's table shows it and as ``nertz resume`` of the same log says
+    without starting a node (status 0, "as this log's table has it"); a resume has nothing
+    left to take up (session 32's old copies exited 5 alone, and a script read a game over
+    as "another nertz may be playing as you"; until session 34 a member whose others went
+    home before the end was final here exited 3, "the table is gone", its game over)."""
     from p2p_nertz.protocol.gone import GoneReason
 
-    if gone.reason is GoneReason.UNHEARD:
-        return EXIT_OK if gone.ended else EXIT_UNHEARD
-    return EXIT_GONE
+    if gone.ended:
+        return EXIT_OK
+    return EXIT_UNHEARD if gone.reason is GoneReason.UNHEARD else EXIT_GONE
 
 
 class GoneError(NertzError):

@@ -483,7 +483,9 @@ def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) ->
     resume`` of it, the person at the table or a bot for them; ``play --bots``, ``host
     --bots``, the ``play`` lobby's ``b``): each a ``nertz node`` from its own log (which
     names the game), at its endpoint, as it played; none if no bots were noted beside ``log``
-    (:func:`noted_bots`).
+    (:func:`noted_bots`). A bot with no log never signed in the game (a node writes its log
+    before it sends: its table stopped before the bot's game began): it starts fresh, from
+    the person's log (which names the game too), as it would have then.
 
     Raises:
         NertzError: a bot of the game is still running (it writes its log: one started by a
@@ -507,12 +509,14 @@ def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) ->
         for bot in bots:
             fingerprint = spec.members[bot.seat].fingerprint
             identity = load_identity(kept_key_path(fingerprint))
+            own = log.parent / f"{bot.stem}.log"
+            signed = own.exists()
             children.append(
                 start_node_child(
-                    log.parent, log.parent / f"{bot.stem}.log", spec, identity, seat=bot.seat,
+                    log.parent, own if signed else log, spec, identity, seat=bot.seat,
                     name=bot.name, stem=bot.stem, endpoint_of=endpoint_of,
                     strategy=bot.strategy, speed=bot.speed, own_session=True,
-                    options=bot.options, fresh=False,
+                    options=bot.options, fresh=not signed,
                 )
             )  # fmt: skip
     except BaseException:

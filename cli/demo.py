@@ -215,7 +215,8 @@ def _wait(
 
     A child the others dropped (silent past their ``--drop-after``: stopped, asleep) may wake
     after they have finished and gone: it then finds the table gone and stops by itself
-    (``nertz node`` exits with :data:`EXIT_GONE`, docs/protocol.md §9.9), and is returned.
+    (``nertz node`` exits with :data:`EXIT_GONE`, docs/protocol.md §9.9, or 0 where the
+    game's end is on its table: :func:`_stopped_waiting`), and is returned.
     One still running at the timeout that every child which ended holds dropped (it never
     woke) is stopped and returned too. ``game``: the game before its first round (a round
     the game adds to break a tie is said: "1 round" and then a round 2 read as a fault).
@@ -258,7 +259,7 @@ def _wait(
             print(f"  {now - start:5.1f} s  {what}", flush=True)
             said = now
         if ended:
-            return [c for c in children if c.proc is not None and c.proc.returncode == EXIT_GONE]
+            return [c for c in children if _stopped_waiting(c)]
         if time.monotonic() > deadline:
             stragglers = _dropped_stragglers(children)
             if not stragglers:
@@ -288,6 +289,18 @@ def _tiebreak(game: Game, totals: list[int]) -> tuple[Game, str]:
         return game, ""
     who = [f"team {t + 1}" if game.rules.pairs else f"P{t + 1}" for t in tied]
     return game, f"  tied at the top: {' and '.join(who)} play an extra round"
+
+
+def _stopped_waiting(child: NodeChild) -> bool:
+    """Whether ``child`` ended finding the table gone: status 3, or 0 with the game's end
+    on its table but not final there (``cli.args.gone_status``; its final line says
+    ``"gone"``)."""
+    if child.proc is None or child.proc.returncode not in (0, EXIT_GONE):
+        return False
+    if child.proc.returncode == EXIT_GONE:
+        return True
+    final = child.final()
+    return final is not None and final.get("gone") is not None
 
 
 def _dropped_stragglers(children: list[NodeChild]) -> list[NodeChild]:

@@ -12,7 +12,8 @@ home), or hears nobody still in the game for ``3 × --drop-after``, stops waitin
 and exits with status 3 (:data:`~cli.args.EXIT_GONE`, docs/protocol.md §9.9), signing nothing.
 One that has heard nobody at all since it started, knowing nothing of its feed past its join,
 stops so after ``--drop-after`` with status 5 (:data:`~cli.args.EXIT_UNHEARD`, §9.6): its key
-may be playing on another machine.
+may be playing on another machine. Either is status 0 where the game's end is on its table
+(only the others' acks are missing): the game is over, as its log has it.
 Unless started ``--fresh`` by the command that made its game and key just now (the bots of
 ``nertz demo`` and ``play --bots``, cli/bots.py): it then abandons a member silent from the
 start.
@@ -147,6 +148,9 @@ def final_summary(peer: Peer, gone: TableGone | None = None) -> dict[str, Any]:
         # ("dropped": voted out while away; "silent": the others left) and the words.
         "gone": None if gone is None else gone.reason.value,
         "why": None if gone is None else gone.why,
+        # Whether the game's end is on its table then (only the others' acks missing): the
+        # game is over as its log has it, status 0 (``cli.args.gone_status``).
+        "ended": None if gone is None else gone.ended,
     }
 
 

@@ -1001,12 +1001,13 @@ def check(game: Game, running: Sequence[str]) -> tuple[list[str], dict[str, Any]
         final = run.final()
         err = run.err.read_text(errors="replace").strip().splitlines()
         last_err = err[-1] if err else ""
-        if code == 0 and final is not None and final.get("gone") == "unheard":
-            # Heard nobody, its log holding the game's end (an old copy of a finished game's
-            # log: cli/args.py gone_status): the game over as its log has it, not settled here
-            # (its final fold lacks the others' acks); unheard_wrongly checks the rest.
-            if "the game is over as this log has it" not in (final.get("why") or ""):
-                problems.append(f"{node.name}: exit 0 unheard without the game over")
+        if code == 0 and final is not None and final.get("gone") is not None:
+            # Stopped waiting with the game's end on its table (an old copy of a finished
+            # game's log heard by nobody; the others gone home before the end was final here:
+            # cli/args.py gone_status): the game over as its log has it, not settled here (its
+            # final fold lacks the others' acks); unheard_wrongly checks the rest.
+            if not final.get("ended"):
+                problems.append(f"{node.name}: exit 0, {final['gone']}, without the game over")
         elif code == 0:
             if final is None or not final.get("over"):
                 problems.append(f"{node.name}: exit 0 without the game over ({run.out.name})")

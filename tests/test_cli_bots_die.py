@@ -21,9 +21,27 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import at_end_of_test, descendants, json_lines_until, kill_tree, make_key
+import trio
+from cli_helpers import (
+    at_end_of_test,
+    descendants,
+    held_ports,
+    json_lines_until,
+    kill_tree,
+    make_key,
+)
 
-from cli.bots import last_line
+from cli.bots import TableBot, last_line, note_bots
+from cli.keyfile import keep_key
+from cli.places import game_log_name
+from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.errors import NertzError
+from p2p_nertz.logfile import RecordKind, read_log
+from p2p_nertz.protocol.envelope import Kind, decode_message
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import Rules
+from p2p_nertz.runtime.node import PeerNode
 from tests.test_cli_play import Tty
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -176,3 +194,76 @@ def test_host_bots_stop_with_a_killed_host_and_its_resume_starts_them_again(
     _kill_left(left)
     assert not left
     assert "Traceback" not in bot_log.with_suffix(".err").read_text()
+
+
+def _person_log_alone(log: Path, person: Identity, bot: Identity, ports: list[int]) -> GameSpec:
+    """The person's log of a game of two whose table stopped before its bot began: the
+    person's node ran (its log has the game and its join) and the bot's never did."""
+    spec = GameSpec.create(
+        [(person.peer_id, "Ann"), (bot.peer_id, "bot1")],
+        Rules(target=None, rounds=1),
+        b"bot-never-signed",
+    )
+    node = PeerNode(person, spec, log, bind=f"tcp://127.0.0.1:{ports[0]}", linger=0.0)
+
+    async def until_joined() -> None:
+        async with trio.open_nursery() as nursery:
+            # (Started: its join is in its log, written before it is sent.)
+            await nursery.start(node.run, {bot.peer_id: f"tcp://127.0.0.1:{ports[1]}"})
+            nursery.cancel_scope.cancel()
+
+    trio.run(until_joined)
+    return spec
+
+
+def _signed_play(log: Path) -> bool:
+    """Whether ``log`` (a node's, being written) holds a card move or claim its node signed:
+    the round was dealt with every member, and it plays."""
+    try:
+        with read_log(log) as reader:
+            records = list(reader)
+    except (OSError, NertzError):  # (not there yet)
+        return False
+    for record in records:
+        if record.kind is RecordKind.SENT_EVENT:
+            try:
+                kind = decode_message(record.data).kind
+            except (NertzError, ValueError):
+                continue  # (a record being written: read again)
+            if kind in (Kind.MOVE, Kind.CLAIM):
+                return True
+    return False
+
+
+def test_host_bots_resumed_a_bot_that_never_signed_starts_fresh(tmp_path: Path) -> None:
+    """The table stopped (a host killed) before its bot made its log: ``nertz resume`` of the
+    person's log started the bot from a log that is not there, and it failed into its
+    ``.err`` (the person's node waited on a member that never came). A bot with no log never
+    signed in the game, so it starts fresh from the person's log, and the game is played
+    (the bot signs its moves; the person then leaves: the game's length is not this test's)."""
+    key, logs = tmp_path / "ann.key", tmp_path / "logs"
+    logs.mkdir()
+    person, bot = make_key(key), Identity.generate()
+    keep_key(bot)  # (a lobby's bot key is kept in the key store: resume finds it there)
+    you = logs / "you.log"
+    with held_ports(2) as ports:
+        spec = _person_log_alone(you, person, bot, ports)
+        stem = game_log_name(spec.game_id, bot.fingerprint).removesuffix(".log")
+        note_bots(you, spec, [TableBot(spec.seat_of(bot.peer_id), "bot1", stem, "greedy", "10")])
+        resumed = _started(
+            ["resume", str(you), "--key", str(key), "--bot", "greedy", "--speed", "10", "--json"]
+        )
+        bot_log = logs / f"{stem}.log"
+        deadline = time.monotonic() + _PLAYS
+        while not _signed_play(bot_log) and resumed.poll() is None:
+            assert time.monotonic() < deadline, "the bot signed no move"
+            time.sleep(0.1)
+        # (Over already, or playing: the person leaves, and its bot stops with it.)
+        resumed.send_signal(signal.SIGTERM)
+        said = bot_log.with_suffix(".err")  # (the resume starts the bot with it)
+        assert resumed.wait(60) in (0, 128 + signal.SIGTERM), said.read_text()
+    assert _signed_play(bot_log), bot_log.with_suffix(".err").read_text()
+    err = bot_log.with_suffix(".err").read_text()
+    assert "Traceback" not in err and "error" not in err, err
+    report = audit([LogSource.from_bytes(p.name, p.read_bytes()) for p in (you, bot_log)])
+    assert report.valid, report.violations

@@ -65,13 +65,14 @@ def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_sta
     finals = [final_event(o) for o, _ in outs]
     cy = [m.name for m in spec.members].index("Cy")
     assert all(f["over"] and f["dropped"] == [cy] and f["gone"] is None for f in finals)
-    assert sleeper.returncode == EXIT_GONE, err
     assert "Traceback" not in err
     mine = final_event(out)
     # Woken, it learns its drop if the others' votes waited in its sockets ("dropped"), else
     # it hears nothing at all ("silent"): both are the table gone (§9.9), which of the two
     # depends on what the sockets kept while it was stopped (CI met "silent" once).
     assert not mine["over"] and mine["gone"] in ("dropped", "silent"), mine
+    # (The game's end on its table, its sockets having kept it all: over, status 0.)
+    assert sleeper.returncode == (EXIT_OK if mine["ended"] else EXIT_GONE), err
     said = {
         "dropped": "you were voted out while away; the game went",
         "silent": "the others have left",
@@ -97,4 +98,20 @@ def test_cli_gone_an_unheard_stop_whose_log_holds_the_games_end_exits_0(
     line = capsys.readouterr().err.strip()
     assert line.startswith(f"nertz node: {words}. Stopped waiting") and "nothing is left" in line
     assert gone_status(replace(over, ended=False)) == EXIT_UNHEARD
-    assert gone_status(replace(over, reason=GoneReason.SILENT)) == EXIT_GONE
+    assert gone_status(replace(over, reason=GoneReason.SILENT, ended=False)) == EXIT_GONE
+
+
+def test_cli_gone_a_stop_with_the_games_end_on_the_table_exits_0_whatever_its_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The others went home before the game's end was final here: the person's table shows
+    the game over, yet a "silent" or "dropped" stop exited 3 ("the table is gone: resuming
+    takes the game up again", with nothing left to play). The game is over as the log has
+    it: 0, as the unheard stop with the game's end (above) and ``nertz resume`` of the log."""
+    words = "the game is over on the table; Bob (seat 1) left before it was final here (…)"
+    for reason in (GoneReason.SILENT, GoneReason.DROPPED):
+        over = TableGone(reason, 12.0, 4.0, (1,), True, words)
+        assert gone_status(over) == EXIT_OK
+        assert say_gone("node", over) == EXIT_OK
+        assert "nothing is left to play" in capsys.readouterr().err
+        assert gone_status(replace(over, ended=False)) == EXIT_GONE

@@ -15,6 +15,8 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Move, MoveKind, Pile, Rules, Table
 from p2p_nertz.ui import PlayMove, TableController, TableView
+from p2p_nertz.ui.tracker import PASSED_TURNS_FOR_YOU
+from p2p_nertz.ui.view import passed_for_words
 from p2p_nertz.web.model import (
     BadAction,
     Drop,
@@ -259,3 +261,31 @@ def test_a_drop_s_count_is_checked() -> None:
     for count in ("-1", "53", '"2"', "true"):
         with pytest.raises(BadAction, match="count"):
             parse_action(f'{{"type": "drop", "from": "2", "to": ["1"], "count": {count}}}')
+
+
+def test_view_json_names_the_stuck_button_as_the_way_back_of_skipped_turns() -> None:
+    """Turn-based play, a player's turns passed for (RULES.md): the table's words said "p to
+    take them back", a key a phone does not have; the page names its "stuck" button (the key
+    still works there)."""
+    peer = _dealt()
+    view = _controller(peer).view(peer, 0.0)
+    told = passed_for_words("you", "Ann", turns=True)
+    skipped = dataclasses.replace(view, status=PASSED_TURNS_FOR_YOU, messages=(told,))
+    data = view_json(skipped)
+    way_back = "click “stuck” (or p) to take them back"
+    assert data["status"].endswith(way_back), data["status"]
+    assert data["messages"] == [told.replace("p to take them back", way_back)]
+    # (The terminal's words are the table's own, unchanged.)
+    assert PASSED_TURNS_FOR_YOU.endswith(": p to take them back")
+
+
+def test_view_json_says_whose_turn_it_is_in_turn_based_play_only() -> None:
+    peer = _dealt()
+    view = _controller(peer).view(peer, 0.0)
+    assert view_json(view)["turn"] is None  # (all at once: nobody's turn)
+    turns = dataclasses.replace(view.rules, turn_based=True)
+    table = dataclasses.replace(_table(peer), rules=turns, turn=1)
+    data = view_json(dataclasses.replace(view, table=table, rules=turns))
+    assert data["turn"] == f"turn: {peer.spec.members[1].name} (seat 1)"
+    mine = dataclasses.replace(table, turn=0)
+    assert view_json(dataclasses.replace(view, table=mine, rules=turns))["turn"] == "your turn"

@@ -9,6 +9,7 @@ the work piles grew, the line that says why a move was refused was below the fol
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,8 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Pile, Rules
 from p2p_nertz.rules.book import rule_book
 from p2p_nertz.ui import TableView
-from p2p_nertz.web.model import view_json
+from p2p_nertz.ui.view import Link
+from p2p_nertz.web.model import KeyPress, view_json
 from tests.peer_helpers import Paused, PeerNetwork
 from tests.test_web_race import Seat, _open
 from tests.test_web_table import card_in, tops, turn_until_ace
@@ -258,12 +260,19 @@ def test_web_a_phone_sized_page_offers_how_to_play_and_fits_the_rules_on_screen(
         assert driver.find_element("id", "help-close").is_displayed()
 
 
-def test_web_an_empty_lake_says_what_it_is_for_until_its_first_ace(page: ServedPage) -> None:
-    # Nobody else plays (paused): the lake is empty until our own ace goes there.
+def _paused_pair(page: ServedPage) -> Seat:
+    """Seat 0 of two players whose bots never move (seed 4, one round, one card a turn), in
+    play, on ``page``."""
     paused = {s: Paused() for s in range(2)}
     net = PeerNetwork(2, seed=4, rules=Rules(rounds=1, target=None, draw=1), strategies=paused)
     net.run(lambda n: all(p.phase is Phase.PLAY for p in n.peers))
-    seat = Seat(net, 0, page)
+    return Seat(net, 0, page)
+
+
+def test_web_an_empty_lake_says_what_it_is_for_until_its_first_ace(page: ServedPage) -> None:
+    # Nobody else plays (paused): the lake is empty until our own ace goes there.
+    seat = _paused_pair(page)
+    net = seat.net
     with open_browser(390, 844) as driver:
         _open(driver, seat)
         hint = driver.find_element("css selector", "#foundations .hint")
@@ -371,3 +380,54 @@ def test_web_the_newest_announcement_stays_in_sight_under_long_ones(page: Served
         )
         assert box[2] <= box[0] and box[1] <= box[3] + 0.5, box
         assert newest.text == messages[-1]
+
+
+def test_web_a_key_pressed_with_the_help_open_is_the_help_s_and_q_closes_it(
+    page: ServedPage,
+) -> None:
+    """Before: ``q`` with the help open asked "leave the game?" of a person closing the help,
+    and every other key went to a table the help covered (``s`` turned the stock unseen)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    seat = _paused_pair(page)
+    with open_browser(1280, 720) as driver:
+        _open(driver, seat)
+        ActionChains(driver).send_keys("?").perform()
+        wait_for(driver, lambda d: _help(d).is_displayed(), "? opens the help")
+        # Game keys, a picked card's, a command's: none leaves the page while the help is open.
+        ActionChains(driver).send_keys("snwx1l:p").perform()
+        ActionChains(driver).send_keys("q").perform()
+        wait_for(driver, lambda d: not _help(d).is_displayed(), "q closes the help")
+        # The table's keys are the table's again: the first the peer hears is this one.
+        ActionChains(driver).send_keys("4").perform()
+        action = page.actions.get(timeout=60)
+        assert action == KeyPress("4"), action
+
+
+def test_web_the_header_says_whose_turn_it_is_and_that_the_person_left(
+    page: ServedPage,
+) -> None:
+    """Before, turn-based play: the terminal's header said whose turn it was, the page's did
+    not (a person waited, unawares, on their own turn: "round 1 of 1 · playing", the bot
+    waiting for them). And once the person left: "round 1 of 1 · playing · the game has
+    ended", the others still playing."""
+    table = table_from(IDLE, IDLE, rules=Rules(turn_based=True, rounds=1, target=None))
+    view = TableView(table=table, seat=0, names=("Ann", "Bob"), rules=table.rules, phase="play")
+    page.publish(json.dumps(view_json(view), ensure_ascii=False))
+    with open_browser(1280, 720) as driver:
+        driver.get(page.url)
+        header = driver.find_element("id", "round")
+        wait_for(driver, lambda d: "round 1 of 1" in header.text, "the header")
+        assert header.text == "round 1 of 1 · playing · your turn", header.text
+        for shown, ends in (
+            (dataclasses.replace(view, seat=1), "playing · turn: Ann (seat 0)"),
+            (
+                dataclasses.replace(
+                    view, table=table_from(IDLE, IDLE), rules=Rules(rounds=1, target=None),
+                    final=True, links=(Link.LEFT, Link.OK),
+                ),
+                "round 1 of 1 · playing · you left the game",
+            ),
+        ):  # fmt: skip
+            page.publish(json.dumps(view_json(shown), ensure_ascii=False))
+            wait_for(driver, lambda d, ends=ends: header.text.endswith(ends), ends)

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -50,9 +51,19 @@ def open_browser(
     reason = browser_missing()
     if reason is not None:
         pytest.skip(reason)
+    with tempfile.TemporaryDirectory(prefix="nertz-chromium-") as home:
+        yield from _browse(Path(home), width, height, phone)
+
+
+def _browse(home: Path, width: int, height: int, phone: bool) -> Iterator[Any]:
+    """:func:`open_browser` with everything chromium writes inside ``home``: its profile
+    (``--user-data-dir``) and its temporary files (``TMPDIR``: its singleton socket's
+    ``org.chromium.Chromium.*``, which a killed chromium left in /tmp, one a test)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
+    (home / "profile").mkdir()
+    (home / "tmp").mkdir()
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for arg in (
@@ -60,9 +71,13 @@ def open_browser(
         "--no-sandbox",
         "--disable-gpu",
         f"--window-size={width},{height}",
+        f"--user-data-dir={home / 'profile'}",
     ):
         options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    service = Service(
+        executable_path=str(CHROMEDRIVER), env={**os.environ, "TMPDIR": str(home / "tmp")}
+    )
+    driver = webdriver.Chrome(service=service, options=options)
     # The page itself (not the window around it) at that size, as a screen of it would be.
     driver.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride",

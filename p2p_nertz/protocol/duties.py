@@ -142,7 +142,9 @@ class Duties:
     ) -> EventBody | None:
         """The phase event the final fold now asks of us, if any (``ready_through``: the last
         round whose ``ready`` we sign by ourselves, ``None``: every round). In a shuffle game
-        the shares owed in the ``tentative`` fold are due too (docs/shuffle.md §10.4)."""
+        the shares owed in the ``tentative`` fold are due too (docs/shuffle.md §10.4), and
+        ``ready_through`` holds back our key, the first event of a round's deal (there is no
+        ``ready``: the key holds the deal, and the play after it, as a ``ready`` does)."""
         rs = final.round
         if self.seat not in rs.seats or self.seat in rs.forfeit:
             return None
@@ -154,7 +156,8 @@ class Duties:
             # not ask yet (docs/shuffle.md §6.3): none of them may hold the complaint first.
             waiting = _answer_held(tentative, self.seat, n)
             shares = None if waiting else self._tentative_shares(tentative, n, rs.deck)
-            return self._deck_event(final, rs.deck, ahead, waiting=waiting) or shares
+            held = ready_through is not None and n > ready_through
+            return self._deck_event(final, rs.deck, ahead, waiting=waiting, hold_key=held) or shares
         if phase is Phase.COMMIT and not self.is_done(Kind.COMMIT, n):
             secret_hash = st.secret_hash(self._secret(n))
             return Commit(_NONE, n, secret_hash, st.nonce_hash(self._nonce(n)))
@@ -192,11 +195,13 @@ class Duties:
         ahead: DeckRound | None = None,
         *,
         waiting: bool = False,
+        hold_key: bool = False,
     ) -> EventBody | None:
         """The shuffle event the final fold asks of us: our key, our next stage (from an input
         ``ahead``, the tentative fold's deal, holds if the final one does not yet), the shares
         we owe, our secret (``waiting``: an answer of ours is owed in the held fold: no shares
-        yet, and no secret before them)."""
+        yet, and no secret before them; ``hold_key``: the person's table holds the round, no key
+        yet)."""
         n = final.round.number
         phase = final.phase
         if self.seat not in deck.members:
@@ -204,6 +209,8 @@ class Duties:
         me = deck.member(self.seat)
         attempt = deck.attempt
         if phase is Phase.KEY and not self.is_done(Kind.DECK_KEY, n, _dealt(attempt)):
+            if hold_key:
+                return None
             key = self._key(n, attempt)
             dealing = None
             if threshold(len(deck.members)) is not None:

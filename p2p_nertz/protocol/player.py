@@ -54,7 +54,8 @@ class LocalPlayer:
         #: The last round whose ``ready`` the peer signs by itself (``None``: every round). A
         #: person's table holds the next round's ``ready`` while the player reads the board of
         #: the last one, then lets it go (:meth:`release`). Nothing on the wire changes: the
-        #: ``ready`` only comes later, well within ``phase_timeout``.
+        #: ``ready`` only comes later, well within ``phase_timeout``. A shuffle game has no
+        #: ``ready``: its round's deal starts with every member's key, held the same way.
         self.ready_through: int | None = None
 
     def release(self, number: int) -> bool:

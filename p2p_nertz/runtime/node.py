@@ -397,6 +397,13 @@ def _node_log(path: Path, config: PeerConfig) -> NodeLog:
     return NodeLog(path, slow_after=config.beat_interval * SLOW_SYNC, idle_after=IDLE_SYNC)
 
 
+def _members_guard(spec: GameSpec, identity: Identity, budget: SenderBudget | None) -> InboundGuard:
+    """The guard of our ROUTER: each other member's routing id prefix and the ZAP user id of
+    its connections, within ``budget``; a key heard from two places at once said in words."""
+    routes = {routing_id(p): zap_user_id(p) for p in spec.peer_ids if p != identity.peer_id}
+    return InboundGuard(routes, budget, on_twin=partial(_say_twin, spec))
+
+
 class PeerNode:
     """One peer on real sockets; see the module docstring.
 
@@ -508,11 +515,9 @@ class PeerNode:
         self._cut_damaged_tail = cut_damaged_tail
         self.restored = False
         """Whether :meth:`run` rebuilt the peer from an existing log."""
-        self.guard = InboundGuard(
-            {routing_id(p): zap_user_id(p) for p in spec.peer_ids if p != identity.peer_id},
-            budget,
-            on_twin=partial(_say_twin, spec),
-        )
+        self.started = trio.Event()
+        """Set once :meth:`run` has started the peer (:attr:`peer` there); never if it fails."""
+        self.guard = _members_guard(spec, identity, budget)
         """What the ROUTER lets through to the peer: members' connections, within a budget."""
         self.refusals = RefusalLog(log)
         """Every message refused (by the guard or the peer), counted by reason; logged at a
@@ -691,6 +696,7 @@ class PeerNode:
                 nursery.start_soon(self._timer_loop)
                 if self._bot is not None:
                     nursery.start_soon(self._bot_loop)
+                self.started.set()
                 task_status.started(self.endpoint)
                 await self._ending.done.wait()
                 await self._write(self._ending.notes())  # (stopped unheard: a recovering note)

@@ -34,6 +34,7 @@ from p2p_nertz.rules import SUITS, Card, Lake, Pile, PlayerScore, RoundStatus, R
 from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui.screen import Row, Screen, Span, Style
 from p2p_nertz.ui.view import (
+    YOUR_TURN,
     Board,
     Link,
     Pace,
@@ -53,6 +54,9 @@ MIN_HEIGHT = 24
 #: The lake's heading says what the digits after a card are (a newcomer read "2♦ 02" as a
 #: count; only the help said it was each card's owner, from the ace up).
 LAKE_NOTE = "· the digits after a card: its owners' seats, ace first · * in the air"
+
+#: The header's turn (turn-based play): ours stands out.
+_TURN_STYLE = {YOUR_TURN: Style.GOOD}
 
 #: The narrowest foundation of a packed lake: a card (up to 3), the air mark and an owner.
 _PACKED_MIN = 6
@@ -259,13 +263,8 @@ class _Painter:
         view = self.view
         row = self.pen.row()
         row.add("p2p-nertz", Style.BOLD)
-        turn: tuple[str, Style] | None = None
-        table = view.table
-        if table is not None and table.status is RoundStatus.PLAYING and table.rules.turn_based:
-            if table.turn == view.seat:
-                turn = (" · your turn", Style.GOOD)
-            else:
-                turn = (f" · turn: {view.seat_name(table.turn)}", Style.PLAIN)
+        words = view.turn_words()
+        turn = None if words is None else (f" · {words}", _TURN_STYLE.get(words, Style.PLAIN))
         right = view.you()
         right += "   ? help"
         # The game's length goes first when the row is short of room (a turn, a long name).

@@ -65,8 +65,12 @@ __all__ = [
     "play_words",
     "pace_words",
     "reach_words",
+    "YOUR_TURN",
 ]
 
+
+YOUR_TURN = "your turn"
+"""Whose turn it is when it is ours, in turn-based play (:meth:`TableView.turn_words`)."""
 
 NOT_UP = "your cards are not up yet: they turn up once the others have answered the deal"
 """The status of a table key pressed while the deal's cards are still face down to us
@@ -360,6 +364,15 @@ class TableView:
         """
         name = self.names[seat] if 0 <= seat < len(self.names) else "?"
         return f"{name} (seat {seat})"
+
+    def turn_words(self) -> str | None:
+        """Whose turn it is, in turn-based play while the round is played (``None``: not
+        then): :data:`YOUR_TURN`, or ``"turn: Bob (seat 2)"``. The header of both tables
+        says it (the page's said nothing: a person waited on their own turn unawares)."""
+        table = self.table
+        if table is None or table.status is not RoundStatus.PLAYING or not table.rules.turn_based:
+            return None
+        return YOUR_TURN if table.turn == self.seat else f"turn: {self.seat_name(table.turn)}"
 
     def winner_name(self, winner: int) -> str:
         """A game's winner in words: a player (:meth:`seat_name`), or with pairs, ``"team
@@ -671,6 +684,9 @@ def pass_gone_words(open_move: str | None) -> str:
 
 _CALL_KEY = "x again to call anyway"
 _CALL_BUTTON = "click “yes, call Nerts” to call anyway"
+# (Turn-based play, turns passed for: the status line, the announcement, the keys' refusal.)
+_BACK_KEY = ": p to take them back"
+_BACK_BUTTON = ": click “stuck” (or p) to take them back"
 
 
 def false_call_question(left: int, penalty: int) -> str:
@@ -688,13 +704,17 @@ def false_call_question(left: int, penalty: int) -> str:
 
 
 def page_status(status: str) -> str:
-    """The status line as the page shows it: a question names the page's button, not the
-    terminal's key (the page's Nerts! button reads "yes, call Nerts" while it asks).
+    """The status line (or an announcement) as the page shows it: a question names the
+    page's button, not the terminal's key (the page's Nerts! button reads "yes, call Nerts"
+    while it asks), and so does the way back of a player whose turns are skipped (a phone
+    has no ``p``: its button is "stuck").
 
     >>> page_status(false_call_question(3, 10))[33:]
     'click “yes, call Nerts” to call anyway (false call: −10 pts)'
+    >>> page_status("your turns are skipped: p to take them back")
+    'your turns are skipped: click “stuck” (or p) to take them back'
     """
-    return status.replace(_CALL_KEY, _CALL_BUTTON)
+    return status.replace(_CALL_KEY, _CALL_BUTTON).replace(_BACK_KEY, _BACK_BUTTON)
 
 
 def is_stuck_words(status: str) -> bool:

@@ -243,6 +243,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "round": view.round,
         "phase": view.phase,
         "heading": view.heading(),
+        "turn": view.turn_words(),  # (turn-based play: whose turn it is, else None)
         "players": players,
         "names": list(view.names),  # (each name alone: the page isolates those in its words)
         "lake": _lake(table, view, symbols),
@@ -251,7 +252,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "status": page_status(view.status),  # (a question names the page's button)
         "refused": view.refused,  # (as the keys made it: not read back from the words)
         "command": view.command,
-        "messages": list(view.news()[-MESSAGES:]),
+        "messages": [page_status(m) for m in view.news()[-MESSAGES:]],
         "board": None if view.board is None else _board(view, view.board, symbols),
         "countdown": view.countdown,
         "final": view.final,

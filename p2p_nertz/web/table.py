@@ -29,7 +29,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.runtime.table import REFRESH, TableRunner
+from p2p_nertz.runtime.table import TableRunner
 from p2p_nertz.ui import TableView
 from p2p_nertz.ui.controller import TableController
 from p2p_nertz.web.model import TABLE_ACTIONS, Drop, KeyPress, PageAction, view_json
@@ -239,8 +239,7 @@ class _Runner(TableRunner):
         ``phase_timeout`` (60 s) after which a member holding up ``play`` is voted out."""
         with trio.move_on_after(bound):
             await page_seen.wait()
-        while self.current() is None:  # (the node not started yet: nothing to sign)
-            await trio.sleep(REFRESH)
+        await self.node.started.wait()  # (not started yet: nothing to sign)
         await self.release(1)
 
     async def watch_signals(self) -> None:

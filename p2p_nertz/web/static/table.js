@@ -471,8 +471,12 @@
     const me = view.seat;
     const mineNow = me === null ? null : view.players[me];
     const shared = [view.frozen, view.selected];
-    $("#round").textContent = view.heading +
-      (view.gone ? ` · ${view.gone}` : view.final ? " · the game has ended" : "") +
+    // (A person who left stopped their own game, not the table's: "playing · the game has
+    // ended" read as a contradiction, the others still at it.)
+    const ended = mineNow && mineNow.link === "left" ? " · you left the game"
+      : " · the game has ended";
+    $("#round").textContent = view.heading + (view.turn ? ` · ${view.turn}` : "") +
+      (view.gone ? ` · ${view.gone}` : view.final ? ended : "") +
       (view.alone ? " · nobody else is left" : "");
     // The others one by one: a bot's move redraws its own tableau only.
     const others = $("#others");
@@ -804,11 +808,19 @@
     // sent on as keys too, Space turned the stock and Enter cleared what the button had said.
     if ((ev.key === "Enter" || ev.key === " ") && ev.target.closest && ev.target.closest("button"))
       return;
+    // The help open covers the table: a key is the help's. Esc, ?, h and q close it (q asked
+    // "leave the game?" of a person who meant to leave the help); c is the page's contrast;
+    // every other key is left to the help itself (the arrows and Space scroll it): none is
+    // sent to the peer, to act on a table the person cannot see.
+    if (!$("#help").hidden) {
+      if (["Escape", "?", "h", "q"].includes(ev.key)) { ev.preventDefault(); toggleHelp(); }
+      else if (ev.key === "c") document.body.classList.toggle("contrast");
+      return;
+    }
     if (!lobbyMode && (!view || view.command === null)) {
       if (ev.key === "c") { document.body.classList.toggle("contrast"); return; }
       // The page's own help (the peer's help screen would eat the next key or click).
       if (ev.key === "?" || ev.key === "h") { toggleHelp(); return; }
-      if (ev.key === "Escape" && !$("#help").hidden) { toggleHelp(); return; }
     }
     const k = KEYS[ev.key] || (ev.key.length === 1 ? ev.key : null);
     if (k === null) return;
