@@ -8,14 +8,24 @@ real tries, over a real lab's failed link, are ``tests/test_lan_cut_return.py``'
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Callable
+from pathlib import Path
 
 import trio
 import trio.testing
 import zmq
 
-from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.runtime.redial import Redialer
+from p2p_nertz.protocol.identity import Identity, PeerId
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.runtime.mesh import Mesh
+from p2p_nertz.runtime.redial import (
+    _TCP_RTO_MAX_MS,
+    RTO_MAX_MS,
+    Redialer,
+    shorten_retransmissions,
+)
 from p2p_nertz.runtime.zmqtrio import monitor_event, open_dealer, open_router
 
 MEMBER = PeerId(bytes(32))
@@ -145,3 +155,83 @@ def test_a_redialled_dealer_goes_on_over_a_new_connection() -> None:
             ctx.destroy(linger=0)
 
     trio.run(main)
+
+
+def _kernel_caps_rto() -> bool:
+    """Whether this kernel has ``TCP_RTO_MAX_MS`` (Linux 6.15 and later)."""
+    with socket.socket() as probe:
+        try:
+            probe.setsockopt(socket.IPPROTO_TCP, _TCP_RTO_MAX_MS, RTO_MAX_MS)
+        except OSError:
+            return False
+    return True
+
+
+def _rto_max(sock: socket.socket) -> int | None:
+    try:
+        return sock.getsockopt(socket.IPPROTO_TCP, _TCP_RTO_MAX_MS)
+    except OSError:
+        return None
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_connection_to_the_member_has_its_retransmissions_capped() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as ours:
+            before, fds = _rto_max(ours), _open_fds()
+            # Another port is another connection: zmq closed ours and the number was reused.
+            assert shorten_retransmissions(ours.fileno(), port + 1, 7000) is False
+            assert _rto_max(ours) == before
+            done = shorten_retransmissions(ours.fileno(), port, 7000)
+            assert _open_fds() == fds  # (its copy of the descriptor closed)
+            if not _kernel_caps_rto():  # (an older kernel: left as it was)
+                assert done is False and _rto_max(ours) == before
+                return
+            assert done is True and before != RTO_MAX_MS
+            assert _rto_max(ours) == RTO_MAX_MS
+            assert ours.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 7000
+
+
+def test_a_number_that_is_no_tcp_connection_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "file"
+    path.write_bytes(b"")
+    fds = _open_fds()
+    with path.open("rb") as file:
+        assert shorten_retransmissions(file.fileno(), 5601, 7000) is False
+    closed = os.open(path, os.O_RDONLY)
+    os.close(closed)
+    assert shorten_retransmissions(closed, 5601, 7000) is False
+    with socket.socket(socket.AF_UNIX) as local:
+        assert shorten_retransmissions(local.fileno(), 5601, 7000) is False
+    assert _open_fds() == fds
+
+
+def test_a_meshs_connections_to_members_are_capped_each_side() -> None:
+    ids = [Identity.generate(derive_seed(b"test-redial", i)) for i in range(2)]
+    meshes = [Mesh(i, [j.peer_id for j in ids]) for i in ids]
+
+    async def main() -> None:
+        endpoints = [mesh.bind() for mesh in meshes]
+        for k, mesh in enumerate(meshes):
+            mesh.connect({ids[1 - k].peer_id: endpoints[1 - k]})
+        async with trio.open_nursery() as nursery:
+            for mesh in meshes:
+                mesh.serve_outlets(nursery, b"")
+            with trio.fail_after(30):  # (a hang's bound: it takes a quarter second)
+                while not all(
+                    m.redialer.shortened(ids[1 - k].peer_id) for k, m in enumerate(meshes)
+                ):
+                    await trio.sleep(0.05)
+            nursery.cancel_scope.cancel()
+
+    try:
+        trio.run(main)
+    finally:
+        for mesh in meshes:
+            mesh.close()
+    # One connection each way, each capped once (a re-dial's new one would be capped again).
+    assert [m.redialer.shortened(ids[1 - k].peer_id) for k, m in enumerate(meshes)] == [1, 1]

@@ -288,9 +288,12 @@ class Mesh:
         """Each spectator's outlet (once started)."""
         self.dropped = 0
         """Messages dropped because a member's send queue was full."""
-        self._handshakes = Handshakes()
-        self.redialer = Redialer(suspect_after)
-        """Tries the address of a silent member, and re-dials its DEALER once it answers."""
+        self.redialer = Redialer(
+            suspect_after, user_timeout_ms=HEARTBEAT_IVL_MS + self.link_timeout_ms
+        )
+        """Caps our connections' retransmissions; tries the address of a silent member, and
+        re-dials its DEALER once it answers."""
+        self._handshakes = Handshakes(connected=self.redialer.connected)
         self._heard_as = {zap_user_id(pid): pid for pid in self._members if pid != self._own}
 
     @property

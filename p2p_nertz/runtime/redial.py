@@ -11,6 +11,18 @@ to each other for up to twice the cut: past the drop timer for a cut of more tha
 of it (``scripts/bench_cut_return.py``; docs/protocol.md §9.5 *a cut shorter than the drop
 timer*).
 
+Since session 34 the retransmissions themselves wait less: each TCP connection our DEALERs
+make has its retransmission timer capped at :data:`RTO_MAX_MS` (a second, the least Linux
+allows: ``TCP_RTO_MAX_MS``, Linux 6.15 and later; :func:`shorten_retransmissions`, told of
+each connection by the mesh's monitor of the DEALER, ``runtime/handshakes.py``), so what was
+sent during a cut of any length within the window is sent again within a second of the link's
+return, on the old connection: nothing given up, no handshake. It costs a retransmission a
+second while a link is cut, nothing while it works. A link whose round trip passes a second
+gets a spurious retransmission a second (a segment at most: the congestion window falls to
+one); the connection is given up no sooner than before (``TCP_USER_TIMEOUT``: the heartbeat's
+window). Where the kernel has no such option, nothing changes, and the tries below bound a
+silence past the suspect timer.
+
 A new connection waits on no such timer. So once a member heard before has been silent for
 the node's suspect timer, :class:`Redialer` tries the member's address with a plain TCP
 connect every :data:`PROBE_EVERY` seconds, each a new SYN, each given up after as long; the
@@ -36,6 +48,8 @@ greeted, and nothing else sees it.
 from __future__ import annotations
 
 import math
+import os
+import socket
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -44,11 +58,50 @@ import trio
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, tcp_port
 
-__all__ = ["PROBE_EVERY", "Redialer", "host_and_port"]
+__all__ = ["PROBE_EVERY", "RTO_MAX_MS", "Redialer", "host_and_port", "shorten_retransmissions"]
 
 PROBE_EVERY: Final = 1.0
 """Seconds between two tries of a silent member's address, and how long one waits for its
 SYN's answer (a LAN answers in a millisecond; a link slower than this is not cut)."""
+
+
+RTO_MAX_MS: Final = 1000
+"""The longest our TCP connection to a member waits between two retransmissions, in
+milliseconds (``TCP_RTO_MAX_MS``, Linux 6.15 and later; its least value): what was sent during
+a cut is sent again at most this long after the link is back, whatever the cut's length."""
+
+_TCP_RTO_MAX_MS: Final = getattr(socket, "TCP_RTO_MAX_MS", 44)  # (linux/tcp.h; Python lacks it)
+
+
+def shorten_retransmissions(fd: int, port: int, user_timeout_ms: int) -> bool:
+    """Cap the retransmission timer of the TCP connection ``fd`` to ``port`` at
+    :data:`RTO_MAX_MS`, and let its unacknowledged data wait ``user_timeout_ms`` before the
+    kernel gives it up (``TCP_USER_TIMEOUT``: the heartbeat's window, as before; capped
+    retransmissions would otherwise reach ``tcp_retries2`` after ~14 s). Whether it did:
+    nothing is changed where the kernel has no such option, nor when ``fd`` is no longer a TCP
+    connection to ``port`` (zmq closed it, and the number is another file's, before we got to
+    it: the monitor's events come late).
+    """
+    try:
+        copy = os.dup(fd)
+    except OSError:
+        return False  # (closed meanwhile)
+    try:
+        sock = socket.socket(fileno=copy)
+    except OSError:
+        os.close(copy)
+        return False  # (not a socket)
+    with sock:
+        try:
+            if sock.family not in (socket.AF_INET, socket.AF_INET6):
+                return False
+            if sock.type != socket.SOCK_STREAM or sock.getpeername()[1] != port:
+                return False
+            sock.setsockopt(socket.IPPROTO_TCP, _TCP_RTO_MAX_MS, RTO_MAX_MS)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, user_timeout_ms)
+        except (OSError, AttributeError):
+            return False  # (an older kernel, another system: TCP's own backoff, as before)
+    return True
 
 
 def host_and_port(endpoint: str) -> tuple[str, int]:
@@ -76,20 +129,31 @@ class _Link:
     changed: trio.Event = field(default_factory=trio.Event)
     """Set when it is heard after a silence (the waiting task looks again)."""
     redials: int = 0
+    shortened: int = 0
+    """Connections to the member whose retransmissions were capped."""
 
 
 class Redialer:
     """Tries the address of each member silent for ``silent_after`` seconds, and re-dials our
-    DEALER to it once an attempt is answered (see the module docstring).
+    DEALER to it once an attempt is answered; caps the retransmission timer of each connection
+    our DEALERs make (see the module docstring).
 
     Args:
         silent_after: the node's suspect timer, in seconds.
         every: seconds between two tries (:data:`PROBE_EVERY`).
+        user_timeout_ms: how long a connection's unacknowledged data waits before its kernel
+            gives the connection up, once its retransmissions are capped (the DEALER's
+            heartbeat window; :func:`shorten_retransmissions`).
     """
 
-    def __init__(self, silent_after: float, every: float = PROBE_EVERY) -> None:
+    def __init__(
+        self, silent_after: float, every: float = PROBE_EVERY, *, user_timeout_ms: int = 31_000
+    ) -> None:
         self.silent_after = silent_after
         self.every = every
+        self.user_timeout_ms = user_timeout_ms
+        self.shorten = True
+        """Whether to cap the connections' retransmissions (``False``: a benchmark's reference)."""
         self._links: dict[PeerId, _Link] = {}
 
     def add(self, member: PeerId, dealer: AsyncSocket, endpoint: str) -> None:
@@ -99,6 +163,18 @@ class Redialer:
     def redials(self, member: PeerId) -> int:
         """How many times the DEALER to ``member`` was dialled again."""
         return self._links[member].redials
+
+    def shortened(self, member: PeerId) -> int:
+        """How many of our connections to ``member`` had their retransmissions capped."""
+        return self._links[member].shortened
+
+    def connected(self, member: PeerId, fd: int) -> None:
+        """Our DEALER to ``member`` made a TCP connection, ``fd`` (a monitor's
+        ``EVENT_CONNECTED``): cap its retransmission timer (:func:`shorten_retransmissions`)."""
+        link = self._links.get(member)
+        if link is not None and self.shorten:
+            port = host_and_port(link.endpoint)[1]
+            link.shortened += shorten_retransmissions(fd, port, self.user_timeout_ms)
 
     def heard(self, member: PeerId) -> None:
         """Note that ``member`` was heard just now (a message came from it)."""
