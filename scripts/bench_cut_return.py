@@ -7,7 +7,7 @@ meanwhile waits for TCP's next retransmission, whose timer doubled at each try d
 (200 ms, 400 ms, ...), so it may come up to about the cut's length after the link is back.
 A longer cut ends the connection at the window, and the new one's SYNs back off in turn.
 Session 33 tries a member silent for the suspect timer afresh (:mod:`p2p_nertz.runtime.redial`);
-session 34 caps each connection's retransmission timer at a second.
+session 34 tries it after 1.5 s of silence, every half second.
 
 This runs ``--members`` members' meshes (the project's own
 :class:`~p2p_nertz.runtime.mesh.Mesh`: CURVE, the DEALERs' heartbeat and link timeout), one in
@@ -16,8 +16,8 @@ every other a small message every ``--every`` seconds (a node's beats), cuts hos
 with ``--link``, fails the link between hosts 0 and 1) for each length of ``--cuts``, and
 prints, for each, how long after the heal member 1 was heard by the last of the others across
 and heard the last of them, the re-dials and the members' CPU. Each cut is run as an A/B pair,
-in alternating order over ``--runs``: ``capped`` (the retransmissions capped, as a node runs)
-and ``reference`` (TCP's own backoff; the tries as in session 33).
+in alternating order over ``--runs``: ``now`` (the tries as a node makes them) and
+``reference`` (session 33's: from the suspect timer on, every second).
 
     python scripts/bench_cut_return.py [--cuts 1,2.5,4,7,10,14,20] [--suspect-after 5]
         [--drop-after 30] [--every 0.5] [--link] [--members 2] [--runs 1]
@@ -55,10 +55,10 @@ def members(n: int) -> list[Identity]:
 async def probe(words: Sequence[str]) -> None:
     """One member (a child process in its host): bind, print the endpoint, read every
     member's from stdin (one line), then send each other member a message every ``every`` s
-    and print the time of each message heard, and of each re-dial and capped connection.
-    ``words``: ``--probe``'s (me, address, members, suspect, drop, every, shorten: 1 or 0)."""
+    and print the time of each message heard, and of each re-dial.
+    ``words``: ``--probe``'s (me, address, members, suspect, drop, every, early: 1 or 0)."""
     me, address, n, every = int(words[0]), words[1], int(words[2]), float(words[5])
-    timers, shorten = (float(words[3]), float(words[4])), words[6] == "1"
+    timers, early = (float(words[3]), float(words[4])), words[6] == "1"
     everyone = members(n)
     since33 = {"suspect_after": timers[0]} if hasattr(Mesh, "heard") else {}
     mesh = Mesh(
@@ -68,8 +68,8 @@ async def probe(words: Sequence[str]) -> None:
         drop_after=timers[1],
         **since33,  # type: ignore[arg-type]
     )
-    if hasattr(mesh, "redialer") and hasattr(mesh.redialer, "shorten"):
-        mesh.redialer.shorten = shorten  # (False: the reference, TCP's own backoff)
+    if not early and hasattr(mesh, "redialer"):  # the reference: session 33's tries
+        mesh.redialer.silent_after, mesh.redialer.every = timers[0], 1.0
     heard = getattr(mesh, "heard", lambda user_ids: None)  # (before session 33: none)
     print(mesh.bind(), flush=True)
     others = {zap_user_id(m.peer_id): i for i, m in enumerate(everyone) if i != me}
@@ -81,12 +81,12 @@ async def probe(words: Sequence[str]) -> None:
     assert router is not None
 
     async def send() -> None:
-        counts = {"redials": 0, "shortened": 0}
+        counts = {"redials": 0}
         while True:
             mesh.send(b"beat", None)
             await trio.sleep(every)
             for what, before in counts.items():
-                look = getattr(mesh.redialer, what, None)  # (before session 33/34: none)
+                look = getattr(mesh.redialer, what, None)  # (before session 33: none)
                 now = sum(look(m.peer_id) for m in everyone if m != everyone[me]) if look else 0
                 if now > before:
                     counts[what] = now
@@ -127,13 +127,13 @@ def pairs(n: int, link: bool) -> tuple[list[tuple[int, int]], list[tuple[int, in
 
 
 def run_cut(
-    lab: Lab, tmp: Path, length: float, args: argparse.Namespace, shorten: bool
+    lab: Lab, tmp: Path, length: float, args: argparse.Namespace, early: bool
 ) -> tuple[list[float | None], list[int], float]:
     """One cut: how long after the heal member 1 was heard by all across (the last of them)
     and heard all across; how many re-dials each of the two sides made; and the CPU a member
     used, in percent of one core over its run (the mean of the members)."""
     n = args.members
-    outs = [tmp / f"{length}-{int(shorten)}-{h}.txt" for h in range(n)]
+    outs = [tmp / f"{length}-{int(early)}-{h}.txt" for h in range(n)]
     procs = []
     for h in range(n):
         with outs[h].open("w") as out:
@@ -142,7 +142,7 @@ def run_cut(
                     h,
                     [sys.executable, __file__, "--probe", str(h), lab.address(h), str(n),
                      str(args.suspect_after), str(args.drop_after), str(args.every),
-                     str(int(shorten))],
+                     str(int(early))],
                     stdin=subprocess.PIPE, stdout=out, text=True,
                 )
             )  # fmt: skip
@@ -218,12 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for length in (float(c) for c in args.cuts.split(",")):
             for run in range(args.runs):
                 shown = []
-                for shorten in (True, False) if run % 2 == 0 else (False, True):
-                    back, redials, cpu = run_cut(lab, Path(tmp), length, args, shorten)
+                for early in (True, False) if run % 2 == 0 else (False, True):
+                    back, redials, cpu = run_cut(lab, Path(tmp), length, args, early)
                     times = ", ".join("never" if b is None else f"{b:.2f}" for b in back)
-                    name = "capped" if shorten else "reference"
+                    name = "now" if early else "reference"
                     shown.append(
-                        (shorten, f"{name} {times} s (re-dialled {redials}, CPU {cpu:.1f} %)")
+                        (early, f"{name} {times} s (re-dialled {redials}, CPU {cpu:.1f} %)")
                     )
                 print(
                     f"cut {length:g} s: heard again after the heal (1 by the others, 1 the"

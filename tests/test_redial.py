@@ -8,24 +8,14 @@ real tries, over a real lab's failed link, are ``tests/test_lan_cut_return.py``'
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Callable
-from pathlib import Path
 
 import trio
 import trio.testing
 import zmq
 
-from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.rng import derive_seed
-from p2p_nertz.runtime.mesh import Mesh
-from p2p_nertz.runtime.redial import (
-    _TCP_RTO_MAX_MS,
-    RTO_MAX_MS,
-    Redialer,
-    shorten_retransmissions,
-)
+from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.runtime.redial import PROBE_EVERY, Redialer, try_after
 from p2p_nertz.runtime.zmqtrio import monitor_event, open_dealer, open_router
 
 MEMBER = PeerId(bytes(32))
@@ -45,8 +35,8 @@ class _Dealer:
 class _Scripted(Redialer):
     """Its tries are answered when ``answers(now)`` says so (at once), else time out."""
 
-    def __init__(self, answers: Callable[[float], bool]) -> None:
-        super().__init__(SUSPECT, EVERY)
+    def __init__(self, answers: Callable[[float], bool], silent_after: float = SUSPECT) -> None:
+        super().__init__(silent_after, EVERY)
         self.answers = answers
         self.tries: list[float] = []
 
@@ -61,12 +51,16 @@ class _Scripted(Redialer):
 
 
 def run(
-    answers: Callable[[float], bool], heard: Callable[[float], bool], stop: float = 0.0
+    answers: Callable[[float], bool],
+    heard: Callable[[float], bool],
+    stop: float = 0.0,
+    silent_after: float = SUSPECT,
 ) -> _Scripted:
     """Sixty seconds of a member heard every 0.5 s whenever ``heard(now)``, our DEALER to it
-    looked after by a scripted redialer; the redialer, with the DEALER's re-dials. ``stop``:
-    our own process stands still that long at 12 s (the clock jumps)."""
-    redialer = _Scripted(answers)
+    looked after by a scripted redialer trying it after ``silent_after`` of silence; the
+    redialer, with the DEALER's re-dials. ``stop``: our own process stands still that long at
+    12 s (the clock jumps)."""
+    redialer = _Scripted(answers, silent_after)
     dealer = _Dealer()
     redialer.add(MEMBER, dealer, ENDPOINT)  # type: ignore[arg-type]
     clock = trio.testing.MockClock(autojump_threshold=0)
@@ -100,6 +94,29 @@ def test_a_member_silent_then_answering_is_redialled_once_a_silence() -> None:
     # Tried from the suspect timer on, once a period, none while it was heard.
     assert redialer.tries[0] >= 10 + SUSPECT - 0.5
     assert not [t for t in redialer.tries if 30 <= t < 40 + SUSPECT - 0.5]
+
+
+def test_a_cut_shorter_than_the_suspect_timer_is_tried_as_soon_as_a_longer_one() -> None:
+    # A node's timers: a cut of 2.5 s (10 to 12.5 s), under the suspect timer of 5 s, after
+    # which TCP's next retransmission comes 1.5 s late. Tried from 1.5 s of silence, the
+    # DEALER is re-dialled by the first try after the link is back; from the suspect timer on
+    # (session 33), the silence (4.5 s) never lasted long enough for a try.
+    def cut(t: float) -> bool:
+        return not 10 <= t < 12.5
+
+    def heard(t: float) -> bool:
+        return not 10 <= t < 14
+
+    assert try_after(SUSPECT) < 12.5 - 10 < SUSPECT
+    early = run(answers=cut, heard=heard, silent_after=try_after(SUSPECT))
+    (redial,) = early.times  # type: ignore[attr-defined]
+    assert 12.5 <= redial <= 12.5 + EVERY + 0.1
+    assert run(answers=cut, heard=heard).times == []  # type: ignore[attr-defined]
+
+
+def test_the_tries_wait_three_idle_beats_and_no_longer_than_the_suspect_timer() -> None:
+    assert try_after(5.0) == 1.5 and try_after(30.0) == 1.5 and try_after(1.0) == 1.0
+    assert PROBE_EVERY <= 0.5  # (each second of it is one off the margin under the drop timer)
 
 
 def test_heard_again_through_its_own_new_connection_still_redials_ours() -> None:
@@ -155,83 +172,3 @@ def test_a_redialled_dealer_goes_on_over_a_new_connection() -> None:
             ctx.destroy(linger=0)
 
     trio.run(main)
-
-
-def _kernel_caps_rto() -> bool:
-    """Whether this kernel has ``TCP_RTO_MAX_MS`` (Linux 6.15 and later)."""
-    with socket.socket() as probe:
-        try:
-            probe.setsockopt(socket.IPPROTO_TCP, _TCP_RTO_MAX_MS, RTO_MAX_MS)
-        except OSError:
-            return False
-    return True
-
-
-def _rto_max(sock: socket.socket) -> int | None:
-    try:
-        return sock.getsockopt(socket.IPPROTO_TCP, _TCP_RTO_MAX_MS)
-    except OSError:
-        return None
-
-
-def _open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
-def test_a_connection_to_the_member_has_its_retransmissions_capped() -> None:
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        port = server.getsockname()[1]
-        with socket.create_connection(("127.0.0.1", port)) as ours:
-            before, fds = _rto_max(ours), _open_fds()
-            # Another port is another connection: zmq closed ours and the number was reused.
-            assert shorten_retransmissions(ours.fileno(), port + 1, 7000) is False
-            assert _rto_max(ours) == before
-            done = shorten_retransmissions(ours.fileno(), port, 7000)
-            assert _open_fds() == fds  # (its copy of the descriptor closed)
-            if not _kernel_caps_rto():  # (an older kernel: left as it was)
-                assert done is False and _rto_max(ours) == before
-                return
-            assert done is True and before != RTO_MAX_MS
-            assert _rto_max(ours) == RTO_MAX_MS
-            assert ours.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 7000
-
-
-def test_a_number_that_is_no_tcp_connection_is_left_alone(tmp_path: Path) -> None:
-    path = tmp_path / "file"
-    path.write_bytes(b"")
-    fds = _open_fds()
-    with path.open("rb") as file:
-        assert shorten_retransmissions(file.fileno(), 5601, 7000) is False
-    closed = os.open(path, os.O_RDONLY)
-    os.close(closed)
-    assert shorten_retransmissions(closed, 5601, 7000) is False
-    with socket.socket(socket.AF_UNIX) as local:
-        assert shorten_retransmissions(local.fileno(), 5601, 7000) is False
-    assert _open_fds() == fds
-
-
-def test_a_meshs_connections_to_members_are_capped_each_side() -> None:
-    ids = [Identity.generate(derive_seed(b"test-redial", i)) for i in range(2)]
-    meshes = [Mesh(i, [j.peer_id for j in ids]) for i in ids]
-
-    async def main() -> None:
-        endpoints = [mesh.bind() for mesh in meshes]
-        for k, mesh in enumerate(meshes):
-            mesh.connect({ids[1 - k].peer_id: endpoints[1 - k]})
-        async with trio.open_nursery() as nursery:
-            for mesh in meshes:
-                mesh.serve_outlets(nursery, b"")
-            with trio.fail_after(30):  # (a hang's bound: it takes a quarter second)
-                while not all(
-                    m.redialer.shortened(ids[1 - k].peer_id) for k, m in enumerate(meshes)
-                ):
-                    await trio.sleep(0.05)
-            nursery.cancel_scope.cancel()
-
-    try:
-        trio.run(main)
-    finally:
-        for mesh in meshes:
-            mesh.close()
-    # One connection each way, each capped once (a re-dial's new one would be capped again).
-    assert [m.redialer.shortened(ids[1 - k].peer_id) for k, m in enumerate(meshes)] == [1, 1]

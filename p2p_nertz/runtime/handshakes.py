@@ -27,7 +27,7 @@ and the mesh's own repair and timers handle those.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import suppress
 from typing import Final
 
@@ -59,7 +59,6 @@ _EVENTS: Final = (
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
     | zmq.EVENT_HANDSHAKE_SUCCEEDED
     | zmq.EVENT_DISCONNECTED
-    | zmq.EVENT_CONNECTED
 )
 
 
@@ -85,10 +84,7 @@ def mismatch(member: PeerId, endpoint: str) -> str:
 class Handshakes:
     """The handshake failures of a mesh's DEALERs to members; see the module docstring."""
 
-    def __init__(self, connected: Callable[[PeerId, int], None] = lambda member, fd: None) -> None:
-        """``connected(member, fd)`` is told of each TCP connection a DEALER to a member made
-        (libzmq's one monitor a socket is this one's: runtime/redial.py tunes the connection)."""
-        self._connected = connected
+    def __init__(self) -> None:
         self._monitors: list[tuple[zmq.Socket[bytes], PeerId, str]] = []
         self._unanswered: dict[int, int] = {}  # a monitor's index: closes in a row, no handshake
         self._refused: set[int] = set()  # monitors whose current connection was refused its key
@@ -106,9 +102,7 @@ class Handshakes:
                     kind, value = monitor_event(monitor.recv_multipart(zmq.NOBLOCK))
                 except zmq.Again:
                     break
-                if kind == zmq.EVENT_CONNECTED:
-                    self._connected(member, value)
-                elif self._mismatched(index, kind, value):
+                if self._mismatched(index, kind, value):
                     yield mismatch(member, endpoint)
 
     def _mismatched(self, index: int, kind: int, value: int) -> bool:

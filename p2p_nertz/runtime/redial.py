@@ -11,20 +11,10 @@ to each other for up to twice the cut: past the drop timer for a cut of more tha
 of it (``scripts/bench_cut_return.py``; docs/protocol.md §9.5 *a cut shorter than the drop
 timer*).
 
-Since session 34 the retransmissions themselves wait less: each TCP connection our DEALERs
-make has its retransmission timer capped at :data:`RTO_MAX_MS` (a second, the least Linux
-allows: ``TCP_RTO_MAX_MS``, Linux 6.15 and later; :func:`shorten_retransmissions`, told of
-each connection by the mesh's monitor of the DEALER, ``runtime/handshakes.py``), so what was
-sent during a cut of any length within the window is sent again within a second of the link's
-return, on the old connection: nothing given up, no handshake. It costs a retransmission a
-second while a link is cut, nothing while it works. A link whose round trip passes a second
-gets a spurious retransmission a second (a segment at most: the congestion window falls to
-one); the connection is given up no sooner than before (``TCP_USER_TIMEOUT``: the heartbeat's
-window). Where the kernel has no such option, nothing changes, and the tries below bound a
-silence past the suspect timer.
-
 A new connection waits on no such timer. So once a member heard before has been silent for
-the node's suspect timer, :class:`Redialer` tries the member's address with a plain TCP
+:data:`TRY_AFTER` (three of a node's idle beats; the suspect timer if shorter; session 33: the
+suspect timer, so a cut shorter than it still waited on TCP's timer, up to 3.5 s at the
+default 5 s), :class:`Redialer` tries the member's address with a plain TCP
 connect every :data:`PROBE_EVERY` seconds, each a new SYN, each given up after as long; the
 first one answered says the link is back, and the DEALER to that member is dialled again, once
 (:meth:`~p2p_nertz.runtime.zmqtrio.AsyncSocket.redial`: the old connection and what it held are
@@ -35,7 +25,7 @@ after the heal, the other 8.2 s, while only one side re-dialled). One try begun 
 heard, and unanswered, does.
 
 What it leaves alone: our own process stopped or stalled past a member's silence (woken, it
-listens for the suspect timer before it calls anyone silent, as its peer does before it votes);
+listens as long again before it calls anyone silent, as its peer does before it votes);
 a slow link, not a cut one, whose member is heard, late (a probe
 unanswered within :data:`PROBE_EVERY` changes nothing, and the old connection goes on
 carrying what it carries: session 32's slow link, docs/protocol.md §9.5); a member whose
@@ -43,13 +33,19 @@ process is stopped (its host's kernel answers the probe: the DEALER is re-dialle
 heartbeat would at the window's end, and waits for the handshake until the member wakes). A
 probe that its ROUTER accepts carries no byte: zmq there closes a connection that never
 greeted, and nothing else sees it.
+
+What it does not do (measured in session 34, docs/protocol.md §9.5): cap the connection's own
+retransmission timer (``TCP_RTO_MAX_MS``, Linux 6.15, at its least, a second). It healed
+every cut within a second on the old connection, but a link whose round trip passes the cap
+(session 32's slow link, 3 s each way) then retransmits spuriously every second, its
+congestion window back to one segment each time: the slow member was dropped, at two players
+and at three. A SYN answered within :data:`PROBE_EVERY` is what tells a link back from a slow
+one.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import socket
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -58,50 +54,28 @@ import trio
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, tcp_port
 
-__all__ = ["PROBE_EVERY", "RTO_MAX_MS", "Redialer", "host_and_port", "shorten_retransmissions"]
+__all__ = ["PROBE_EVERY", "TRY_AFTER", "Redialer", "host_and_port", "try_after"]
 
-PROBE_EVERY: Final = 1.0
+PROBE_EVERY: Final = 0.5
 """Seconds between two tries of a silent member's address, and how long one waits for its
-SYN's answer (a LAN answers in a millisecond; a link slower than this is not cut)."""
+SYN's answer (a LAN answers in a millisecond; a link slower than this is not cut). A second
+until session 34 (each second of it is one of the least gap between a cut and the drop timer
+at which a game of two goes on: docs/protocol.md §9.5)."""
+
+TRY_AFTER: Final = 1.5
+"""Seconds of silence after which a member heard before has its address tried: three of the
+beats an idle node sends every half second (``runtime/node.py``), so that a cut shorter than
+the suspect timer heals as soon as a longer one (session 33 tried from the suspect timer)."""
 
 
-RTO_MAX_MS: Final = 1000
-"""The longest our TCP connection to a member waits between two retransmissions, in
-milliseconds (``TCP_RTO_MAX_MS``, Linux 6.15 and later; its least value): what was sent during
-a cut is sent again at most this long after the link is back, whatever the cut's length."""
+def try_after(suspect_after: float) -> float:
+    """The silence after which a member's address is tried, for a node whose suspect timer is
+    ``suspect_after``: :data:`TRY_AFTER`, or the suspect timer if shorter.
 
-_TCP_RTO_MAX_MS: Final = getattr(socket, "TCP_RTO_MAX_MS", 44)  # (linux/tcp.h; Python lacks it)
-
-
-def shorten_retransmissions(fd: int, port: int, user_timeout_ms: int) -> bool:
-    """Cap the retransmission timer of the TCP connection ``fd`` to ``port`` at
-    :data:`RTO_MAX_MS`, and let its unacknowledged data wait ``user_timeout_ms`` before the
-    kernel gives it up (``TCP_USER_TIMEOUT``: the heartbeat's window, as before; capped
-    retransmissions would otherwise reach ``tcp_retries2`` after ~14 s). Whether it did:
-    nothing is changed where the kernel has no such option, nor when ``fd`` is no longer a TCP
-    connection to ``port`` (zmq closed it, and the number is another file's, before we got to
-    it: the monitor's events come late).
+    >>> try_after(5.0), try_after(1.0)
+    (1.5, 1.0)
     """
-    try:
-        copy = os.dup(fd)
-    except OSError:
-        return False  # (closed meanwhile)
-    try:
-        sock = socket.socket(fileno=copy)
-    except OSError:
-        os.close(copy)
-        return False  # (not a socket)
-    with sock:
-        try:
-            if sock.family not in (socket.AF_INET, socket.AF_INET6):
-                return False
-            if sock.type != socket.SOCK_STREAM or sock.getpeername()[1] != port:
-                return False
-            sock.setsockopt(socket.IPPROTO_TCP, _TCP_RTO_MAX_MS, RTO_MAX_MS)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, user_timeout_ms)
-        except (OSError, AttributeError):
-            return False  # (an older kernel, another system: TCP's own backoff, as before)
-    return True
+    return min(TRY_AFTER, suspect_after)
 
 
 def host_and_port(endpoint: str) -> tuple[str, int]:
@@ -129,31 +103,21 @@ class _Link:
     changed: trio.Event = field(default_factory=trio.Event)
     """Set when it is heard after a silence (the waiting task looks again)."""
     redials: int = 0
-    shortened: int = 0
-    """Connections to the member whose retransmissions were capped."""
 
 
 class Redialer:
     """Tries the address of each member silent for ``silent_after`` seconds, and re-dials our
-    DEALER to it once an attempt is answered; caps the retransmission timer of each connection
-    our DEALERs make (see the module docstring).
+    DEALER to it once an attempt is answered (see the module docstring).
 
     Args:
-        silent_after: the node's suspect timer, in seconds.
+        silent_after: how long a member is silent before it is tried, in seconds
+            (:func:`try_after` of the node's suspect timer).
         every: seconds between two tries (:data:`PROBE_EVERY`).
-        user_timeout_ms: how long a connection's unacknowledged data waits before its kernel
-            gives the connection up, once its retransmissions are capped (the DEALER's
-            heartbeat window; :func:`shorten_retransmissions`).
     """
 
-    def __init__(
-        self, silent_after: float, every: float = PROBE_EVERY, *, user_timeout_ms: int = 31_000
-    ) -> None:
+    def __init__(self, silent_after: float, every: float = PROBE_EVERY) -> None:
         self.silent_after = silent_after
         self.every = every
-        self.user_timeout_ms = user_timeout_ms
-        self.shorten = True
-        """Whether to cap the connections' retransmissions (``False``: a benchmark's reference)."""
         self._links: dict[PeerId, _Link] = {}
 
     def add(self, member: PeerId, dealer: AsyncSocket, endpoint: str) -> None:
@@ -163,18 +127,6 @@ class Redialer:
     def redials(self, member: PeerId) -> int:
         """How many times the DEALER to ``member`` was dialled again."""
         return self._links[member].redials
-
-    def shortened(self, member: PeerId) -> int:
-        """How many of our connections to ``member`` had their retransmissions capped."""
-        return self._links[member].shortened
-
-    def connected(self, member: PeerId, fd: int) -> None:
-        """Our DEALER to ``member`` made a TCP connection, ``fd`` (a monitor's
-        ``EVENT_CONNECTED``): cap its retransmission timer (:func:`shorten_retransmissions`)."""
-        link = self._links.get(member)
-        if link is not None and self.shorten:
-            port = host_and_port(link.endpoint)[1]
-            link.shortened += shorten_retransmissions(fd, port, self.user_timeout_ms)
 
     def heard(self, member: PeerId) -> None:
         """Note that ``member`` was heard just now (a message came from it)."""
