@@ -59,8 +59,9 @@ __all__ = ["PROBE_EVERY", "TRY_AFTER", "Redialer", "host_and_port", "try_after"]
 PROBE_EVERY: Final = 0.5
 """Seconds between two tries of a silent member's address, and how long one waits for its
 SYN's answer (a LAN answers in a millisecond; a link slower than this is not cut). A second
-until session 34 (each second of it is one of the least gap between a cut and the drop timer
-at which a game of two goes on: docs/protocol.md §9.5)."""
+until session 34: the half second saved came off the least gap between a cut and the drop
+timer at which a game of two goes on (docs/protocol.md §9.5, *the margin under the drop
+timer*: about 1.5 s, now about 1 s, at timers 2/8 s)."""
 
 TRY_AFTER: Final = 1.5
 """Seconds of silence after which a member heard before has its address tried: three of the
