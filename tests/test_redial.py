@@ -8,13 +8,15 @@ real tries, over a real lab's failed link, are ``tests/test_lan_cut_return.py``'
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
+import pytest
 import trio
 import trio.testing
 import zmq
 
-from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.identity import PeerId, fingerprint
 from p2p_nertz.runtime.redial import Redialer, try_after
 from p2p_nertz.runtime.zmqtrio import monitor_event, open_dealer, open_router
 
@@ -82,13 +84,23 @@ def run(
     return redialer
 
 
-def test_a_member_silent_then_answering_is_redialled_once_a_silence() -> None:
+def test_a_member_silent_then_answering_is_redialled_once_a_silence(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     # A cut from 10 s to 20 s; heard again from 30 s; a second cut from 40 s, over at 50 s.
     def cut(t: float) -> bool:
         return not (10 <= t < 20 or 40 <= t < 50)
 
-    redialer = run(answers=cut, heard=lambda t: t < 10 or 30 <= t < 40)
+    with caplog.at_level(logging.INFO, logger="p2p_nertz.runtime.redial"):
+        redialer = run(answers=cut, heard=lambda t: t < 10 or 30 <= t < 40)
     first, second = redialer.times  # type: ignore[attr-defined]
+    # Each said, naming the member and how long it was silent (`nertz -v`).
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        f"re-dialled {fingerprint(MEMBER)} at {ENDPOINT}: its address answers (last heard"
+        f" {last:.1f} s ago)"
+        for last in (first - 9.5, second - 39.5)
+    ]
     assert 20 <= first <= 20 + EVERY + 0.1  # the first try after the link is back
     assert 50 <= second <= 50 + EVERY + 0.1
     # Tried from the suspect timer on, once a period, none while it was heard.

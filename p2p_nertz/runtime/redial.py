@@ -45,16 +45,19 @@ one.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import Final
 
 import trio
 
-from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.identity import PeerId, fingerprint
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, tcp_port
 
 __all__ = ["PROBE_EVERY", "TRY_AFTER", "Redialer", "host_and_port", "try_after"]
+
+log = logging.getLogger(__name__)
 
 PROBE_EVERY: Final = 0.5
 """Seconds between two tries of a silent member's address, and how long one waits for its
@@ -99,6 +102,7 @@ def host_and_port(endpoint: str) -> tuple[str, int]:
 class _Link:
     dealer: AsyncSocket
     endpoint: str
+    member: PeerId
     heard: float = -math.inf
     """When the member was last heard (never: minus infinity)."""
     changed: trio.Event = field(default_factory=trio.Event)
@@ -123,7 +127,7 @@ class Redialer:
 
     def add(self, member: PeerId, dealer: AsyncSocket, endpoint: str) -> None:
         """Look after ``dealer``, our DEALER to ``member`` at ``endpoint``."""
-        self._links[member] = _Link(dealer, endpoint)
+        self._links[member] = _Link(dealer, endpoint, member)
 
     def redials(self, member: PeerId) -> int:
         """How many times the DEALER to ``member`` was dialled again."""
@@ -169,6 +173,10 @@ class Redialer:
             if await self._answered(link.endpoint):
                 link.dealer.redial(link.endpoint)
                 link.redials += 1
+                log.info(
+                    "re-dialled %s at %s: its address answers (last heard %.1f s ago)",
+                    fingerprint(link.member), link.endpoint, trio.current_time() - link.heard,
+                )  # fmt: skip
                 link.changed = trio.Event()
                 if self._silent(link):
                     await link.changed.wait()  # (once a silence)
