@@ -262,3 +262,30 @@ def test_liars_two_liars_of_three_voting_the_honest_member_out_is_no_rules_fault
     assert peer is not None and 0 in peer.final.dropped
     assert voted_out_by(peer.final, config.faults.cheaters) == {0}
     assert voted_out_by(peer.final, frozenset({1})) == set()
+
+
+def test_liars_an_event_past_its_authors_cut_holds_the_audit_back_for_nothing() -> None:
+    """Two-liar seed 2464 (left open by session 33): at three players seat 2
+    (``frontier_ahead``) is voted out at 14, seat 1 (``reveal_value``) forfeits the round, and
+    honest seat 0, the one left in play, calls Nerts: every peer ends the game. Seat 2's
+    events 15 on, past its cut and in its own log alone, name seat 1's event 5, which nobody
+    made; the audit, which reads every log, held its time back at seat 1's last event for
+    that named event and stopped in play. A peer never delivers such an event (its causal
+    past never comes) and it counts for nothing, so it holds nothing back: the audit ends the
+    game where the peers did (``audit.fold._holed`` asks ``Folds.counts``)."""
+    config, liars = game(2464, players=(3, 4), two=True)
+    assert [(liar.seat, liar.lie) for liar in liars] == [
+        (2, Lie.FRONTIER_AHEAD),
+        (1, Lie.REVEAL_VALUE),
+    ]
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    peer = run.result.peers[0]
+    assert peer is not None and peer.final.phase is Phase.OVER
+    assert peer.final.dropped == {2: 14}
+    audit = run.result.audit
+    assert audit is not None and audit.finished
+    assert audit.digest == peer.final.digest()
+    missing = [f for f in audit.errors if f.kind is FindingKind.MISSING_EVENT]
+    assert missing and {f.seat for f in missing} == {2}
+    assert {f.seat for f in audit.errors} == {1, 2}
