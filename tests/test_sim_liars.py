@@ -16,11 +16,12 @@ import pytest
 
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.rules import Rules
+from p2p_nertz.rules import RoundStatus, Rules
 from p2p_nertz.rules.game import Termination
-from p2p_nertz.sim.liar_games import LiarRun, game, simulate, voted_out_by
-from p2p_nertz.sim.liars import LIES, Lie
+from p2p_nertz.sim.liar_games import LiarRun, game, marks, simulate, voted_out_by
+from p2p_nertz.sim.liars import LIES, Liar, Lie
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
@@ -226,6 +227,59 @@ def test_liars_no_round_starts_with_one_member_in() -> None:
     assert len(peer.final.scores) == 1
     assert (result.winners, result.termination) == ((1,), Termination.ABANDONED)
     assert result.totals == peer.final.scores[0].team_totals
+    assert run.result.audit is not None and run.result.audit.digest == peer.final.digest()
+
+
+def _shuffle_game(seed: int, *, rounds: int, lie: Lie | None = None) -> LiarRun:
+    # The soak's game for ``seed`` dealt by the dealerless shuffle; with ``lie``, its liar
+    # tells that one instead, once, at its first chance.
+    config, (liar,) = game(seed)
+    if lie is not None:
+        liar = Liar(liar.seat, lie, at=0.0, times=1, rate=1.0, seed=seed)
+    faults = dataclasses.replace(config.faults, deck_cheats=marks([liar]))
+    config = dataclasses.replace(
+        config, deal=Deal.SHUFFLE, rules=Rules(target=None, rounds=rounds), faults=faults
+    )
+    return simulate(config, [liar])
+
+
+def test_liars_a_deal_of_two_that_loses_a_member_on_proof_ends_the_game() -> None:
+    """Seed 81's table dealt by the dealerless shuffle, its liar forking at once (``seq_reuse``:
+    its key under the seq of its join): seat 1 proves it and votes it out, which at two
+    drops it, in the deal. Nobody deals alone, and the one left is alone in the game
+    (docs/protocol.md §9.3): the fold ends the game there, the round void, on the rounds
+    scored (none: a shared 0-0), ``abandoned``, as where no round can start with one member
+    in; the table is never gone for it. Its fold had gone on to a deal without the liar's
+    key, and its core raised (``KeyError``) signing its stage."""
+    run = _shuffle_game(81, rounds=3, lie=Lie.SEQ_REUSE)
+    assert run.result.violations == [] and run.result.gone == []
+    peer = run.result.peers[1]
+    assert peer is not None and peer.final.dropped.keys() == {0}
+    assert peer.final.phase is Phase.OVER and peer.final.scores == ()
+    result = peer.final.game.result
+    assert result is not None and result.termination is Termination.ABANDONED
+    assert result.totals == (0, 0)
+    assert run.result.audit is not None and run.result.audit.digest == peer.final.digest()
+
+
+def test_liars_the_one_left_of_a_shuffle_game_plays_the_round_out_and_the_game_ends() -> None:
+    """Seed 81 itself dealt by the dealerless shuffle (a beat lie, proven in play): the one
+    left is alone in the game in both deals (``gone.alone_in_game``): the round it cannot
+    open the liar's cards in ends blocked at once, the liar forfeiting it, and the next
+    would start with one member in, so the game is over, ``abandoned``, the one left
+    winning; the audit reaches the same end."""
+    run = _shuffle_game(81, rounds=3)
+    assert run.result.violations == [] and run.result.gone == []
+    peer = run.result.peers[1]
+    assert peer is not None and peer.final.dropped.keys() == {0}
+    assert peer.final.phase is Phase.OVER
+    (score,) = peer.final.scores
+    assert score.status is RoundStatus.BLOCKED
+    forfeit = score.players[0]
+    assert (forfeit.lake, forfeit.nerts_left) == (0, 13)
+    result = peer.final.game.result
+    assert result is not None and result.termination is Termination.ABANDONED
+    assert result.winners == (1,)
     assert run.result.audit is not None and run.result.audit.digest == peer.final.digest()
 
 
