@@ -26,7 +26,9 @@ import trio
 
 from p2p_nertz.audit import FindingKind
 from p2p_nertz.protocol.peer import Peer, PeerConfig
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rules.game import Termination
 from p2p_nertz.runtime.node import node_config
 from p2p_nertz.sim.liars import Liar, Lie
 from p2p_nertz.testing.games import bot_game
@@ -148,3 +150,27 @@ def test_node_liars_the_one_left_by_a_vote_on_proof_at_two_ends_the_game(tmp_pat
     result = peer.final.game.result
     assert result is not None and result.winners == (1,)
     assert FindingKind.CLOCK_BELOW_ACK in {f.kind for f in report.errors if f.seat == 0}
+
+
+def test_node_liars_a_shuffle_deal_of_two_that_loses_a_member_on_proof_ends_the_game(
+    tmp_path: Path,
+) -> None:
+    """Seed 81's two nodes dealt by the dealerless shuffle, seat 0 forking at once
+    (``seq_reuse``: its next event under the seq of its join). Seat 1 proves it and votes
+    it out, which at two drops it before the deal is over: nobody deals alone, so the game
+    ends there, the round void (docs/shuffle.md §8.4), and the one left is never told the
+    table is gone (docs/protocol.md §9.9). Its fold had gone on to a deal without seat 0's
+    key, and its node raised (``KeyError``) signing its stage."""
+    identities, spec = bot_game(LABEL, 2, 81, deal=Deal.SHUFFLE)
+    liar = Liar(0, Lie.SEQ_REUSE, at=0.0, times=1, rate=1.0, seed=81)
+    run = trio.run(lambda: play(spec, identities, [liar], tmp_path))
+    report = audit_logs(run)
+    problems, holding = check(run, report)
+    assert (problems, holding) == ([], ())
+    assert run.finished and run.gone[1] is None and run.raised == []
+    peer = run.peers[1]
+    assert peer is not None and peer.final.dropped.keys() == {0}
+    assert peer.final.phase is Phase.OVER and not peer.provisional
+    result = peer.final.game.result
+    assert result is not None and result.termination is Termination.ABANDONED
+    assert report.digest == peer.final.digest()

@@ -130,3 +130,38 @@ def test_roster_the_fold_refuses_a_vote_that_contradicts_itself_and_counts_it_no
         honest.apply(event)
     assert honest.violations == ()
     assert [voter for voter, _ in honest.votes[TARGET]] == [0]
+
+
+def test_roster_a_vote_lying_at_exactly_an_honest_voters_count_cuts_below_it() -> None:
+    """The kind left argued (docs/protocol.md §9.2, §13 *the vote at exactly an honest voter's
+    count*), made on purpose: seat 0 votes seat 1 out for silence counting 20 (it holds 20,
+    so 20 may be final somewhere); seat 2, a liar holding 22, counts 22 with its own frontier
+    (no contradiction) and changes the one id at exactly 20. The highest seq both quote is
+    20 and the ids differ there: it reads as chains parting at 20, a fork, so the drop is
+    cut at 19, the lowest count less one, below an event the honest voter's count says may
+    be final (silence alone would keep 22). What the table does with it: every fold takes
+    the vote and drops seat 1 at 19 alike (the fold of the votes has nothing to tell the lie
+    from an honest voter holding a version forked at 20); the lie costs the member its event
+    20, final or not. One seq either way and the votes decide as for silence."""
+    honest = _vote(20, _chain(20))
+    at_count = _vote(22, _chain(22, wrong=20))
+    assert not contradicts(at_count)
+    assert vote_cut((honest, at_count)) == (19, {s: _id(s) for s in range(1, 20)})
+    # The same lie one seq lower is no fork (the chains agree again at 20): it lowers
+    # nothing, and the seq is left out of the chain kept; one seq higher the honest voter
+    # quotes nothing to weigh it against.
+    below = vote_cut((honest, _vote(22, _chain(22, wrong=19))))
+    above = vote_cut((honest, _vote(22, _chain(22, wrong=21))))
+    assert (below[0], 19 in below[1]) == (22, False)
+    assert above[0] == 22 and above[1][20] == _id(20)
+    # The game fold, every fold of the votes alike: both count, seat 1 is dropped at 19.
+    state = GameState(_spec(3))
+    joins = [Event(s, 1, 1 + s, KIND_JOIN, Join(frontier=(0,) * 3)) for s in range(3)]
+    votes = [
+        Event(0, 2, 10, KIND_DROP, honest),
+        Event(2, 2, 11, KIND_DROP, at_count),
+    ]
+    for event in [*joins, *votes]:
+        state.apply(event)
+    assert state.violations == ()
+    assert state.dropped == {TARGET: 19}

@@ -16,11 +16,12 @@ import pytest
 
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.rules import Rules
+from p2p_nertz.rules import RoundStatus, Rules
 from p2p_nertz.rules.game import Termination
-from p2p_nertz.sim.liar_games import LiarRun, game, simulate, voted_out_by
-from p2p_nertz.sim.liars import LIES, Lie
+from p2p_nertz.sim.liar_games import LiarRun, game, marks, simulate, voted_out_by
+from p2p_nertz.sim.liars import LIES, Liar, Lie
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
@@ -229,6 +230,59 @@ def test_liars_no_round_starts_with_one_member_in() -> None:
     assert run.result.audit is not None and run.result.audit.digest == peer.final.digest()
 
 
+def _shuffle_game(seed: int, *, rounds: int, lie: Lie | None = None) -> LiarRun:
+    # The soak's game for ``seed`` dealt by the dealerless shuffle; with ``lie``, its liar
+    # tells that one instead, once, at its first chance.
+    config, (liar,) = game(seed)
+    if lie is not None:
+        liar = Liar(liar.seat, lie, at=0.0, times=1, rate=1.0, seed=seed)
+    faults = dataclasses.replace(config.faults, deck_cheats=marks([liar]))
+    config = dataclasses.replace(
+        config, deal=Deal.SHUFFLE, rules=Rules(target=None, rounds=rounds), faults=faults
+    )
+    return simulate(config, [liar])
+
+
+def test_liars_a_deal_of_two_that_loses_a_member_on_proof_ends_the_game() -> None:
+    """Seed 81's table dealt by the dealerless shuffle, its liar forking at once (``seq_reuse``:
+    its key under the seq of its join): seat 1 proves it and votes it out, which at two
+    drops it, in the deal. Nobody deals alone, and the one left is alone in the game
+    (docs/protocol.md §9.3): the fold ends the game there, the round void, on the rounds
+    scored (none: a shared 0-0), ``abandoned``, as where no round can start with one member
+    in; the table is never gone for it. Its fold had gone on to a deal without the liar's
+    key, and its core raised (``KeyError``) signing its stage."""
+    run = _shuffle_game(81, rounds=3, lie=Lie.SEQ_REUSE)
+    assert run.result.violations == [] and run.result.gone == []
+    peer = run.result.peers[1]
+    assert peer is not None and peer.final.dropped.keys() == {0}
+    assert peer.final.phase is Phase.OVER and peer.final.scores == ()
+    result = peer.final.game.result
+    assert result is not None and result.termination is Termination.ABANDONED
+    assert result.totals == (0, 0)
+    assert run.result.audit is not None and run.result.audit.digest == peer.final.digest()
+
+
+def test_liars_the_one_left_of_a_shuffle_game_plays_the_round_out_and_the_game_ends() -> None:
+    """Seed 81 itself dealt by the dealerless shuffle (a beat lie, proven in play): the one
+    left is alone in the game in both deals (``gone.alone_in_game``): the round it cannot
+    open the liar's cards in ends blocked at once, the liar forfeiting it, and the next
+    would start with one member in, so the game is over, ``abandoned``, the one left
+    winning; the audit reaches the same end."""
+    run = _shuffle_game(81, rounds=3)
+    assert run.result.violations == [] and run.result.gone == []
+    peer = run.result.peers[1]
+    assert peer is not None and peer.final.dropped.keys() == {0}
+    assert peer.final.phase is Phase.OVER
+    (score,) = peer.final.scores
+    assert score.status is RoundStatus.BLOCKED
+    forfeit = score.players[0]
+    assert (forfeit.lake, forfeit.nerts_left) == (0, 13)
+    result = peer.final.game.result
+    assert result is not None and result.termination is Termination.ABANDONED
+    assert result.winners == (1,)
+    assert run.result.audit is not None and run.result.audit.digest == peer.final.digest()
+
+
 def test_liars_the_last_liar_of_three_abandons_the_honest_member_after_a_proof() -> None:
     """Two-liar seed 1298 (``--two-liars --players 3-4``, left open by session 32's note, as
     1489, the same class): at three players one liar (seq_reuse, seat 2) is voted out on
@@ -262,3 +316,30 @@ def test_liars_two_liars_of_three_voting_the_honest_member_out_is_no_rules_fault
     assert peer is not None and 0 in peer.final.dropped
     assert voted_out_by(peer.final, config.faults.cheaters) == {0}
     assert voted_out_by(peer.final, frozenset({1})) == set()
+
+
+def test_liars_an_event_past_its_authors_cut_holds_the_audit_back_for_nothing() -> None:
+    """Two-liar seed 2464 (left open by session 33): at three players seat 2
+    (``frontier_ahead``) is voted out at 14, seat 1 (``reveal_value``) forfeits the round, and
+    honest seat 0, the one left in play, calls Nerts: every peer ends the game. Seat 2's
+    events 15 on, past its cut and in its own log alone, name seat 1's event 5, which nobody
+    made; the audit, which reads every log, held its time back at seat 1's last event for
+    that named event and stopped in play. A peer never delivers such an event (its causal
+    past never comes) and it counts for nothing, so it holds nothing back: the audit ends the
+    game where the peers did (``audit.fold._holed`` asks ``Folds.counts``)."""
+    config, liars = game(2464, players=(3, 4), two=True)
+    assert [(liar.seat, liar.lie) for liar in liars] == [
+        (2, Lie.FRONTIER_AHEAD),
+        (1, Lie.REVEAL_VALUE),
+    ]
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    peer = run.result.peers[0]
+    assert peer is not None and peer.final.phase is Phase.OVER
+    assert peer.final.dropped == {2: 14}
+    audit = run.result.audit
+    assert audit is not None and audit.finished
+    assert audit.digest == peer.final.digest()
+    missing = [f for f in audit.errors if f.kind is FindingKind.MISSING_EVENT]
+    assert missing and {f.seat for f in missing} == {2}
+    assert {f.seat for f in audit.errors} == {1, 2}

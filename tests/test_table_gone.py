@@ -7,9 +7,12 @@ simulator's partitions. The real processes are in ``tests/test_cli_gone.py``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from peer_helpers import PeerNetwork
 
+from p2p_nertz.deck.keys import round_context
 from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.protocol.gone import (
     GoneReason,
@@ -22,6 +25,8 @@ from p2p_nertz.protocol.gone import (
 )
 from p2p_nertz.protocol.local import AbandonAnswer
 from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
+from p2p_nertz.protocol.shuffle import DeckRound
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rules import Rules, Termination
 from p2p_nertz.sim import Faults, Freeze, Partition, SimConfig, Simulation
@@ -397,3 +402,12 @@ def test_table_gone_never_for_the_one_member_still_in_it_finishes_the_game() -> 
     out = GameState(_spec(2))
     out.dropped = {0: 5, 1: 20}  # we are out too: nobody holds the game for us
     assert not alone_in_game(out, 0) and gone(out) is not None
+    # The same in a game of the dealerless shuffle (session 34; it stopped there before):
+    # the one left is never waiting on anybody's shares, a round nobody left can open
+    # ends blocked at once and a deal of two that loses a member ends the game.
+    spec = _spec(2)
+    shuffled = GameState(dataclasses.replace(spec, deal=Deal.SHUFFLE))
+    context = round_context(spec.game_id, 1)
+    shuffled.round.deck = DeckRound((0, 1), context, spec.rules.jokers, spec.peer_ids)
+    shuffled.dropped = {1: 20}
+    assert alone_in_game(shuffled, 0) and gone(shuffled) is None

@@ -73,8 +73,9 @@ class Feed:
         self.prefixes = bytearray()
         self.pending: dict[int, tuple[Message, EventBody, int]] = {}
         self.forked = 0  # the first seq where a second version was seen (0: none)
-        # the most of it, past its fork, that an event delivered named (Fold.finish)
-        self.named = 0
+        # past its fork, what events delivered named of it (Fold.finish): (its seq named,
+        # the naming event's seat and seq)
+        self.named: list[tuple[int, int, int]] = []
         self.beats: dict[int, int] = {}  # announced head seq -> highest clock announced with it
         self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
 
@@ -230,7 +231,7 @@ class Delivery:
             if other.forked and may_name_other_version(f, other.forked):
                 # It may acknowledge the other version of a fork: times differ. (And the log
                 # may never hold what it names: Fold.finish then folds nothing after it.)
-                other.named = max(other.named, f)
+                other.named.append((f, seat, seq))
                 continue
             if f <= other.head:
                 if not timed_after(lamport, other.lamports[f - 1]):

@@ -300,11 +300,18 @@ class Fold:
         if ended:
             cuts = {**self.cuts, **dropped}
             out = released(cuts, feeds)
+            folds, gaps = self.folds, self.gaps
+
+            def counts(seat: int, seq: int) -> bool:
+                # (Whether an event that needs one no log holds counts, as the fold decides
+                # when it folds it: one past its author's cut holds nothing back.)
+                return folds.counts(seat, seq, cuts, gaps)
+
             return min(
                 (
                     f.last_lamport
                     for s, f in enumerate(feeds)
-                    if s not in out and (s in cuts or f.head < f.named or _holed(f))
+                    if s not in out and (s in cuts or _holed(f, counts))
                 ),
                 default=default,
             )
@@ -602,14 +609,24 @@ class Fold:
         return tuple(rounds)
 
 
-def _holed(feed: Feed) -> bool:
+def _holed(feed: Feed, counts: Callable[[int, int], bool]) -> bool:
     """Whether events read need an event of ``feed`` that no log holds: events of the feed
-    past a hole (``pending``), or one a frontier acknowledges (``waiting``). Events timed
-    after the last one delivered may follow it, and no peer folded them without it (a peer
-    delivers an event after its causal past): folded, an honest member's event that came
-    after it reads as refused (a log alone that lost one record blamed the others' next
-    events). The fold stops there, as at a fork's named event; ``missing_event`` says why."""
-    return bool(feed.pending or feed.waiting)
+    past a hole (``pending``), one a frontier acknowledges (``waiting``), or one past its
+    fork that a frontier names (``named``: the log's peer proved the fork, and took events of
+    the others that named the version it never held), where the event that needs it can
+    count (``counts(seat, seq)``). Events timed after the last one delivered may follow it,
+    and no peer folded them without it (a peer delivers an event after its causal past):
+    folded, an honest member's event that came after it reads as refused (a log alone that
+    lost one record blamed the others' next events). The fold stops there; ``missing_event``
+    says why. An event past its author's cut needs nothing: it counts for no peer, which
+    holds it undelivered where its causal past never comes (a liar's frontier naming events
+    nobody made, two-liar seed 2464: the audit stopped in play where every peer ended)."""
+    if feed.pending:
+        return True
+    head = feed.head
+    return any(
+        counts(seat, seq) for waiting in feed.waiting.values() for seat, seq, *_ in waiting
+    ) or any(f > head and counts(seat, seq) for f, seat, seq in feed.named)
 
 
 def _causal_past(spec: GameSpec, masked: frozenset[int]) -> CausalPast | None:

@@ -395,8 +395,14 @@ class Folds:
         was readmitted since; and not in the gap of a member readmitted (``gaps``, as the held
         events decide them, also later in the order: a peer folding a whole game at once, as
         after a restart, learns a member's drop and its readmission together, §9.8)."""
+        return self.counts(event.seat, event.seq, excluded, gaps)
+
+    def counts(
+        self, seat: int, seq: int, excluded: dict[int, int], gaps: Gaps | None = None
+    ) -> bool:
+        """Whether ``seat``'s event ``seq`` counts (:meth:`admits`, by seat and seq: the audit
+        asks it of an event that needs one no log holds, ``audit.fold._holed``)."""
         final = self.final
-        seat, seq = event.seat, event.seq
         if not final.counts(seat, seq):
             return False
         if gaps:

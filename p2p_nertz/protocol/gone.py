@@ -216,11 +216,12 @@ def alone_in_game(final: GameState, seat: int) -> bool:
     in progress waits for nobody else, so it plays it out (a member dropped in it forfeits it,
     §8.9), and no round starts with one member in (the fold ends the game there,
     ``GameState._new_round``). A member voted out for silence may still ask to rejoin (§9.8):
-    it is readmitted at that next round, as ever. Not in a game of the dealerless shuffle,
-    whose face-down cards need every deck member's shares (docs/shuffle.md): there the rule
-    of the table gone stands."""
+    it is readmitted at that next round, as ever. The same in a game of the dealerless
+    shuffle, whose face-down cards need every deck member's shares (docs/shuffle.md §6.4): a
+    round in play that nobody left can open ends blocked at once, and a deal of two that
+    loses a member ends the game (nobody deals alone, ``state._undealt``)."""
     members = final.roster.members()
-    return members == {seat} and final.round.deck is None and final.phase is not Phase.OVER
+    return members == {seat} and final.phase is not Phase.OVER
 
 
 def _why(

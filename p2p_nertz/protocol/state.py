@@ -511,10 +511,14 @@ class GameState:
         for target, cut in self.roster.settle(lamport):
             self._gone(target, cut, left=False, notices=notices)
 
-    def _gone(self, seat: int, cut: int, *, left: bool, notices: list[Notice]) -> None:
-        """``seat``, just removed from the roster at ``cut``, leaves the round's table (a
-        shuffle game's deal not over yet starts again without it, or ends: :func:`_undealt`)."""
-        _undealt(self, seat, left=left, notices=notices)
+    def _gone(
+        self, seat: int, cut: int, *, left: bool, notices: list[Notice], abandoned: bool = False
+    ) -> None:
+        """``seat``, just removed from the roster at ``cut`` (``left``: by its leave;
+        ``abandoned``: by the one left's abandon, which ends the game itself), leaves the
+        round's table (a shuffle game's deal not over yet starts again without it, or ends:
+        :func:`_undealt`)."""
+        _undealt(self, seat, left=left, abandoned=abandoned, notices=notices)
         if self.round.take_out(
             seat,
             playing=self.phase is Phase.PLAY,
@@ -550,7 +554,7 @@ class GameState:
         target = body.seat
         cut = self.roster.abandon(event.seat, event.seq, event.lamport, body)
         over = self.phase is Phase.OVER
-        self._gone(target, cut, left=False, notices=notices)
+        self._gone(target, cut, left=False, abandoned=True, notices=notices)
         self.abandonment.start(event.seat, target, body.frontier, self.game)
         if not over:
             self._set_phase(Phase.OVER, notices)
@@ -732,12 +736,17 @@ def _end_unplayable(state: GameState, seats: frozenset[int], notices: list[Notic
     notices.append(GameEnded(state.game.result))
 
 
-def _undealt(state: GameState, seat: int, *, left: bool, notices: list[Notice]) -> None:
+def _undealt(
+    state: GameState, seat: int, *, left: bool, abandoned: bool, notices: list[Notice]
+) -> None:
     """``seat`` is gone before the shuffle game's deal is over (docs/shuffle.md §8.4): from
-    three members the deal starts again without it, under the next attempt; from two, if it
-    left, the one left ends the game as an abandon does, the round void (nobody deals alone;
-    a member dropped from two is abandoned by the one left, which ends it the same way,
-    protocol.md §9.3)."""
+    three members the deal starts again without it, under the next attempt; from two nobody
+    deals alone: if it left, the one left ends the game as an abandon does, the round void
+    (§9.3, *Left alone*); if it was voted out (on proof, the only drop from two, §9.4), the
+    one left is alone in the game with a round nobody can deal, and the game ends there as
+    where no round can start with one member in (:func:`_end_unplayable`, §9.3, *Alone in
+    the game*: the round void, the totals of the rounds scored); an abandon ends the game
+    itself (:meth:`GameState._abandon`)."""
     rs = state.round
     deck = rs.deck
     if deck is None or deck.final is not None or seat not in deck.members:
@@ -746,8 +755,12 @@ def _undealt(state: GameState, seat: int, *, left: bool, notices: list[Notice]) 
         context = round_context(state.spec.game_id, rs.number, deck.attempt + 1)
         rs.deck = deck.restarted(seat, context)
         state._set_phase(Phase.KEY, notices)
-    elif left and state.phase is not Phase.OVER:
+    elif state.phase is Phase.OVER or abandoned:
+        return
+    elif left:
         _end_left_alone(state, seat, notices)
+    else:
+        _end_unplayable(state, frozenset(deck.members) - {seat}, notices)
 
 
 def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | NoPartner:
