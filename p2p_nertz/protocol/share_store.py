@@ -53,6 +53,8 @@ class ShareStore:
         self._rounds: dict[bytes, dict[_Slot, Share]] = {}
         #: round context -> (what the cards read, the card each position a look opened opens)
         self._cards: dict[bytes, tuple[object, dict[tuple[int, int], Card]]] = {}
+        #: round context -> the positions whose every member's own share the store holds
+        self._whole: dict[bytes, set[tuple[int, int]]] = {}
 
     def _of(self, deck: DeckRound) -> dict[_Slot, Share]:
         return self._rounds.get(deck.context, {})
@@ -68,9 +70,17 @@ class ShareStore:
                 continue  # (one value: the same share again, or one right where it is)
             if deck.right(share):
                 kept[slot] = share
+                where = (share.deck, share.position)
+                if all((m, m, *where) in kept for m in range(len(deck.members))):
+                    self._whole.setdefault(deck.context, set()).add(where)
             else:
                 wrong.append(share)
         return wrong
+
+    def whole(self, deck: DeckRound, where: tuple[int, int]) -> bool:
+        """Whether the store holds every member's own share of position ``where`` of
+        ``deck``'s round (the position opens from the store alone, whatever the round holds)."""
+        return where in self._whole.get(deck.context, ())
 
     def has(self, deck: DeckRound, slot: _Slot) -> bool:
         """Whether the store holds the share at ``slot`` of ``deck``'s round."""
@@ -81,6 +91,7 @@ class ShareStore:
         wanted = set(keep)
         self._rounds = {c: v for c, v in self._rounds.items() if c in wanted}
         self._cards = {c: v for c, v in self._cards.items() if c in wanted}
+        self._whole = {c: v for c, v in self._whole.items() if c in wanted}
 
     def shares_of(self, deck: DeckRound, where: tuple[int, int]) -> tuple[Share, ...] | None:
         """The shares of position ``where`` to carry, from the store: each member's own that it
@@ -146,25 +157,25 @@ class ShareStore:
         deck, table = rs.deck, rs.table
         if deck is None or deck.final is None or table is None:
             return table
-        found: dict[tuple[int, int], tuple[Share, ...]] = {}
-        for where in deck.turned:
-            if where not in deck.opened:
-                shares = self.shares_of(deck, where)
-                if shares:  # (none: it stays sealed)
-                    found[where] = shares
+        stored = self._whole.get(deck.context, ())
+        found = [
+            where
+            for where in deck.turned
+            if where not in deck.opened and (where in stored or self.shares_of(deck, where))
+        ]  # (a position with no shares stays sealed)
         if not found:
             return table
         cards = self._cards_of(deck)
         new = [where for where in found if where not in cards]
         if new:
-            first = _taken(rs, [s for where in new for s in found[where]])
+            first = _taken(rs, self._carried(deck, new))
             opens = first.deck.opened if first is not None and first.deck is not None else {}
             got = {w: card for w in new if (card := opens.get(w)) is not None}
             if len(got) < len(new):
                 # (a position that opens no card, or a card its deck showed, as a substituted
                 # ciphertext does: the look taken whole, as the fold would take it)
-                whole = _taken(rs, [s for shares in found.values() for s in shares])
-                return table if whole is None else whole.table
+                look = _taken(rs, self._carried(deck, found))
+                return table if look is None else look.table
             cards.update(got)
         shown = dict(deck.shown)
         opened = []
@@ -175,6 +186,10 @@ class ShareStore:
                 opened.append(Opened(*where, card))
         view = rs.copy()
         return put_opened(view, opened)
+
+    def _carried(self, deck: DeckRound, found: list[tuple[int, int]]) -> list[Share]:
+        """The shares of the positions ``found`` to carry (:meth:`shares_of`), in order."""
+        return [share for where in found for share in self.shares_of(deck, where) or ()]
 
     def _cards_of(self, deck: DeckRound) -> dict[tuple[int, int], Card]:
         """The cards of ``deck``'s round that a look opened, by position: kept while the round's
@@ -193,7 +208,7 @@ class ShareStore:
         """The members whose own share of position ``where`` neither ``deck`` nor the store
         holds (none once ``deck`` opened it; a member dropped is opened for by partials: its
         own share is not asked for)."""
-        if where in deck.opened:
+        if where in deck.opened or self.whole(deck, where):
             return []
         held = self._of(deck)
         folded = deck.shares.get(where, {})
