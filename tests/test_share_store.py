@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from p2p_nertz.deck.elgamal import Deck
 from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.shares import make_share
@@ -44,17 +46,17 @@ def test_share_store_held_view_opens_a_card_only_with_every_share_and_leaves_the
     assert rs.deck is not None
     store = ShareStore()
     store.offer(rs.deck, t.opening([top], makers=[0, 1]))
-    view = store.held_view(rs)
-    assert view.table is not None and is_unknown(view.table.tableaux[1].waste[-1])
+    held = store.held_table(rs)
+    assert held is not None and is_unknown(held.tableaux[1].waste[-1])
     waiting = [w for w in rs.deck.turned if w not in rs.deck.opened]
     assert store.missing(rs) == [
         (i, *w) for w in waiting for i in range(3) if not (w == top and i < 2)
     ]
     store.offer(rs.deck, t.opening([top], makers=[2]))
-    view = store.held_view(rs)
-    assert view.table is not None
-    assert view.table.tableaux[1].waste[-1] == t.card_at(*top)
-    assert all(is_unknown(c) for c in view.table.tableaux[1].waste[:-1])  # (no share of them)
+    held = store.held_table(rs)
+    assert held is not None
+    assert held.tableaux[1].waste[-1] == t.card_at(*top)
+    assert all(is_unknown(c) for c in held.tableaux[1].waste[:-1])  # (no share of them)
     # The fold is not the view: its card stays sealed, its shares unchanged.
     table = t.fold.table
     assert table is not None and is_unknown(table.tableaux[1].waste[-1])
@@ -68,11 +70,11 @@ def test_share_store_opening_carried_into_the_fold_opens_the_card_there() -> Non
     for _ in range(60):
         rs = t.fold.round
         assert rs.deck is not None and rs.table is not None
-        view = store.held_view(rs)
-        assert view.table is not None
+        held = store.held_table(rs)
+        assert held is not None
         moves = [
             m
-            for m in view.table.legal_moves(0)
+            for m in held.legal_moves(0)
             if not m.is_lake and sealed_needed(rs.table.tableaux[0], m)
         ]
         if moves:
@@ -143,10 +145,10 @@ def test_share_store_opening_for_a_member_dropped_uses_partials_or_its_own_share
     ]
 
 
-def test_share_store_held_view_leaves_a_card_its_deck_already_showed_sealed_as_the_fold() -> None:
-    """A stage substituted a ciphertext (two positions of deck 0 hold the same card): the held
-    view opens the first of them turned up and leaves the other sealed, as the fold does
-    (docs/shuffle.md §5: the checks after the round name the stage)."""
+def _substituted() -> tuple[OpeningTable, list[tuple[int, int]], tuple[int, int]]:
+    """A game of two whose stage substituted a ciphertext of deck 0 (two positions hold the
+    same card), its dealt stock turned once; the positions on the waste (both among them, the
+    top last) and the two positions."""
     t = OpeningTable(2)
     t.join_all()
     for i in range(2):
@@ -166,17 +168,37 @@ def test_share_store_held_view_leaves_a_card_its_deck_already_showed_sealed_as_t
     t.share_all()
     where = _turned(t, 0)
     assert {first, top} <= {p for _, p in where}
+    assert t.refusals() == []
+    return t, where, (first, top)
+
+
+@pytest.mark.parametrize("looked", ["none", "first", "top"])
+def test_share_store_held_view_leaves_a_card_its_deck_already_showed_sealed_as_the_fold(
+    looked: str,
+) -> None:
+    """A stage substituted a ciphertext (two positions of deck 0 hold the same card): the held
+    view opens the first of them turned up and leaves the other sealed, as the fold does
+    (docs/shuffle.md §5: the checks after the round name the stage); also where an earlier
+    look opened one of the two alone (the card it opened kept: the next look opens only the
+    positions new to it, and still leaves the second of the two sealed)."""
+    t, where, pair = _substituted()
     rs = t.fold.round
-    assert rs.deck is not None and t.refusals() == []
+    assert rs.deck is not None
     store = ShareStore()
+    if looked != "none":
+        alone = (0, pair[looked == "top"])
+        store.offer(rs.deck, t.opening([alone]))
+        earlier = store.held_table(rs)
+        assert earlier is not None
+        assert sum(1 for c in earlier.tableaux[0].waste if not is_unknown(c)) == 1
     store.offer(rs.deck, t.opening(where))
-    view = store.held_view(rs)
-    assert view.table is not None and view.deck is not None
-    shown = view.table.tableaux[0].waste
+    held = store.held_table(rs)
+    assert held is not None
+    shown = held.tableaux[0].waste
     assert sum(1 for c in shown if is_unknown(c)) == 1
-    assert [view.deck.opened[(0, p)] for p in (first, top)].count(None) == 1
     # The fold, taking the same shares in the same order, leaves the same card sealed.
     t.play(0, Play((), 1, Move.parse("S"), opens=t.opening(where)))
     deck = t.fold.round.deck
     assert deck is not None and t.refusals() == []
-    assert {w: deck.opened[w] for w in where} == {w: view.deck.opened[w] for w in where}
+    assert [deck.opened[(0, p)] for p in pair].count(None) == 1
+    assert [deck.opened[w] for w in where] == [None if is_unknown(c) else c for c in shown]

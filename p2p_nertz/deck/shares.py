@@ -131,6 +131,6 @@ def open_card(cipher: Cipher, points: Iterable[bytes]) -> Card:
 @functools.lru_cache(maxsize=8192)
 def _opened(c2: bytes, points: tuple[bytes, ...]) -> Card | None:
     """``card_of(C2 − Σ D_j)``, kept: a peer's held view opens every card its share store
-    holds again at each look (``ShareStore.held_view``), from the same bytes each time (a
+    holds again at each look (``ShareStore.held_table``), from the same bytes each time (a
     share is one value, §3.3), so the answer is a function of its arguments."""
     return card_of(sub(c2, combine(points)))

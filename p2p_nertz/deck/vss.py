@@ -263,7 +263,7 @@ def combine_partials(partials: Mapping[int, bytes]) -> bytes:
 @functools.lru_cache(maxsize=2048)
 def _combined(partials: tuple[tuple[int, bytes], ...]) -> bytes:
     # Kept: a peer's held view opens every position its share store holds again at each look
-    # (``ShareStore.held_view``), a dropped member's share each time from the same partials:
+    # (``ShareStore.held_table``), a dropped member's share each time from the same partials:
     # 75 % of the CPU at 8 players once share_key was kept (scan24 seed 49013, py-spy). Pure
     # in its arguments; at most 2048 values (one per position turned up and member dropped).
     held = dict(partials)

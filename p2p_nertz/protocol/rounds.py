@@ -642,6 +642,15 @@ def take_opening(rs: RoundState, shares: tuple[Share, ...]) -> Table:
     return rs.table
 
 
+def put_opened(rs: RoundState, opened: list[Opened]) -> Table:
+    """Cards ``opened`` put in place of their sealed cards in ``rs`` (:meth:`RoundState._put`),
+    its table then: a peer's share store puts the cards it opened before in a copy of its held
+    round (``ShareStore.held_table``). Not re-exported by ``protocol.state``."""
+    assert rs.deck is not None and rs.table is not None
+    rs._put(opened)
+    return rs.table
+
+
 def sealed_needed(tableau: Tableau, move: Move) -> list[int]:
     """The sealed positions among the cards ``move`` takes or builds on in ``tableau`` (the
     top of the work pile it goes on): the cards whose opening it must carry in a shuffle game

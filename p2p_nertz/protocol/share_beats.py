@@ -150,23 +150,14 @@ class PeerShares:
 
     def held_table(self, rs: RoundState) -> Table | None:
         """The table of ``rs`` as its peer's player sees it: with the store's openings of the
-        positions turned up and sealed (:meth:`ShareStore.held_view`), ``rs``'s own where the
+        positions turned up and sealed (:meth:`ShareStore.held_table`), ``rs``'s own where the
         store opens nothing more. A copy, valid until the peer's next input."""
         kept = self._held
         if kept is not None and kept[0] is rs:
             return kept[1]
-        table = self._held_table(rs)
+        table = self.store.held_table(rs)
         self._held = (rs, table)
         return table
-
-    def _held_table(self, rs: RoundState) -> Table | None:
-        deck = rs.deck
-        if deck is None or deck.final is None or rs.table is None:
-            return rs.table
-        store = self.store
-        if not any(w not in deck.opened and store.shares_of(deck, w) for w in deck.turned):
-            return rs.table
-        return store.held_view(rs).table
 
     def opening(self, tentative: GameState, seat: int, move: Move) -> tuple[Share, ...] | None:
         """What ``seat``'s ``move``, chosen on the held view, carries (:meth:`ShareStore.opening`

@@ -12,8 +12,8 @@ round: not a fold, not logged, rebuilt after a restart by asking.
 The store answers three questions, each against a round as a fold holds it (a
 :class:`~p2p_nertz.protocol.rounds.RoundState` of a shuffle game, its ``deck`` dealt):
 
-* :meth:`ShareStore.held_view`: the round with the store's openings put in place of its sealed
-  cards, what the peer's screen and bot see (a copy; never a fold);
+* :meth:`ShareStore.held_table`: the round's table with the store's openings put in place of its
+  sealed cards, what the peer's screen and bot see (a copy; never a fold's);
 * :meth:`ShareStore.opening`: the shares a move must carry, those of the sealed cards it takes
   or builds on, or ``None`` while one is missing (the move's author cannot see the card);
 * :meth:`ShareStore.missing`: the shares of positions turned up and not opened that neither
@@ -36,9 +36,9 @@ from collections.abc import Iterable
 from p2p_nertz.deck.shares import Share
 from p2p_nertz.deck.vss import threshold
 from p2p_nertz.protocol.fold_values import Refuse
-from p2p_nertz.protocol.rounds import RoundState, sealed_needed, take_opening
-from p2p_nertz.protocol.shuffle import DeckRound
-from p2p_nertz.rules import Move
+from p2p_nertz.protocol.rounds import RoundState, put_opened, sealed_needed, take_opening
+from p2p_nertz.protocol.shuffle import DeckRound, Opened
+from p2p_nertz.rules import Card, Move, Table
 
 __all__ = ["ShareStore"]
 
@@ -51,6 +51,10 @@ class ShareStore:
 
     def __init__(self) -> None:
         self._rounds: dict[bytes, dict[_Slot, Share]] = {}
+        #: round context -> (what the cards read, the card each position a look opened opens)
+        self._cards: dict[bytes, tuple[object, dict[tuple[int, int], Card]]] = {}
+        #: round context -> the positions whose every member's own share the store holds
+        self._whole: dict[bytes, set[tuple[int, int]]] = {}
 
     def _of(self, deck: DeckRound) -> dict[_Slot, Share]:
         return self._rounds.get(deck.context, {})
@@ -66,9 +70,17 @@ class ShareStore:
                 continue  # (one value: the same share again, or one right where it is)
             if deck.right(share):
                 kept[slot] = share
+                where = (share.deck, share.position)
+                if all((m, m, *where) in kept for m in range(len(deck.members))):
+                    self._whole.setdefault(deck.context, set()).add(where)
             else:
                 wrong.append(share)
         return wrong
+
+    def whole(self, deck: DeckRound, where: tuple[int, int]) -> bool:
+        """Whether the store holds every member's own share of position ``where`` of
+        ``deck``'s round (the position opens from the store alone, whatever the round holds)."""
+        return where in self._whole.get(deck.context, ())
 
     def has(self, deck: DeckRound, slot: _Slot) -> bool:
         """Whether the store holds the share at ``slot`` of ``deck``'s round."""
@@ -78,6 +90,8 @@ class ShareStore:
         """Drop every round but those whose contexts are in ``keep`` (rounds over)."""
         wanted = set(keep)
         self._rounds = {c: v for c, v in self._rounds.items() if c in wanted}
+        self._cards = {c: v for c, v in self._cards.items() if c in wanted}
+        self._whole = {c: v for c, v in self._whole.items() if c in wanted}
 
     def shares_of(self, deck: DeckRound, where: tuple[int, int]) -> tuple[Share, ...] | None:
         """The shares of position ``where`` to carry, from the store: each member's own that it
@@ -129,24 +143,62 @@ class ShareStore:
             out += found
         return tuple(out)
 
-    def held_view(self, rs: RoundState) -> RoundState:
-        """A copy of ``rs`` with the store's openings put in place of its sealed cards: every
-        position turned up and not opened whose shares ``rs`` and the store hold together
-        (the others stay sealed). ``rs`` itself is unchanged; the copy is never folded into."""
+    def held_table(self, rs: RoundState) -> Table | None:
+        """The table of ``rs`` with the store's openings put in place of its sealed cards:
+        every position turned up and not opened whose shares ``rs`` and the store hold
+        together (the others stay sealed), as the fold would open them, in turn-up order, were
+        it carried those shares (a card its deck already showed stays sealed). ``rs`` itself is
+        unchanged; ``rs.table`` where the store opens nothing.
+
+        The card a position's right shares open is one value: the store keeps it, by round,
+        from the first look that opened it, so a look opens again only the positions it has
+        not seen (each look opened every position in flight, each share checked again: a
+        quarter of a shuffle game's CPU)."""
+        deck, table = rs.deck, rs.table
+        if deck is None or deck.final is None or table is None:
+            return table
+        stored = self._whole.get(deck.context, ())
+        found = [
+            where
+            for where in deck.turned
+            if where not in deck.opened and (where in stored or self.shares_of(deck, where))
+        ]  # (a position with no shares stays sealed)
+        if not found:
+            return table
+        cards = self._cards_of(deck)
+        new = [where for where in found if where not in cards]
+        if new:
+            first = _taken(rs, self._carried(deck, new))
+            opens = first.deck.opened if first is not None and first.deck is not None else {}
+            got = {w: card for w in new if (card := opens.get(w)) is not None}
+            if len(got) < len(new):
+                # (a position that opens no card, or a card its deck showed, as a substituted
+                # ciphertext does: the look taken whole, as the fold would take it)
+                look = _taken(rs, self._carried(deck, found))
+                return table if look is None else look.table
+            cards.update(got)
+        shown = dict(deck.shown)
+        opened = []
+        for where, card in ((w, cards[w]) for w in found):
+            # (a card its deck already showed stays sealed, as :meth:`DeckRound._open` leaves it)
+            if (where[0], card) not in shown:
+                shown[(where[0], card)] = None
+                opened.append(Opened(*where, card))
         view = rs.copy()
-        deck = view.deck
-        if deck is None or deck.final is None or view.table is None:
-            return view
-        carried: list[Share] = []
-        for where in deck.turned:
-            if where not in deck.opened:
-                carried += self.shares_of(deck, where) or ()  # (none: it stays sealed)
-        if carried:
-            try:
-                take_opening(view, tuple(carried))
-            except Refuse:  # pragma: no cover  (the store keeps only right shares)
-                return rs.copy()
-        return view
+        return put_opened(view, opened)
+
+    def _carried(self, deck: DeckRound, found: list[tuple[int, int]]) -> list[Share]:
+        """The shares of the positions ``found`` to carry (:meth:`shares_of`), in order."""
+        return [share for where in found for share in self.shares_of(deck, where) or ()]
+
+    def _cards_of(self, deck: DeckRound) -> dict[tuple[int, int], Card]:
+        """The cards of ``deck``'s round that a look opened, by position: kept while the round's
+        final decks and keys (all a share's check and a card's opening read) are the same."""
+        kept = self._cards.get(deck.context)
+        reads = (deck.final, tuple(deck.keys.items()))
+        if kept is None or kept[0] != reads:
+            kept = self._cards[deck.context] = (reads, {})
+        return kept[1]
 
     def share(self, deck: DeckRound, slot: _Slot) -> Share | None:
         """The share at ``slot`` of ``deck``'s round, if the store holds it (what it relays)."""
@@ -156,7 +208,7 @@ class ShareStore:
         """The members whose own share of position ``where`` neither ``deck`` nor the store
         holds (none once ``deck`` opened it; a member dropped is opened for by partials: its
         own share is not asked for)."""
-        if where in deck.opened:
+        if where in deck.opened or self.whole(deck, where):
             return []
         held = self._of(deck)
         folded = deck.shares.get(where, {})
@@ -174,3 +226,14 @@ class ShareStore:
         if deck is None:
             return []
         return [(m, *where) for where in deck.turned for m in self.lacking(deck, where)]
+
+
+def _taken(rs: RoundState, shares: list[Share]) -> RoundState | None:
+    """A copy of ``rs`` with ``shares`` taken as a move's opening (``None`` where the round
+    refuses them: the store keeps only right shares)."""
+    view = rs.copy()
+    try:
+        take_opening(view, tuple(shares))
+    except Refuse:  # pragma: no cover
+        return None
+    return view

@@ -179,6 +179,7 @@ def _stored(
     held = deck.shares.get(where, {})
     if len(held) == members:
         return True
-    return store is not None and all(
-        m in held or store.has(deck, (m, m, *where)) for m in range(members)
+    return store is not None and (
+        store.whole(deck, where)
+        or all(m in held or store.has(deck, (m, m, *where)) for m in range(members))
     )
