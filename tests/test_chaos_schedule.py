@@ -578,18 +578,18 @@ def test_chaos_nodes_bind_port_0_and_start_again_on_the_port_they_said(tmp_path:
 @pytest.mark.usefixtures("no_audit")
 def test_chaos_reads_an_unheard_exit_0_as_the_game_over_on_its_log(tmp_path: Path) -> None:
     # Session 33: a node that heard nobody and whose log holds the game's end (an old copy
-    # of a finished game's log) exits 0, not 5 (cli/args.py gone_status). Its final fold
-    # lacks the others' acks: not a settled final to compare, and fine only if it says the
-    # game is over and nobody played within its reach.
+    # of a finished game's log) exits 0, not 5 (cli/args.py gone_status); session 34: so does
+    # one that stopped waiting, silent or dropped, with the game's end on its table (its
+    # final line says "ended"). Its final fold lacks the others' acks: not a settled final to
+    # compare, and fine only if it says the game is over and nobody played within its reach.
     t0 = time.monotonic() - 100.0
 
-    def over_copy(stem: str, why: str) -> Any:
+    def over_copy(stem: str, *, ended: bool, gone: str = "unheard") -> Any:
         run = _stopped(tmp_path, stem, 0, t0 + 50, t0 + 59)
-        final = {"event": "final", "over": False, "gone": "unheard", "why": why, "digest": "d9"}
+        final = {"event": "final", "over": False, "gone": gone, "ended": ended, "digest": "d9"}
         run.out.write_text(json.dumps(final) + "\n")
         return run
 
-    said = "heard nobody at this table in 8 s …: the game is over as this log has it (…)"
     done = _stopped(tmp_path, "p1", 0, t0, t0 + 40)
     done.out.write_text(
         json.dumps({"event": "final", "over": True, "digest": "d1", "totals": [1]}) + "\n"
@@ -597,10 +597,11 @@ def test_chaos_reads_an_unheard_exit_0_as_the_game_over_on_its_log(tmp_path: Pat
     game = _game(tmp_path, 2)
     game.drop = 8.0
     game.nodes[0].runs = [done]
-    game.nodes[1].runs = [over_copy("p2", said)]
-    assert chaos.check(game, [])[0] == []
-    game.nodes[1].runs = [over_copy("p2", "heard nobody at this table in 8 s")]
-    assert chaos.check(game, [])[0] == ["P2: exit 0 unheard without the game over"]
+    for gone in ("unheard", "silent", "dropped"):
+        game.nodes[1].runs = [over_copy("p2", ended=True, gone=gone)]
+        assert chaos.check(game, [])[0] == []
+        game.nodes[1].runs = [over_copy("p2", ended=False, gone=gone)]
+        assert chaos.check(game, [])[0] == [f"P2: exit 0, {gone}, without the game over"]
     game.nodes[0].runs = [_stopped(tmp_path, "q1", None, t0, None)]
-    game.nodes[1].runs = [over_copy("q2", said)]
+    game.nodes[1].runs = [over_copy("q2", ended=True)]
     assert chaos.check(game, ["P1"])[0][1:] == ["P2: stopped unheard while P1 played within reach"]

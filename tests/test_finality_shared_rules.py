@@ -123,12 +123,17 @@ def test_audit_bound_a_member_readmitted_from_its_cut_holds_back_again() -> None
 def test_audit_bound_at_the_end_only_a_feed_missing_events_that_count_holds_back() -> None:
     fold = _fold({2: 2}, {})  # the last pass cut seat 2 at 2, this pass has not folded it
     feeds = _feeds([10, 60], [5, 9], [30])
-    feeds[0].named = 3  # an event named seat 0's third event, past its fork: never read
+    # Seat 1's first event named seat 0's third, past its fork: never read.
+    feeds[0].named = [(3, 1, 1)]
     # Seat 0 lacks an event that counts, seat 2 one up to its cut: the least of theirs.
     assert fold._bound(feeds, {}, 1 << 63, ended=True) == 30
     feeds[2] = _feeds([30, 35])[0]
     assert fold._bound(feeds, {}, 1 << 63, ended=True) == 60
-    feeds[0].named = 2
+    # Named by seat 2's third event, past its cut at 2 (it counts for nobody): nothing waits
+    # for it (two-liar seed 2464).
+    feeds[0].named = [(3, 2, 3)]
+    assert fold._bound(feeds, {}, 1 << 63, ended=True) == 1 << 63
+    feeds[0].named = [(2, 1, 1)]
     assert fold._bound(feeds, {}, 1 << 63, ended=True) == 1 << 63  # (nothing left to wait for)
 
 
