@@ -32,7 +32,15 @@ class NertzError(Exception):
 
 
 class NotationError(NertzError, ValueError):
-    """Raised when text does not parse as the notation of a card, move, claim, tableau or lake."""
+    """Raised when text does not parse as the notation of a card, move, claim, tableau or lake.
+
+    ``hint``: what the text should be, in a few words, where the parser says (a front end
+    shows it beside the text typed); ``None`` where it does not.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class FaceDownError(NertzError, LookupError):

@@ -619,7 +619,8 @@ def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, lis
         try:
             move = Move.parse(text)
         except NotationError as exc:
-            return KeyState(line=Status.refusing(f"not a move: {text!r} — {_short(exc)}")), []
+            why = exc.hint or str(exc)
+            return KeyState(line=Status.refusing(f"not a move: {text!r} — {why}")), []
         if ctx.seat is None:
             return KeyState(line=Status.refusing(SPECTATOR)), []
         if move.kind is MoveKind.CALL:  # typed `X` asks first, as the key does (false call)
@@ -628,9 +629,3 @@ def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, lis
     if len(key) == 1 and key.isprintable() and len(text) < _MAX_COMMAND:
         return replace(state, command=text + key), []
     return state, []
-
-
-def _short(exc: NotationError) -> str:
-    text = str(exc)
-    _, _, hint = text.partition(" (")
-    return hint.rstrip(")") or text
