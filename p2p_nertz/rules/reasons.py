@@ -50,13 +50,12 @@ class Why(enum.Enum):
     UNDECLARED = "undeclared"  #: a joker (``card``) goes to the lake only declared
     ONTO_ITSELF = "onto itself"  #: a pile onto itself
     TOO_FEW = "too few"  #: ``pile`` holds ``held`` cards, not ``count``
-    NO_CHANGE = "no change"  #: a whole work pile (``card`` its base) into an empty ``pile``
     NO_FIT = "no fit"  #: ``card`` (of ``run``, from ``pile``) does not go on ``onto``
     PASS_SELF = "pass self"  #: a seat passes for itself with P, not P@
     STUCK_BY_PASS = "stuck by pass"  #: ``seat`` is stuck by a pass on its behalf
     NOT_ALL_STUCK = "not all stuck"  #: a pass for ``behalf`` while ``seat`` has not passed
     NOT_THEIR_TURN = "not their turn"  #: turn-based: a pass for ``behalf`` off its turn
-    OTHER = "other"  #: any other way (a joker's declaration, a slide-under...)
+    OTHER = "other"  #: any other way (a joker's declaration, a slide-under, not listed...)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +94,11 @@ def why_illegal(table: Table, seat: int, move: Move) -> Reason | None:
     (:meth:`~p2p_nertz.rules.Table.play`, after the clock: a move in the air after a call
     does not count as played now); ``None``: the engine takes it.
 
-    A move the engine would take but does not list (:meth:`~p2p_nertz.rules.Table.legal_moves`:
-    a whole work pile traded for an empty one) is :attr:`Why.NO_CHANGE`.
+    A move the engine would take but does not list (:meth:`~p2p_nertz.rules.Table.legal_moves`)
+    is illegal by :attr:`Why.OTHER`.
     """
     try:
         table.play(seat, move, table.clock + 1)
     except IllegalMoveError as exc:
         return exc.reason if isinstance(exc.reason, Reason) else Reason(Why.OTHER)
-    if move.plays_card and move not in table.legal_moves(seat):
-        assert move.source is not None and move.target is not None
-        run = table.tableaux[seat].pile(move.source)
-        return Reason(Why.NO_CHANGE, card=run[-move.count], pile=move.target)
-    return None
+    return None if move in table.legal_moves(seat) else Reason(Why.OTHER)

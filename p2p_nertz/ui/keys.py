@@ -530,7 +530,6 @@ _ILLEGAL: dict[Why, _Words] = {
     Why.UNDECLARED: lambda r, s, y: f"{_card(r.card, y)} cannot go to the lake now",
     Why.ONTO_ITSELF: lambda r, s, y: "a pile onto itself",
     Why.TOO_FEW: _too_few,
-    Why.NO_CHANGE: lambda r, s, y: f"{_card(r.card, y)} cannot go to work pile {int(r.pile or 0)}",
     Why.NO_FIT: _no_fit,
     Why.PASS_SELF: lambda r, s, y: "a seat passes for itself with P",
     Why.STUCK_BY_PASS: lambda r, s, y: (
