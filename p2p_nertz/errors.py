@@ -8,6 +8,11 @@ on a foundation is a result, never an error.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from p2p_nertz.rules.reasons import Reason
+
 __all__ = [
     "FaceDownError",
     "IllegalMoveError",
@@ -27,7 +32,15 @@ class NertzError(Exception):
 
 
 class NotationError(NertzError, ValueError):
-    """Raised when text does not parse as the notation of a card, move, claim, tableau or lake."""
+    """Raised when text does not parse as the notation of a card, move, claim, tableau or lake.
+
+    ``hint``: what the text should be, in a few words, where the parser says (a front end
+    shows it beside the text typed); ``None`` where it does not.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class FaceDownError(NertzError, LookupError):
@@ -36,7 +49,15 @@ class FaceDownError(NertzError, LookupError):
 
 
 class IllegalMoveError(NertzError, ValueError):
-    """Raised when a move is not legal in the current state; the state is left unchanged."""
+    """Raised when a move is not legal in the current state; the state is left unchanged.
+
+    ``reason`` says why as a value (a :class:`~p2p_nertz.rules.reasons.Reason`), where the
+    rules engine refused the move; ``None`` where nothing gave one.
+    """
+
+    def __init__(self, message: str, *, reason: Reason | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class InvalidRulesError(NertzError, ValueError):

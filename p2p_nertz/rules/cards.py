@@ -209,7 +209,8 @@ class Card:
             head, sep, decl = raw.partition("=")
             number = head[2:]
             if number not in ("1", "2"):
-                raise NotationError(f"not a card: {text!r} (jokers are JK1 and JK2)")
+                hint = "jokers are JK1 and JK2"
+                raise NotationError(f"not a card: {text!r} ({hint})", hint=hint)
             joker = _JOKERS[int(number)]
             if not sep:
                 return joker
@@ -220,9 +221,8 @@ class Card:
 
 def _parse_standard(raw: str, original: str) -> Card:
     if len(raw) < 2 or raw[-1] not in _SUIT_INPUT or raw[:-1] not in _RANK_INPUT:
-        raise NotationError(
-            f"not a card: {original!r} (expected rank A 2-10 J Q K then suit C D H S, e.g. 10H)"
-        )
+        hint = "expected rank A 2-10 J Q K then suit C D H S, e.g. 10H"
+        raise NotationError(f"not a card: {original!r} ({hint})", hint=hint)
     return _STANDARD[(_RANK_INPUT[raw[:-1]], _SUIT_INPUT[raw[-1]])]
 
 

@@ -40,7 +40,20 @@ from p2p_nertz.rules.cards import Card, card_code
 from p2p_nertz.rules.moves import PILE_NERTS, PILE_WASTE, FoundationId, Pile
 from p2p_nertz.slots import quick_init
 
-__all__ = ["Claim", "Lake", "LakeCard", "Outcome", "Resolution", "resolve"]
+__all__ = ["Claim", "Lake", "LakeCard", "Outcome", "Resolution", "needs", "resolve"]
+
+
+def needs(card: Card) -> Card | None:
+    """The card a foundation must show on top for ``card`` to go on it: the same suit, one
+    rank lower (height ``rank - 1``); ``None`` for an ace (it starts its own foundation) or
+    an undeclared joker.
+
+    >>> str(needs(Card.parse("5H"))), needs(Card.parse("AS"))
+    ('4H', None)
+    """
+    if card.suit is None or card.rank == 1:
+        return None
+    return Card(card.rank - 1, card.suit)
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -126,7 +126,8 @@ class FoundationId:
         """
         m = _FOUNDATION_RE.fullmatch(text.strip())
         if not m:
-            raise NotationError(f"not a foundation: {text!r} (expected seat then suit, e.g. 0S)")
+            hint = "expected seat then suit, e.g. 0S"
+            raise NotationError(f"not a foundation: {text!r} ({hint})", hint=hint)
         return cls(int(m[1]), Suit(m[2].upper()), int(m[3] or 0))
 
 
@@ -287,30 +288,27 @@ class Move:
             return cls.pass_for(int(behalf[1]))
         m = _MOVE_RE.fullmatch(raw)
         if not m:
-            raise NotationError(
-                f"not a move: {text!r} (e.g. S, R, P, P@1, X, N>L, W>3, 1:2>4, N>_2, W>L@0S, "
-                "W>L=5H)"
-            )
+            raise _not_a_move(text, "e.g. S, R, P, P@1, X, N>L, W>3, 1:2>4, N>_2, W>L@0S, W>L=5H")
         source = _PILE_INPUT[m["src"]]
         target = _PILE_INPUT[m["dst"]]
         count = int(m["count"] or 1)
         slide = bool(m["slide"])
         if source is Pile.LAKE:
-            raise NotationError(f"not a move: {text!r} (cards never leave the lake)")
+            raise _not_a_move(text, "cards never leave the lake")
         if count < 1 or (count > 1 and not source.is_work):
-            raise NotationError(f"not a move: {text!r} (only a work pile moves several cards)")
+            raise _not_a_move(text, "only a work pile moves several cards")
         if target is Pile.LAKE and (count != 1 or slide):
-            raise NotationError(f"not a move: {text!r} (one card at a time goes to the lake)")
+            raise _not_a_move(text, "one card at a time goes to the lake")
         if target in (Pile.NERTS, Pile.WASTE):
-            raise NotationError(f"not a move: {text!r} (cards never go to the Nerts pile or waste)")
+            raise _not_a_move(text, "cards never go to the Nerts pile or waste")
         if m["found"] and target is not Pile.LAKE:
-            raise NotationError(f"not a move: {text!r} (only a lake move names a foundation)")
+            raise _not_a_move(text, "only a lake move names a foundation")
         foundation = FoundationId.parse(m["found"]) if m["found"] else None
         declare = None
         if m["decl"]:
             base = Card.parse(m["decl"])
             if base.is_joker:
-                raise NotationError(f"not a move: {text!r} (declare a joker as a standard card)")
+                raise _not_a_move(text, "declare a joker as a standard card")
             declare = base
         kind = MoveKind.SLIDE if slide else MoveKind.CARD
         return cls(kind, source, target, count, foundation, declare)
@@ -332,3 +330,8 @@ _MOVE_RE = re.compile(
     r"(?P<src>[NW1-6])(?::(?P<count>\d{1,2}))?>(?P<slide>_)?(?P<dst>[L1-6NW])"
     r"(?:@(?P<found>\d[CDHS](?:\*[12])?))?(?:=(?P<decl>(?:10|[2-9AJQKT])[CDHS]))?"
 )
+
+
+def _not_a_move(text: str, hint: str) -> NotationError:
+    """``text`` is not a move: ``hint`` says what it should be."""
+    return NotationError(f"not a move: {text!r} ({hint})", hint=hint)

@@ -43,7 +43,7 @@ from typing import TypeVar
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NotationError
 from p2p_nertz.rules.cards import SUITS, Card, is_unknown
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
-from p2p_nertz.rules.lake import Claim, Lake, Resolution
+from p2p_nertz.rules.lake import Claim, Lake, Resolution, needs
 from p2p_nertz.rules.moves import (
     MOVE_CALL,
     MOVE_PASS,
@@ -55,6 +55,7 @@ from p2p_nertz.rules.moves import (
     Move,
     Pile,
 )
+from p2p_nertz.rules.reasons import Reason, Why
 from p2p_nertz.rules.tableau import (
     Tableau,
     fits_on,
@@ -368,7 +369,10 @@ class Table:
             return FoundationId(seat, card.suit, card.joker)
         targets = self.lake.targets(card)
         if not targets:
-            raise IllegalMoveError(f"{card} fits on no foundation in the lake")
+            raise IllegalMoveError(
+                f"{card} fits on no foundation in the lake",
+                reason=Reason(Why.NO_FOUNDATION, card, needs=needs(card)),
+            )
         return targets[0]
 
     # -- the one transition ---------------------------------------------------------------
@@ -401,9 +405,10 @@ class Table:
         if kind is MOVE_PASS:
             return self._pass(seat, move, lamport)
         if kind is MOVE_ROTATE and not (self.rules.rotate_alone and self.stuck[seat]):
+            alone = self.rules.rotate_alone
             raise IllegalMoveError(
-                f"{move}: rotate only when everyone is stuck"
-                + (" (pass first)" if self.rules.rotate_alone else "")
+                f"{move}: rotate only when everyone is stuck" + (" (pass first)" if alone else ""),
+                reason=Reason(Why.ROTATE_NOT_STUCK if alone else Why.ROTATE_NOT_ALL),
             )
         tableau = self.tableaux[seat] if shown is None else shown
         card: Card | None
@@ -462,11 +467,17 @@ class Table:
                 f"{move}: Lamport time {lamport} is before the table's clock {self.clock}"
             )
         if not self.active[seat]:
-            raise IllegalMoveError(f"{move}: seat {seat} is not playing this round")
+            raise IllegalMoveError(
+                f"{move}: seat {seat} is not playing this round",
+                reason=Reason(Why.NOT_PLAYING, seat=seat),
+            )
         if self.status is not STATUS_PLAYING and not (
             self.status is STATUS_NERTS and self.cut is not None and lamport <= self.cut
         ):
-            raise IllegalMoveError(f"{move}: the round is over ({self.status.value})")
+            raise IllegalMoveError(
+                f"{move}: the round is over ({self.status.value})",
+                reason=Reason(Why.ROUND_OVER, status=self.status.value),
+            )
         return lamport
 
     def _claim(
@@ -484,7 +495,7 @@ class Table:
             foundation = move.foundation or self._target(seat, played)
             claim = Claim(seat, played, move.source, foundation, lamport)
         except ValueError as exc:  # IllegalMoveError is a ValueError: name the move
-            raise IllegalMoveError(f"{move}: {exc}") from None
+            raise IllegalMoveError(f"{move}: {exc}", reason=getattr(exc, "reason", None)) from None
         if played.rank > 1 and foundation not in self.lake:
             # Never a race: the foundation was never started.
             raise IllegalMoveError(
@@ -777,7 +788,10 @@ def _as_played(card: Card, declare: Card | None) -> Card:
     """The card as it goes to the lake: a joker takes its declaration (RULES.md: jokers)."""
     if card.suit is None:
         if declare is None:
-            raise IllegalMoveError(f"declare the joker {card} before it goes to the lake (=5H)")
+            raise IllegalMoveError(
+                f"declare the joker {card} before it goes to the lake (=5H)",
+                reason=Reason(Why.UNDECLARED, card),
+            )
         assert declare.suit is not None
         return card.declare(declare.rank, declare.suit)
     if declare is not None and (not card.is_joker or declare != Card(card.rank, card.suit)):
@@ -1010,26 +1024,31 @@ def _pass_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table,
     behalf = move.behalf
     assert behalf is not None
     if behalf == seat:
-        raise IllegalMoveError(f"{move}: a seat passes for itself with P")
+        raise IllegalMoveError(
+            f"{move}: a seat passes for itself with P", reason=Reason(Why.PASS_SELF)
+        )
     if not 0 <= behalf < table.seats or not table.active[behalf]:
-        raise IllegalMoveError(f"{move}: seat {behalf} is not playing this round")
+        raise IllegalMoveError(
+            f"{move}: seat {behalf} is not playing this round",
+            reason=Reason(Why.NOT_PLAYING, seat=behalf),
+        )
     if behalf in table.passed_for:  # a repeat: it stands already
         return _evolve(table, clock=lamport), Play(seat, move, lamport)
     if seat in table.passed_for:
         raise IllegalMoveError(
-            f"{move}: seat {seat} is stuck by a pass on its behalf: it must pass itself first"
+            f"{move}: seat {seat} is stuck by a pass on its behalf: it must pass itself first",
+            reason=Reason(Why.STUCK_BY_PASS, seat=seat),
         )
     if table.rules.turn_based:
         return _pass_turn_for(table, seat, move, lamport)
     waiting = [s for s, a in enumerate(table.active) if a and s != behalf and not table.stuck[s]]
     if waiting:
-        who = (
-            f"seat {seat} has not passed itself"
-            if seat in waiting
-            else (f"seat {waiting[0]} has not passed")
-        )
+        late = seat if seat in waiting else waiting[0]
+        who = f"seat {late} has not passed" + (" itself" if late == seat else "")
         raise IllegalMoveError(
-            f"{move}: {who}: a pass for seat {behalf} counts only while every other player is stuck"
+            f"{move}: {who}: a pass for seat {behalf} counts only while every other player "
+            "is stuck",
+            reason=Reason(Why.NOT_ALL_STUCK, seat=late, behalf=behalf),
         )
     marked = _evolve(table, passed_for=tuple(sorted((*table.passed_for, behalf))))
     new, play = _stuck(marked, behalf, Move.pass_(), lamport)
@@ -1081,7 +1100,8 @@ def _out_of_turn(table: Table, seat: int, move: Move) -> None:
     if move.kind is MOVE_PASS and (move.behalf is not None or seat in table.passed_for):
         return
     raise IllegalMoveError(
-        f"{move}: it is seat {table.turn}'s turn, not seat {seat}'s (turn-based play)"
+        f"{move}: it is seat {table.turn}'s turn, not seat {seat}'s (turn-based play)",
+        reason=Reason(Why.TURNS_PASSED if seat in table.passed_for else Why.NOT_YOUR_TURN),
     )
 
 
@@ -1103,7 +1123,8 @@ def _pass_turn_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[T
     if table.turn != behalf:
         raise IllegalMoveError(
             f"{move}: it is seat {table.turn}'s turn: a pass for seat {behalf} counts only on "
-            "its turn (turn-based play)"
+            "its turn (turn-based play)",
+            reason=Reason(Why.NOT_THEIR_TURN, seat=table.turn, behalf=behalf),
         )
     marked = _evolve(table, passed_for=tuple(sorted((*table.passed_for, behalf))))
     new, play = _stuck(marked, behalf, Move.pass_(), lamport)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from p2p_nertz.errors import IllegalMoveError, NotationError
 from p2p_nertz.rules.cards import (
@@ -50,6 +51,7 @@ from p2p_nertz.rules.moves import (
     Move,
     Pile,
 )
+from p2p_nertz.rules.reasons import Reason, Why
 from p2p_nertz.slots import quick_init
 
 __all__ = ["Tableau", "fits_on", "joker_options_on", "joker_options_under"]
@@ -285,8 +287,10 @@ class Tableau:
     def _work_pile(self, pile: Pile) -> tuple[Card, ...]:
         index = pile - 1
         if not 0 <= index < len(self.work):
-            raise IllegalMoveError(
-                f"there is no work pile {pile} (this tableau has {len(self.work)})"
+            raise _illegal(
+                f"there is no work pile {pile} (this tableau has {len(self.work)})",
+                Why.NO_WORK_PILE,
+                pile=pile,
             )
         return self.work[index]
 
@@ -320,17 +324,17 @@ class Tableau:
         """
         if source is PILE_NERTS:
             if not self.nerts:
-                raise IllegalMoveError(f"the Nerts pile is empty in {self}")
+                raise _illegal(f"the Nerts pile is empty in {self}", Why.EMPTY, pile=source)
             return self.nerts[-1], Tableau(self.nerts[:-1], self.work, self.stock, self.waste)
         if source is PILE_WASTE:
             if not self.waste:
-                raise IllegalMoveError(f"the waste is empty in {self}")
+                raise _illegal(f"the waste is empty in {self}", Why.EMPTY, pile=source)
             return self.waste[-1], Tableau(self.nerts, self.work, self.stock, self.waste[:-1])
         if not source.is_work:
             raise IllegalMoveError(f"cards cannot be taken from {source!r}")
         cards = self._work_pile(source)
         if not cards:
-            raise IllegalMoveError(f"work pile {source} is empty in {self}")
+            raise _illegal(f"work pile {source} is empty in {self}", Why.EMPTY, pile=source)
         work = list(self.work)
         work[source - 1] = cards[:-1]
         return cards[-1], Tableau(self.nerts, tuple(work), self.stock, self.waste)
@@ -381,7 +385,7 @@ class Tableau:
         if self.waste:
             # RULES.md: turn the waste over to form a new stock (never under the stock).
             return Tableau(self.nerts, self.work, self.waste[::-1], self.waste[:0])
-        raise IllegalMoveError(f"{move}: the stock and the waste are both empty in {self}")
+        raise _illegal(f"{move}: the stock and the waste are both empty in {self}", Why.STOCK_EMPTY)
 
     def rotated(self) -> Tableau:
         """Everyone stuck: the stock re-formed, then its top card to the bottom (RULES.md:
@@ -415,10 +419,7 @@ class Tableau:
         N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 6D 9D 9H | W: 6H 8D
         """
         if len(self.stock) < 2:
-            raise IllegalMoveError(
-                f"R: rotating alone moves the stock's top card to its bottom, and the stock "
-                f"has {len(self.stock)} card(s): turn it (S) instead, in {self}"
-            )
+            raise _rotate_short(self)
         return Tableau(self.nerts, self.work, self.stock[-1:] + self.stock[:-1], self.waste)
 
     def _source_run(self, move: Move) -> tuple[Card, ...]:
@@ -429,17 +430,16 @@ class Tableau:
                 raise IllegalMoveError(f"{move}: one card at a time leaves the {_NAMES[source]}")
             cards = self.nerts if source is PILE_NERTS else self.waste
             if not cards:
-                raise IllegalMoveError(f"{move}: the {_NAMES[source]} is empty in {self}")
+                raise _illegal(
+                    f"{move}: the {_NAMES[source]} is empty in {self}", Why.EMPTY, pile=source
+                )
             run = cards[-1:]
         elif not source.is_work:
             raise IllegalMoveError(f"{move}: cards cannot come from {source!r}")
         else:
             cards = self._work_pile(source)
             if len(cards) < move.count:
-                raise IllegalMoveError(
-                    f"{move}: work pile {source} has {len(cards)} card(s), not {move.count}, "
-                    f"in {self}"
-                )
+                raise _too_few(move, cards, self)
             run = cards[-move.count :]
         if any(is_unknown(c) for c in run):
             raise IllegalMoveError(f"{move}: a card not turned up yet cannot be played, in {self}")
@@ -451,10 +451,12 @@ class Tableau:
         if not target.is_work:
             raise IllegalMoveError(f"{move}: cards go to a work pile or the lake, not {target!r}")
         if source == target:
-            raise IllegalMoveError(f"{move}: a pile cannot move onto itself")
+            raise _illegal(f"{move}: a pile cannot move onto itself", Why.ONTO_ITSELF)
         for pile in (source, target):
             if pile.is_work and pile > len(self.work):
-                raise IllegalMoveError(f"{move}: there is no work pile {pile} in {self}")
+                raise _illegal(
+                    f"{move}: there is no work pile {pile} in {self}", Why.NO_WORK_PILE, pile=pile
+                )
         run = self._source_run(move)
         dest = self._work_pile(target)
         if dest and (is_unknown(dest[-1]) or (move.kind is MOVE_SLIDE and is_unknown(dest[0]))):
@@ -496,9 +498,7 @@ class Tableau:
         if move.declare is not None:
             raise IllegalMoveError(f"{move}: no joker is fixed by this move")
         if not fits_on(bottom, exposed):
-            raise IllegalMoveError(
-                f"{move}: {bottom} does not fit on {exposed} (build down, alternating colours)"
-            )
+            raise _no_fit(move, bottom, exposed, self)
         return dest + run
 
     def _slide(self, move: Move, run: tuple[Card, ...], dest: tuple[Card, ...]) -> tuple[Card, ...]:
@@ -606,3 +606,43 @@ _WORK_PILES_OF = tuple(_WORK_PILES[:n] for n in range(7))  # Tableau.work_piles,
 _VIEWS: dict[int, tuple[Tableau, Tableau]] = {}
 _VIEWS_SIZE = 64
 _NAMES = {Pile.NERTS: "Nerts pile", Pile.WASTE: "waste"}
+
+
+def _illegal(message: str, why: Why, **values: Any) -> IllegalMoveError:
+    """The refusal of a move: the engine's ``message``, and why as a :class:`Reason`."""
+    return IllegalMoveError(message, reason=Reason(why, **values))
+
+
+def _rotate_short(tableau: Tableau) -> IllegalMoveError:
+    """Rotating alone with fewer than two cards in the stock (:meth:`Tableau.rotated_alone`)."""
+    n = len(tableau.stock)
+    return _illegal(
+        f"R: rotating alone moves the stock's top card to its bottom, and the stock "
+        f"has {n} card(s): turn it (S) instead, in {tableau}",
+        Why.ROTATE_SHORT,
+        count=n,
+    )
+
+
+def _too_few(move: Move, cards: tuple[Card, ...], tableau: Tableau) -> IllegalMoveError:
+    """A move of more cards than its work pile (``cards``) holds."""
+    return _illegal(
+        f"{move}: work pile {move.source} has {len(cards)} card(s), not {move.count}, in {tableau}",
+        Why.TOO_FEW if cards else Why.EMPTY,
+        pile=move.source,
+        held=len(cards),
+        count=move.count,
+    )
+
+
+def _no_fit(move: Move, card: Card, onto: Card, tableau: Tableau) -> IllegalMoveError:
+    """``card`` (the bottom of the run ``move`` takes) built on ``onto``, where it does not fit."""
+    assert move.source is not None
+    return _illegal(
+        f"{move}: {card} does not fit on {onto} (build down, alternating colours)",
+        Why.NO_FIT,
+        card=card,
+        onto=onto,
+        pile=move.source,
+        run=tableau.pile(move.source),
+    )

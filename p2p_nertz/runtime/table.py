@@ -86,7 +86,9 @@ class TableRunner:
                     await self.node.play(request.move)
                 except (MoveRefused, ClaimLost) as exc:  # (the core's answer: the table words it)
                     self.table.refused(exc.answer)
-                except (IllegalMoveError, LocalProtocolError) as exc:
+                except IllegalMoveError as exc:  # (its reason: the table words it)
+                    self.table.refused(exc)
+                except LocalProtocolError as exc:
                     self.table.refused(str(exc))
             elif isinstance(request, Abandon):
                 try:

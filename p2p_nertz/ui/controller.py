@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.protocol.gone import GoneReason
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, own_held_back
 from p2p_nertz.protocol.peer import Effect, Peer, TableGone
@@ -43,6 +44,7 @@ from p2p_nertz.ui.keys import (
     Leave,
     PlayMove,
     Status,
+    illegal_words,
     once_dealt,
     press,
 )
@@ -295,13 +297,17 @@ class TableController:
             return "the game is over: this page's peer has stopped"
         return "this page's peer has stopped: its terminal says why"
 
-    def refused(self, why: str | MoveAnswer) -> None:
+    def refused(self, why: str | MoveAnswer | IllegalMoveError) -> None:
         """The node refused a move: the status line says why, the core's answer in the
-        player's words (:meth:`Tracker.move_words`), or an illegal move's words."""
+        player's words (:meth:`Tracker.move_words`), the engine's reason worded
+        (:func:`~p2p_nertz.ui.keys.illegal_words`), or words."""
         if isinstance(why, MoveAnswer):
             self.keys = KeyState(line=Status.refusing(self.tracker.move_words(why), why))
+        elif isinstance(why, IllegalMoveError) and why.reason is not None:
+            words = illegal_words(why.reason, self.seat, symbols=self.symbols)
+            self.keys = KeyState(line=Status.refusing(words))
         else:
-            self.keys = KeyState(line=Status.refusing(f"illegal: {_brief(why)}"))
+            self.keys = KeyState(line=Status.refusing(f"illegal: {why}"))
 
     def abandon_refused(self, why: str | AbandonAnswer) -> None:
         """The core refused an abandon (the other has not been silent long enough, say): its
@@ -461,8 +467,3 @@ _GONE_HINT = {
 
 #: The work piles by their keys.
 _WORK_KEYS = {str(n): Pile(n) for n in range(1, 7)}
-
-
-def _brief(message: str) -> str:
-    """An engine message without the tableau dump some of them end with."""
-    return message.split(" in N: ", maxsplit=1)[0]

@@ -41,11 +41,13 @@ Keys (names as the front end reports them: one character, or ``"ENTER"``, ``"ESC
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from p2p_nertz.errors import IllegalMoveError, NotationError
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal, touches
-from p2p_nertz.rules import Card, Move, MoveKind, Pile, RoundStatus, Table
+from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table
+from p2p_nertz.rules.reasons import Reason, Why, why_illegal
 from p2p_nertz.ui.refusals import (
     HELD_BACK,
     NO_ABANDON,
@@ -81,6 +83,7 @@ __all__ = [
     "PlayMove",
     "Status",
     "explain",
+    "illegal_words",
     "no_key_words",
     "not_now",
     "once_dealt",
@@ -441,68 +444,104 @@ def resolve_pair(ctx: Context, source: Pile, target: Pile) -> Move | str:
 
 
 def explain(ctx: Context, move: Move) -> str:
-    """Why ``move`` is illegal now, in words, starting with ``"illegal: "``."""
+    """Why ``move`` is illegal now, in words, starting with ``"illegal: "``: the engine's
+    reason (:func:`~p2p_nertz.rules.reasons.why_illegal`), worded."""
     table = ctx.table
     seat = ctx.seat
     if table is None or seat is None:
         return ILLEGAL_NOT_DEALT
-    if table.status is not RoundStatus.PLAYING:
-        return f"illegal: the round is over ({table.status.value})"
-    if not table.active[seat]:
-        return "illegal: you are not playing this round"
-    if table.rules.turn_based and table.turn != seat and move.kind is not MoveKind.CALL:
-        if seat in table.passed_for:
-            return "illegal: your turns are passed for you (you did not move): p to take them back"
-        return "illegal: not your turn yet (turn-based play: the header says whose it is)"
-
-    def show(card: Card) -> str:
-        return card_text(card, symbols=ctx.symbols)
-
-    tableau = table.tableaux[seat]
-    if move.kind is MoveKind.TURN:
-        return "illegal: the stock and the waste are both empty"
-    if move.kind is MoveKind.ROTATE:
-        if table.rules.rotate_alone and table.stuck[seat]:
-            return "illegal: rotating alone needs two cards in the stock (s turns it)"
-        if table.rules.rotate_alone:
-            return "illegal: rotate alone once you are stuck (p first)"
-        return "illegal: stocks rotate by themselves when everyone is stuck (p)"
-    source = move.source
-    if source is None:
+    reason = why_illegal(table, seat, move)
+    if reason is None or reason.why is Why.OTHER:
         return f"illegal: {move}"
-    if source.is_work and source > len(tableau.work):
-        return f"illegal: there is no work pile {int(source)}"
-    card = tableau.top(source)
-    if card is None:
-        return f"illegal: the {pile_name(source)} is empty"
-    if move.is_lake:
-        if card.suit is not None and card.rank > 1:
-            below = Card(card.rank - 1, card.suit)
-            article = "an" if below.rank in (1, 8) else "a"  # an A♦, an 8♣; a 2♦, a J♠
-            return (
-                f"illegal: {show(card)} fits on no foundation "
-                f"(it needs {article} {show(below)} on top)"
-            )
-        return f"illegal: {show(card)} cannot go to the lake now"
-    target = move.target
-    assert target is not None
-    if target.is_work and target > len(tableau.work):
-        return f"illegal: there is no work pile {int(target)}"
-    if target is source:
-        return "illegal: a pile onto itself"
-    run = tableau.pile(source)
-    if move.count > len(run):  # `1:9>2`: more cards than the pile holds
-        held = f"{len(run)} card" + ("" if len(run) == 1 else "s")
-        return f"illegal: the {pile_name(source)} holds {held}, not {move.count}"
-    dest = tableau.top(target)
-    if dest is None:
-        return f"illegal: {show(card)} cannot go to work pile {int(target)}"
-    if source.is_work and len(run) > 1:
-        return (
-            f"illegal: no part of work pile {int(source)} ({show(run[0])}…{show(run[-1])}) "
-            f"goes on {show(dest)}"
-        )
-    return f"illegal: {show(card)} does not go on {show(dest)} (one rank lower, the other colour)"
+    return illegal_words(reason, seat, symbols=ctx.symbols)
+
+
+def illegal_words(reason: Reason, seat: int | None, *, symbols: bool = True) -> str:
+    """The engine's ``reason`` a move of ``seat`` is illegal, in the player's words, starting
+    with ``"illegal: "``.
+
+    >>> from p2p_nertz.rules import Card
+    >>> illegal_words(Reason(Why.NO_FOUNDATION, Card.parse("9H"), needs=Card.parse("8H")), 0)
+    'illegal: 9♥ fits on no foundation (it needs an 8♥ on top)'
+    """
+    return "illegal: " + _ILLEGAL[reason.why](reason, seat, symbols)
+
+
+def _card(card: Card | None, symbols: bool) -> str:
+    assert card is not None
+    return card_text(card, symbols=symbols)
+
+
+def _no_foundation(r: Reason, seat: int | None, symbols: bool) -> str:
+    card = _card(r.card, symbols)
+    if r.needs is None:
+        return f"{card} cannot go to the lake now"
+    article = "an" if r.needs.rank in (1, 8) else "a"  # an A♦, an 8♣; a 2♦, a J♠
+    return f"{card} fits on no foundation (it needs {article} {_card(r.needs, symbols)} on top)"
+
+
+def _no_fit(r: Reason, seat: int | None, symbols: bool) -> str:
+    assert r.pile is not None
+    onto = _card(r.onto, symbols)
+    if r.pile.is_work and len(r.run) > 1:
+        first, last = _card(r.run[0], symbols), _card(r.run[-1], symbols)
+        return f"no part of work pile {int(r.pile)} ({first}…{last}) goes on {onto}"
+    return f"{_card(r.card, symbols)} does not go on {onto} (one rank lower, the other colour)"
+
+
+def _too_few(r: Reason, seat: int | None, symbols: bool) -> str:
+    assert r.pile is not None
+    held = f"{r.held} card" + ("" if r.held == 1 else "s")
+    return f"the {pile_name(r.pile)} holds {held}, not {r.count}"
+
+
+def _not_all_stuck(r: Reason, seat: int | None, symbols: bool) -> str:
+    who = f"seat {r.seat} has not passed" + (" itself" if r.seat == seat else "")
+    return f"{who}: a pass for seat {r.behalf} counts only while every other player is stuck"
+
+
+def _not_playing(r: Reason, seat: int | None, symbols: bool) -> str:
+    return (
+        "you are not playing this round"
+        if r.seat == seat
+        else (f"seat {r.seat} is not playing this round")
+    )
+
+
+_Words = Callable[[Reason, "int | None", bool], str]
+
+#: The words of each reason a move is illegal (every :class:`Why` has some).
+_ILLEGAL: dict[Why, _Words] = {
+    Why.ROUND_OVER: lambda r, s, y: f"the round is over ({r.status})",
+    Why.NOT_PLAYING: _not_playing,
+    Why.TURNS_PASSED: lambda r, s, y: (
+        "your turns are passed for you (you did not move): p to take them back"
+    ),
+    Why.NOT_YOUR_TURN: lambda r, s, y: (
+        "not your turn yet (turn-based play: the header says whose it is)"
+    ),
+    Why.STOCK_EMPTY: lambda r, s, y: "the stock and the waste are both empty",
+    Why.ROTATE_SHORT: lambda r, s, y: "rotating alone needs two cards in the stock (s turns it)",
+    Why.ROTATE_NOT_STUCK: lambda r, s, y: "rotate alone once you are stuck (p first)",
+    Why.ROTATE_NOT_ALL: lambda r, s, y: "stocks rotate by themselves when everyone is stuck (p)",
+    Why.NO_WORK_PILE: lambda r, s, y: f"there is no work pile {int(r.pile or 0)}",
+    Why.EMPTY: lambda r, s, y: f"the {pile_name(r.pile or Pile.NERTS)} is empty",
+    Why.NO_FOUNDATION: _no_foundation,
+    Why.UNDECLARED: lambda r, s, y: f"{_card(r.card, y)} cannot go to the lake now",
+    Why.ONTO_ITSELF: lambda r, s, y: "a pile onto itself",
+    Why.TOO_FEW: _too_few,
+    Why.NO_FIT: _no_fit,
+    Why.PASS_SELF: lambda r, s, y: "a seat passes for itself with P",
+    Why.STUCK_BY_PASS: lambda r, s, y: (
+        f"seat {r.seat} is stuck by a pass on its behalf: it must pass itself first"
+    ),
+    Why.NOT_ALL_STUCK: _not_all_stuck,
+    Why.NOT_THEIR_TURN: lambda r, s, y: (
+        f"it is seat {r.seat}'s turn: a pass for seat {r.behalf} counts only on its turn "
+        "(turn-based play)"
+    ),
+    Why.OTHER: lambda r, s, y: "the rules do not allow it now",
+}
 
 
 def _frozen(pile: Pile, ctx: Context) -> Status:
@@ -534,10 +573,9 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
         # early by the clock is the controller's to say (it asks the core).
         try:
             table.play(seat, move, table.clock)
-        except IllegalMoveError as exc:  # (the move typed is known: the reason alone)
-            return KeyState(
-                line=Status.refusing(f"illegal: {str(exc).removeprefix(f'{move}: ')}")
-            ), []
+        except IllegalMoveError as exc:  # (the engine's reason, worded)
+            why = exc.reason or Reason(Why.OTHER)
+            return KeyState(line=Status.refusing(illegal_words(why, seat, symbols=ctx.symbols))), []
         return KeyState(line=Status(done or _played(ctx, table, move))), [PlayMove(move)]
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
     if table.over or move not in table.legal_moves(seat):
@@ -580,7 +618,8 @@ def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, lis
         try:
             move = Move.parse(text)
         except NotationError as exc:
-            return KeyState(line=Status.refusing(f"not a move: {text!r} — {_short(exc)}")), []
+            why = exc.hint or str(exc)
+            return KeyState(line=Status.refusing(f"not a move: {text!r} — {why}")), []
         if ctx.seat is None:
             return KeyState(line=Status.refusing(SPECTATOR)), []
         if move.kind is MoveKind.CALL:  # typed `X` asks first, as the key does (false call)
@@ -589,9 +628,3 @@ def _command_key(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, lis
     if len(key) == 1 and key.isprintable() and len(text) < _MAX_COMMAND:
         return replace(state, command=text + key), []
     return state, []
-
-
-def _short(exc: NotationError) -> str:
-    text = str(exc)
-    _, _, hint = text.partition(" (")
-    return hint.rstrip(")") or text
