@@ -119,6 +119,13 @@ def initial_deck(cards: Sequence[Card], joint: bytes) -> Deck:
     """The public encryptions, randomness 1, of ``cards`` in order: ``(G, M + X)`` each."""
     if not 1 <= len(cards) <= MAX_DECK or len(set(cards)) != len(cards):
         raise ValueError(f"a deck is 1..{MAX_DECK} distinct cards, not {len(cards)}")
+    return _initial(tuple(cards), joint)
+
+
+@functools.lru_cache(maxsize=64)
+def _initial(cards: tuple[Card, ...], joint: bytes) -> Deck:
+    # Remembered (pure, and a Deck is immutable): every member's duties, each fold's stage
+    # check and the audit build the same decks of a round from the same joint key.
     return Deck(tuple((BASE, add(card_point(c), joint)) for c in cards))
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "format_cards",
     "is_unknown",
     "new_deck",
+    "opened_pile",
     "parse_cards",
     "sealed",
     "sealed_position",
@@ -300,6 +301,23 @@ def sealed_position(card: Card) -> int | None:
     (7, None, None)
     """
     return card.position if isinstance(card, _Sealed) else None
+
+
+def opened_pile(pile: tuple[Card, ...], cards: Mapping[int, Card]) -> tuple[Card, ...]:
+    """``pile`` with each sealed card whose position ``cards`` maps put in its place;
+    ``pile`` itself where none is (a peer's held view opens its tableaux at every look: one
+    loop, no call a card).
+
+    >>> opened_pile((Card.parse("AS"), sealed(3), sealed(4)), {3: Card.parse("5H")})
+    (Card.parse('AS'), Card.parse('5H'), sealed(4))
+    """
+    new: list[Card] | None = None
+    for k, card in enumerate(pile):
+        if isinstance(card, _Sealed) and (got := cards.get(card.position)) is not None:
+            if new is None:
+                new = list(pile)
+            new[k] = got
+    return pile if new is None else tuple(new)
 
 
 def is_unknown(card: Card) -> bool:

@@ -34,6 +34,7 @@ from p2p_nertz.rules.cards import (
     CoveredPile,
     format_cards,
     is_unknown,
+    opened_pile,
     parse_cards,
     sealed,
     sealed_position,
@@ -185,13 +186,10 @@ class Tableau:
         >>> t.nerts[-1], t.stock[0], t.opened_at({}) is t
         (Card.parse('5H'), Card.parse('AS'), True)
         """
-
-        def put(pile: tuple[Card, ...]) -> tuple[Card, ...]:
-            new = tuple(c if (p := sealed_position(c)) is None else cards.get(p, c) for c in pile)
-            return pile if new == pile else new
-
-        nerts, stock, waste = put(self.nerts), put(self.stock), put(self.waste)
-        work = tuple(put(p) for p in self.work)
+        if not cards:
+            return self
+        nerts, stock, waste = (opened_pile(p, cards) for p in (self.nerts, self.stock, self.waste))
+        work = tuple(opened_pile(p, cards) for p in self.work)
         if (nerts, work, stock, waste) == (self.nerts, self.work, self.stock, self.waste):
             return self
         return Tableau(nerts, work, stock, waste)
