@@ -253,11 +253,17 @@ def introduce(
 
 
 def _kill_running(procs: Sequence[subprocess.Popen[str]]) -> None:
-    """Kill every one of ``procs`` still running, with what it started, and reap it."""
+    """Kill every one of ``procs`` still running, with what it started, reap it, and close its
+    pipes: a test that failed before reading them to the end left them to the garbage
+    collector, whose ResourceWarning pytest then counted against a later test of the same
+    worker (session 34: a simulator test failed for a lab test's leak)."""
     for proc in procs:
         if proc.poll() is None:
             kill_tree(proc.pid)
             proc.wait()
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def stop_all(procs: Sequence[subprocess.Popen[str]]) -> None:
