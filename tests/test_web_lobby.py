@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.cli_helpers import make_key
-from tests.web_helpers import ROOT, browser_missing, open_browser, wait_for
+from tests.web_helpers import ROOT, browser_missing, click, open_browser, texts, wait_for
 
 pytestmark = [
     pytest.mark.slow,
@@ -67,17 +67,13 @@ def lobbies(tmp_path: Path) -> Iterator[list[Lobby]]:
 
 
 def text(driver: Any, css: str) -> str:
-    return " ".join(str(e.text) for e in driver.find_elements("css selector", css))
+    return " ".join(texts(driver, css))
 
 
 def seat_row(driver: Any, name: str) -> str:
     """The row of ``name``'s seat at the table this page is at ("" if not seated)."""
-    rows = [str(e.text) for e in driver.find_elements("css selector", "#lobby-seats tbody tr")]
+    rows = texts(driver, "#lobby-seats tbody tr")
     return next((row for row in rows if name in row.split()), "")
-
-
-def click(driver: Any, css: str) -> None:
-    driver.find_element("css selector", css).click()
 
 
 def test_web_lobby_create_add_a_bot_join_ready_and_start(

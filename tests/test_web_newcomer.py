@@ -27,7 +27,14 @@ from p2p_nertz.web.model import KeyPress, view_json
 from tests.peer_helpers import Paused, PeerNetwork
 from tests.test_web_race import Seat, _open
 from tests.test_web_table import card_in, tops, turn_until_ace
-from tests.web_helpers import ServedPage, WebGame, browser_missing, open_browser, wait_for
+from tests.web_helpers import (
+    ServedPage,
+    WebGame,
+    browser_missing,
+    click,
+    open_browser,
+    wait_for,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -112,7 +119,7 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
 
         # A click picks the Nerts card: the status names the pointer's way beside the keys.
         nerts = tops(driver)["n"]
-        card_in(driver, "n", str(nerts)).click()
+        click(driver, card_in("n", str(nerts)))
         status = driver.find_element("id", "status")
         wait_for(driver, lambda d: " picked: " in status.text, "the pick, said")
         assert status.text.endswith("· or click where it goes"), status.text

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from cli.page_file import PREFIX, write_page_file
-from tests.web_helpers import WebGame, browser_missing, open_browser, wait_for
+from tests.web_helpers import WebGame, browser_missing, click, open_browser, wait_for
 
 #: The browser: it prints the command line it was started with on the output it shares with
 #: ``nertz`` (Python's ``webbrowser`` starts it so), on a line of its own.
@@ -90,7 +90,7 @@ def test_web_the_browser_s_command_line_holds_no_token_and_its_file_opens_the_pa
             )
             waste = "return document.querySelector('#mine .waste .count').textContent"
             before = driver.execute_script(waste)
-            driver.find_element("css selector", '#mine .pile[data-pile="s"]').click()
+            click(driver, '#mine .pile[data-pile="s"]')
             wait_for(driver, lambda d: d.execute_script(waste) != before, "the stock turned")
     finally:
         status, out, err = game.stop()

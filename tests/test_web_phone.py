@@ -24,8 +24,15 @@ from p2p_nertz.ui.view import pace_words
 from p2p_nertz.web.model import view_json
 from tests.peer_helpers import PeerNetwork
 from tests.test_web_race import Seat
-from tests.test_web_table import GAME, our_foundation, tops, waste
-from tests.web_helpers import ServedPage, WebGame, browser_missing, open_browser, wait_for
+from tests.test_web_table import GAME, card_in, our_foundation, pile_of, tops, waste
+from tests.web_helpers import (
+    ServedPage,
+    WebGame,
+    browser_missing,
+    open_browser,
+    point,
+    wait_for,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -135,11 +142,6 @@ def _touch(driver: Any, x: float, y: float, *, to: tuple[float, float] | None = 
     driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
 
 
-def _middle(element: Any) -> tuple[float, float]:
-    r = element.rect
-    return r["x"] + r["width"] / 2, r["y"] + r["height"] / 2
-
-
 def test_web_a_finger_taps_and_drags_on_a_phone_held_sideways(tmp_path: Path) -> None:
     started = WebGame(tmp_path, *GAME)
     try:
@@ -157,20 +159,17 @@ def test_web_a_finger_taps_and_drags_on_a_phone_held_sideways(tmp_path: Path) ->
             # The first ace goes by a tap on it, then a tap on the lake; the second is dragged.
             for way in ("tap", "drag"):
                 pile, ace = _tap_until_ace(driver)
-                card = driver.find_element(
-                    "css selector", f'#mine .pile[data-pile="{pile}"] [data-code="{ace}"]'
-                )
-                lake = driver.find_element("css selector", "#lake")
+                card = card_in(pile, str(ace))
                 if way == "tap":
-                    _touch(driver, *_middle(card))
+                    _touch(driver, *point(driver, card))
                     wait_for(
                         driver,
                         lambda d: "· or tap where it goes" in d.find_element("id", "status").text,
                         "the tapped card picked, and the page saying so",
                     )
-                    _touch(driver, *_middle(driver.find_element("css selector", "#lake")))
+                    _touch(driver, *point(driver, "#lake"))
                 else:
-                    _touch(driver, *_middle(card), to=_middle(lake))
+                    _touch(driver, *point(driver, card), to=point(driver, "#lake"))
                 wait_for(
                     driver,
                     lambda d, a=ace: d.find_elements("css selector", our_foundation(d, a)),
@@ -188,7 +187,6 @@ def _tap_until_ace(driver: Any) -> tuple[str, Card]:
         if aces:
             return aces[0]
         before = waste(driver)
-        stock = driver.find_element("css selector", '#mine .pile[data-pile="s"]')
-        _touch(driver, *_middle(stock))
+        _touch(driver, *point(driver, pile_of("s")))
         wait_for(driver, lambda d, was=before: waste(d) != was, "a tap turned the stock")
     raise AssertionError("no ace on top in 60 taps")

@@ -29,7 +29,15 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.ui import TableView
 from p2p_nertz.ui.refusals import CATCHING_UP, CAUGHT_UP
 from p2p_nertz.web.model import view_json
-from tests.web_helpers import ROOT, ServedPage, WebGame, browser_missing, open_browser, wait_for
+from tests.web_helpers import (
+    ROOT,
+    ServedPage,
+    WebGame,
+    browser_missing,
+    click,
+    open_browser,
+    wait_for,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -176,7 +184,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             stock = '#mine .pile[data-pile="s"]'
             before = waste_text(driver)
             try:
-                driver.find_element("css selector", stock).click()
+                click(driver, stock)
                 wait_for(
                     driver,
                     lambda d: waste_text(d) != before or shown(d)["status"] == CATCHING_UP,
@@ -192,7 +200,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
                 "the stock turned, or the player's moves back",
             )
             if waste_text(driver) == before:  # (refused: the moves were not back)
-                driver.find_element("css selector", stock).click()
+                click(driver, stock)
                 wait_for(driver, lambda d: waste_text(d) != before, "the stock turned")
             # The table's socket answers a lobby choice (once dropped without a word).
             answer = driver.execute_async_script(

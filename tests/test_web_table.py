@@ -15,7 +15,16 @@ from typing import Any
 import pytest
 
 from p2p_nertz.rules import Card, FoundationId, fits_on
-from tests.web_helpers import WebGame, browser_missing, open_browser, wait_for
+from tests.web_helpers import (
+    WebGame,
+    browser_missing,
+    click,
+    double_click,
+    drag_to,
+    open_browser,
+    point,
+    wait_for,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -65,23 +74,20 @@ def tops(driver: Any) -> dict[str, Card]:
     return {pile: Card.parse(code) for pile, code in codes.items()}
 
 
-def card_in(driver: Any, pile: str, code: str) -> Any:
-    return driver.find_element(
-        "css selector", f'#mine .pile[data-pile="{pile}"] [data-code="{code}"]'
-    )
+def card_in(pile: str, code: str) -> str:
+    """The selector of our card ``code`` in our pile ``pile``."""
+    return f'#mine .pile[data-pile="{pile}"] [data-code="{code}"]'
 
 
-def drag(driver: Any, card: Any, target: Any, *, by_edge: bool = False) -> None:
-    """Drag ``card`` (held in its middle, or ``by_edge``: by its top edge, the part of a card
-    under others that shows) and let it go over ``target``."""
-    from selenium.webdriver.common.action_chains import ActionChains
+def pile_of(key: str) -> str:
+    """The selector of our pile ``key``."""
+    return f'#mine .pile[data-pile="{key}"]'
 
-    chain = ActionChains(driver, duration=50)
-    if by_edge:
-        chain.move_to_element_with_offset(card, 0, 6 - card.size["height"] // 2).click_and_hold()
-    else:
-        chain.click_and_hold(card)
-    chain.move_by_offset(12, 12).move_to_element(target).release().perform()
+
+def drag(driver: Any, card: str, target: str, *, by_edge: bool = False) -> None:
+    """Drag the ``card`` a selector names (held in its middle, or ``by_edge``: by its top
+    edge, the part of a card under others that shows) and let it go over ``target``'s."""
+    drag_to(driver, point(driver, card, edge=by_edge), point(driver, target))
 
 
 def stats(driver: Any) -> dict[str, Any]:
@@ -109,7 +115,7 @@ def turn_until_ace(driver: Any) -> tuple[str, Card]:
         if aces:
             return aces[0]
         before = waste(driver)
-        driver.find_element("css selector", '#mine .pile[data-pile="s"]').click()
+        click(driver, pile_of("s"))
         wait_for(driver, lambda d, was=before: waste(d) != was, "the stock turned")
     raise AssertionError("no ace reached a top in 60 turns")
 
@@ -148,7 +154,7 @@ def test_web_page_draws_the_table_and_a_dragged_ace_lands_in_the_lake(page: Any)
     assert other < mine
 
     pile, ace = turn_until_ace(driver)
-    drag(driver, card_in(driver, pile, str(ace)), driver.find_element("css selector", "#lake"))
+    drag(driver, card_in(pile, str(ace)), "#lake")
     lake_top = our_foundation(driver, ace)
     wait_for(driver, lambda d: d.find_elements("css selector", lake_top), f"{ace} in the lake")
     # Its claim becomes final (the others hold it): the foundation's top no longer marked in
@@ -181,11 +187,7 @@ def test_web_an_illegal_drop_snaps_back_with_the_reason(page: Any) -> None:
     )
     source, target = pair
     card = mine[source]
-    drag(
-        driver,
-        card_in(driver, source, str(card)),
-        driver.find_element("css selector", f'#mine .pile[data-pile="{target}"]'),
-    )
+    drag(driver, card_in(source, str(card)), pile_of(target))
     reason = wait_for(
         driver,
         lambda d: (t := d.find_element("css selector", "#status").text).startswith("illegal") and t,
@@ -197,7 +199,7 @@ def test_web_an_illegal_drop_snaps_back_with_the_reason(page: Any) -> None:
         driver, lambda d: not d.find_elements("css selector", ".dragging, .ghost"), "snap back"
     )
     assert tops(driver)[source] == card
-    assert card_in(driver, source, str(card)).is_displayed()
+    assert driver.find_element("css selector", card_in(source, str(card))).is_displayed()
 
 
 def fitting_pair(driver: Any) -> tuple[str, str, Card] | None:
@@ -215,7 +217,6 @@ def fitting_pair(driver: Any) -> tuple[str, str, Card] | None:
 
 
 def test_web_keys_click_then_click_and_a_double_click_move_cards(page: Any) -> None:
-    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
     driver = page
@@ -234,14 +235,14 @@ def test_web_keys_click_then_click_and_a_double_click_move_cards(page: Any) -> N
         wait_for(driver, lambda d, was=before: waste(d) != was, "the stock turned")
     assert pair is not None, "no card of ours fitted a work pile in 60 turns"
     source, target, card = pair
-    card_in(driver, source, str(card)).click()
+    click(driver, card_in(source, str(card)))
     wait_for(driver, lambda d: "picked" in d.find_element("css selector", "#status").text, "picked")
-    driver.find_element("css selector", f'#mine .pile[data-pile="{target}"]').click()
+    click(driver, pile_of(target))
     wait_for(driver, lambda d: tops(d).get(target) == card, f"{card} on work pile {target}")
     # Esc cancels a pick; then a double-click sends an ace to the lake.
     body.send_keys(Keys.ESCAPE)
     pile, ace = turn_until_ace(driver)
-    ActionChains(driver).double_click(card_in(driver, pile, str(ace))).perform()
+    double_click(driver, point(driver, card_in(pile, str(ace))))
     wait_for(
         driver,
         lambda d: d.find_elements("css selector", our_foundation(d, ace)),
@@ -317,10 +318,6 @@ def test_web_eight_players_at_full_speed_frame_rate(tmp_path: Path) -> None:
 
 
 def test_web_a_finger_drags_an_ace_to_the_lake_on_a_phone_sized_page(tmp_path: Path) -> None:
-    from selenium.webdriver.common.actions.action_builder import ActionBuilder
-    from selenium.webdriver.common.actions.interaction import POINTER_TOUCH
-    from selenium.webdriver.common.actions.pointer_input import PointerInput
-
     with open_browser(390, 844) as driver:  # (first: see the game fixture)
         started = WebGame(tmp_path, *GAME)
         try:
@@ -336,16 +333,9 @@ def test_web_a_finger_drags_an_ace_to_the_lake_on_a_phone_sized_page(tmp_path: P
             )
             assert right <= width, (right, width)
             pile, ace = turn_until_ace(driver)
-            card = card_in(driver, pile, str(ace)).rect
-            lake = driver.find_element("css selector", "#lake").rect
-            finger = PointerInput(POINTER_TOUCH, "finger")
-            actions = ActionBuilder(driver, mouse=finger, duration=50)
-            x, y = card["x"] + card["width"] / 2, card["y"] + card["height"] / 2
-            actions.pointer_action.move_to_location(int(x), int(y)).pointer_down()
-            actions.pointer_action.move_to_location(int(x) + 10, int(y) - 10)
-            lx, ly = lake["x"] + lake["width"] / 2, lake["y"] + lake["height"] / 2
-            actions.pointer_action.move_to_location(int(lx), int(ly)).pointer_up()
-            actions.perform()
+            drag_to(
+                driver, point(driver, card_in(pile, str(ace))), point(driver, "#lake"), finger=True
+            )
             wait_for(
                 driver,
                 lambda d: d.find_elements("css selector", our_foundation(d, ace)),
@@ -388,7 +378,6 @@ def test_web_a_card_dragged_from_the_middle_of_a_work_pile_moves_with_what_is_ab
     page: Any,
 ) -> None:
     driver = page
-    pile = lambda key: driver.find_element("css selector", f'#mine .pile[data-pile="{key}"]')  # noqa: E731
     # Build on the work piles (cards from the Nerts pile and the waste dragged onto them, the
     # stock turned) until one holds a run whose top card alone would go on another pile.
     for _ in range(150):
@@ -407,11 +396,11 @@ def test_web_a_card_dragged_from_the_middle_of_a_work_pile_moves_with_what_is_ab
         )
         if pair is not None:
             source, target, card = pair
-            drag(driver, card_in(driver, source, str(card)), pile(target))
+            drag(driver, card_in(source, str(card)), pile_of(target))
             wait_for(driver, lambda d, t=target, c=card: work_piles(d)[t][-1] == str(c), "built")
             continue
         before = waste(driver)
-        pile("s").click()
+        click(driver, pile_of("s"))
         wait_for(driver, lambda d, was=before: waste(d) != was, "the stock turned")
     else:
         raise AssertionError(f"no run to split in 150 steps: {work_piles(driver)}")
@@ -422,7 +411,7 @@ def test_web_a_card_dragged_from_the_middle_of_a_work_pile_moves_with_what_is_ab
     # there, so nothing moves (the terminal's two keys would have moved the part that fits,
     # from another card than the one picked up).
     grabbed = i - 1 if i > 0 else i + 1
-    drag(driver, card_in(driver, source, run[grabbed]), pile(target), by_edge=True)
+    drag(driver, card_in(source, run[grabbed]), pile_of(target), by_edge=True)
     reason = wait_for(
         driver,
         lambda d: (t := d.find_element("css selector", "#status").text).startswith("illegal") and t,
@@ -433,6 +422,6 @@ def test_web_a_card_dragged_from_the_middle_of_a_work_pile_moves_with_what_is_ab
     )
     assert work_piles(driver)[source] == run and work_piles(driver)[target] == onto, reason
     # The card that fits grabbed: it goes, with the cards above it, and nothing under it.
-    drag(driver, card_in(driver, source, run[i]), pile(target), by_edge=True)
+    drag(driver, card_in(source, run[i]), pile_of(target), by_edge=True)
     wait_for(driver, lambda d: work_piles(d)[target] == [*onto, *run[i:]], "the run moved")
     assert work_piles(driver)[source] == run[:i]

@@ -109,6 +109,77 @@ def wait_for(driver: Any, what: Callable[[Any], T | None], why: str, timeout: fl
     return value
 
 
+# A live table redraws a player's tableau at any change of it (a move, a link's state, the
+# turn): an element found first and acted on after may be gone by then (selenium's stale
+# element: session 34's last rehearsal, a tap on a card the page had just drawn again). So a
+# test names what it touches by a selector, found again at the moment it acts.
+_POINT = """
+const e = document.querySelector(arguments[0]);
+if (!e) return null;
+const r = e.getBoundingClientRect();
+const y = arguments[1] ? r.top + 6 : r.top + r.height / 2;
+return [Math.round(r.left + r.width / 2), Math.round(y)];
+"""
+
+
+def point(driver: Any, selector: str, *, edge: bool = False) -> tuple[int, int]:
+    """Where the element ``selector`` names is on the page: its middle, or (``edge``) 6 pixels
+    under its top edge, the part of a card under others that shows. Found and measured in one
+    script, so no redraw comes between the two."""
+    at = driver.execute_script(_POINT, selector, edge)
+    assert at is not None, f"nothing on the page is {selector!r}"
+    return at[0], at[1]
+
+
+def click(driver: Any, selector: str) -> None:
+    """A mouse's click on the element ``selector`` names, at its middle: measured and clicked
+    where it is, so the click lands on whatever the page draws there by then (the same card
+    drawn anew), as a person's would."""
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+    actions = ActionBuilder(driver, duration=50)
+    actions.pointer_action.move_to_location(*point(driver, selector)).click()
+    actions.perform()
+
+
+def texts(driver: Any, selector: str) -> list[str]:
+    """The text a person sees in each element ``selector`` names (none of a hidden one), read
+    in one script."""
+    found: list[str] = driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])]"
+        "  .map((e) => e.checkVisibility() ? e.innerText : '');",
+        selector,
+    )
+    return found
+
+
+def drag_to(
+    driver: Any, start: tuple[int, int], end: tuple[int, int], *, finger: bool = False
+) -> None:
+    """A mouse (or a ``finger``) pressed at ``start``, moved a little (past the page's drag
+    threshold) and on to ``end``, and let go there."""
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+    from selenium.webdriver.common.actions.interaction import POINTER_TOUCH
+    from selenium.webdriver.common.actions.pointer_input import PointerInput
+
+    pointer = PointerInput(POINTER_TOUCH, "finger") if finger else None
+    actions = ActionBuilder(driver, mouse=pointer, duration=50)
+    (x, y), (ex, ey) = start, end
+    actions.pointer_action.move_to_location(x, y).pointer_down()
+    actions.pointer_action.move_to_location(x + 12, y + 12)
+    actions.pointer_action.move_to_location(ex, ey).pointer_up()
+    actions.perform()
+
+
+def double_click(driver: Any, at: tuple[int, int]) -> None:
+    """A mouse's double click at ``at``."""
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+    actions = ActionBuilder(driver, duration=50)
+    actions.pointer_action.move_to_location(*at).double_click()
+    actions.perform()
+
+
 class WebGame:
     """``nertz play --web --no-open`` as a process: its URL, and a clean stop. ``env``: more
     of the environment (with ``opens``: no ``--no-open``, the browser ``BROWSER`` names)."""
