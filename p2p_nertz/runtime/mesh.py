@@ -185,15 +185,19 @@ node started again elsewhere on its key connected beside it. TCP keepalive probe
 without a packet, then every 5 s; ``TCP_MAXRT`` (Linux's ``TCP_USER_TIMEOUT``) makes the
 kernel end it once :data:`ROUTER_SILENCE_MS` passed without an answer, a probe's or, when the
 cut caught an answer to a PING on its way, that answer's retransmissions' (which hold keepalive
-off: without it, TCP's own retries, ~15 minutes). Measured in ``scripts/bench_dead_link.py``:
-the old connection closed 30.4-30.5 s after the cut (never within 90 s before), the same
-segments a second on an idle link (a live DEALER's PING a second keeps the link from ever
-being idle 10 s), and no connection closed on a link 3 s late each way.
+off: keepalive alone did not close it within 120 s, 2 runs; TCP retries for ~15 minutes).
+Measured in ``scripts/bench_dead_link.py`` (session 35, load 14-28): the old connection closed
+30.4-30.5 s after the cut (never within 90 s before), 31.7-31.8 s with an answer on its way; the
+same segments a second on an idle link (a live DEALER's PING a second keeps a link from ever
+being idle 10 s); no connection closed on a link 3 s late each way for 40 s.
 
 Not the DEALERs' ``ZMQ_HEARTBEAT_TTL``, which asks the ROUTER to close a connection silent that
 long after a PING: libzmq cancels that timer at any message and arms it again only at the next
-PING, so a connection whose last frame was a message, not a PING, is never closed (two runs of
-two in the bench)."""
+PING, so a connection whose last frame was a message, not a PING, is never closed (every run
+of the bench). Keepalive may end a connection whose input stopped at :data:`ROUTER_HWM`, which
+libzmq 4.3.5 can answer with that mark's abort: it takes the mark filled (a flood, or the
+node's loop held past the window) and the member's machine then gone 30 s, where the member's
+own DEALER ends such a connection after 30 s of unanswered PINGs at most anyway."""
 
 WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE + CURVE_BOX_BYTES
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
