@@ -29,6 +29,7 @@ from p2p_nertz.runtime.guard import (
     SENDER_RATE,
     SUMMARY_INTERVAL,
     TWIN_AFTER,
+    TWIN_AFTER_ENV,
     InboundGuard,
     RefusalLog,
     SenderBudget,
@@ -269,6 +270,33 @@ def test_a_node_says_whose_key_reaches_it_from_two_places_at_once(
     (said,) = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert said.getMessage().startswith("p1's key reaches this node from two places at once:")
     assert "another machine" in said.getMessage()
+
+
+@pytest.mark.parametrize("value", ["1.5", "0", "-2", "soon", "nan", "inf", ""])
+def test_a_nodes_twin_wait_is_the_environments_if_it_is_a_positive_number_of_seconds(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """The real-process tests shorten the wait (``TWIN_AFTER_ENV``); any other value is said in
+    one line and the node waits ``TWIN_AFTER``, as it does when the variable is unset."""
+    caplog.set_level(logging.WARNING, logger="p2p_nertz.node")
+    monkeypatch.setenv(TWIN_AFTER_ENV, value)
+    node = PeerNode(MEMBERS[0], SPEC, tmp_path / "log")
+    after = 1.5 if value == "1.5" else TWIN_AFTER
+    first, second = (dealer_id(MEMBERS[1].peer_id) for _ in range(2))
+    for at, batch in [(0.0, [first]), (1.0, [second, first]), (1.0 + after, [second, first])]:
+        node._clock = lambda at=at: at
+        assert node._admit([[rid, b"m", USER] for rid in batch]) == [b"m"] * len(batch)
+        assert node.guard.twins == (set() if at < 1.0 + after else {routing_id(MEMBERS[1].peer_id)})
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert lines[-1].startswith("p1's key reaches this node from two places at once:")
+    if value != "1.5":
+        (bad,) = lines[:-1]
+        assert (
+            bad == f"{TWIN_AFTER_ENV} must be a positive number of seconds, not {value!r}: "
+            f"it waits {TWIN_AFTER:g} s"
+        )
+    else:
+        assert len(lines) == 1
 
 
 def test_a_nodes_router_bounds_what_one_connection_can_make_it_hold(tmp_path: Path) -> None:

@@ -64,6 +64,7 @@ Time is whatever the caller passes as ``now`` (seconds, any monotonic origin).
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -74,6 +75,7 @@ __all__ = [
     "SENDER_RATE",
     "SUMMARY_INTERVAL",
     "TWIN_AFTER",
+    "TWIN_AFTER_ENV",
     "InboundGuard",
     "RefusalLog",
     "SenderBudget",
@@ -92,6 +94,11 @@ for the guard to say that its key is connected twice at once (:attr:`InboundGuar
 restarted node's new connection comes after its old one, whose last messages the ROUTER may
 give just after the new one's first (what it held of it, at most its mark of 992 messages,
 read in the receive task's next bursts); two live copies of one key go on side by side."""
+
+TWIN_AFTER_ENV: Final = "NERTZ_TWIN_AFTER"
+"""The environment variable that, set to a number of seconds (a positive one), replaces
+:data:`TWIN_AFTER` in a node (:func:`twin_after`): for the tests, which run two real
+processes under one key without waiting ten seconds of a loaded machine for it."""
 
 TWIN_IDS: Final = 8
 """Connections of one member (routing ids) the guard remembers to tell a twin."""
@@ -156,6 +163,28 @@ class TokenBucket:
         return False
 
 
+def twin_after(environ: Mapping[str, str]) -> float:
+    """:data:`TWIN_AFTER`, or the seconds :data:`TWIN_AFTER_ENV` in ``environ`` says instead.
+
+    Raises:
+        ValueError: the variable is set to something other than a positive number of seconds
+            (its message names the variable and the value).
+
+    >>> twin_after({}), twin_after({TWIN_AFTER_ENV: "1.5"})
+    (10.0, 1.5)
+    """
+    text = environ.get(TWIN_AFTER_ENV)
+    if text is None:
+        return TWIN_AFTER
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise ValueError(f"{TWIN_AFTER_ENV} must be a positive number of seconds, not {text!r}")
+    return seconds
+
+
 class InboundGuard:
     """Decides which ROUTER messages reach the peer core (see the module docstring).
 
@@ -167,6 +196,8 @@ class InboundGuard:
             member's first message arrives.
         on_twin: called once with a member's routing id (as in ``senders``) when its key is
             heard over two connections at once (:attr:`twins`).
+        twin_after: how long an older connection must still be heard after a newer one's
+            first message for that (:data:`TWIN_AFTER`; :func:`twin_after`).
 
     Raises:
         ValueError: routing ids of different lengths.
@@ -177,6 +208,7 @@ class InboundGuard:
         senders: Mapping[bytes, bytes],
         budget: SenderBudget | None = None,
         on_twin: Callable[[bytes], None] | None = None,
+        twin_after: float = TWIN_AFTER,
     ) -> None:
         self.budget = budget if budget is not None else SenderBudget()
         self._users = {bytes(rid): bytes(user) for rid, user in senders.items()}
@@ -187,12 +219,14 @@ class InboundGuard:
         self._cut = lengths.pop() if lengths else 0  # (the member's part of a routing id)
         self._buckets: dict[bytes, TokenBucket] = {}
         self._on_twin = on_twin
+        self._twin_after = twin_after
         self._current: dict[bytes, bytes] = {}  # member -> routing id of its last message
         self._firsts: dict[bytes, dict[bytes, float]] = {}  # member -> routing id -> first heard
         self.twins: set[bytes] = set()
         """Members whose key was heard over two connections at once: an older one still heard
-        :data:`TWIN_AFTER` seconds after a newer one's first message (its key in use on two
-        machines; a restarted node's old connection gives what it held at once, then stops)."""
+        ``twin_after`` (:data:`TWIN_AFTER`) seconds after a newer one's first message (its key
+        in use on two machines; a restarted node's old connection gives what it held at once,
+        then stops)."""
         self.counts: Counter[str] = Counter()
         """Frames dropped, by reason (:data:`OUTSIDER`, :data:`OVER_BUDGET`,
         :data:`BAD_FRAMES`)."""
@@ -249,7 +283,7 @@ class InboundGuard:
     def _switched(self, member: bytes, rid: bytes, now: float) -> None:
         """Note that ``member`` is heard under ``rid``, not the routing id of its last message;
         call it a twin if ``rid``'s connection is older than another one heard since and is
-        still heard :data:`TWIN_AFTER` seconds after that one's first message."""
+        still heard ``twin_after`` seconds after that one's first message."""
         if rid[:1] == b"\0":
             return  # (what a handed-over connection held: its DEALER's own, reconnected)
         self._current[member] = rid
@@ -259,7 +293,7 @@ class InboundGuard:
             del firsts[next(iter(firsts))]  # (the longest known: bounded, whatever a member does)
         if member in self.twins:
             return
-        if any(first < other <= now - TWIN_AFTER for other in firsts.values()):
+        if any(first < other <= now - self._twin_after for other in firsts.values()):
             self.twins.add(member)
             if self._on_twin is not None:
                 self._on_twin(member)

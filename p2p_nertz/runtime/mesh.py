@@ -32,6 +32,10 @@ CURVE client too, of the spectator's key that its ``--watcher`` address carries
 (:class:`~p2p_nertz.runtime.watchport.WatcherAddress`), with the member's own key: the
 spectator admits the roster's keys only (:mod:`p2p_nertz.runtime.watchport`).
 
+The ROUTER has no ZMTP heartbeat of its own (:meth:`Mesh.bind`): its TCP keepalive
+(:data:`ROUTER_KEEPALIVE`) ends a member's connection that brought nothing for
+:data:`ROUTER_SILENCE_MS`, as one does whose machine went away without closing it.
+
 Every socket refuses frames above :data:`MAX_FRAME` (zmq cuts the sender off). The mesh knows
 sockets and peer ids only: what the messages mean is the node's and the peer core's.
 """
@@ -72,6 +76,8 @@ __all__ = [
     "LINK_TIMEOUT_MAX_MS",
     "MAX_FRAME",
     "ROUTER_HWM",
+    "ROUTER_KEEPALIVE",
+    "ROUTER_SILENCE_MS",
     "ROUTING_NONCE",
     "SEND_QUEUE",
     "WATCH_MAX_FRAME",
@@ -154,6 +160,44 @@ and since session 32 the window is the drop timer's. No mark keeps a sender from
 path on purpose (a PING after each frame, the pipe filled while the node's loop is busy, then
 a TCP RST; ``tests/test_stranger_abort.py``, docs/protocol.md §13): CURVE keeps strangers off
 it (only the members' keys get a connection past its handshake); a member keeps the power."""
+
+ROUTER_SILENCE_MS: Final = LINK_TIMEOUT_MAX_MS
+"""How long, in milliseconds, a connection at the ROUTER may bring nothing (nor acknowledge
+what the ROUTER sent on it) before the ROUTER's kernel ends it (:data:`ROUTER_KEEPALIVE`): 30 s,
+the longest any member's DEALER waits for an answer to a PING (:data:`LINK_TIMEOUT_MAX_MS`), so
+no connection a DEALER still keeps is ended at the ROUTER first, whatever timers its member
+chose. A live DEALER sends a PING every ``HEARTBEAT_IVL_MS`` (1 s), so only a dead one meets it."""
+
+ROUTER_KEEPALIVE: Final[Mapping[int, int]] = {
+    zmq.TCP_KEEPALIVE: 1,
+    zmq.TCP_KEEPALIVE_IDLE: 10,
+    zmq.TCP_KEEPALIVE_INTVL: 5,
+    zmq.TCP_KEEPALIVE_CNT: math.ceil((ROUTER_SILENCE_MS / 1000 - 10) / 5),
+    zmq.TCP_MAXRT: ROUTER_SILENCE_MS,
+}
+"""The ROUTER's TCP options, inherited by every connection it accepts: how a connection whose
+member's machine went away without closing it (power cut, cable pulled, session 35) is ended.
+
+The ROUTER only receives, and has no ZMTP heartbeat of its own (libzmq #4841: see
+:meth:`Mesh.bind`), so nothing of its own ever told it that such a connection is dead: it
+stayed for the rest of the game, one descriptor and its buffers at every other member, and the
+node started again elsewhere on its key connected beside it. TCP keepalive probes it after 10 s
+without a packet, then every 5 s; ``TCP_MAXRT`` (Linux's ``TCP_USER_TIMEOUT``) makes the
+kernel end it once :data:`ROUTER_SILENCE_MS` passed without an answer, a probe's or, when the
+cut caught an answer to a PING on its way, that answer's retransmissions' (which hold keepalive
+off: keepalive alone did not close it within 120 s, 2 runs; TCP retries for ~15 minutes).
+Measured in ``scripts/bench_dead_link.py`` (session 35, load 14-28): the old connection closed
+30.4-30.5 s after the cut (never within 90 s before), 31.7-31.8 s with an answer on its way; the
+same segments a second on an idle link (a live DEALER's PING a second keeps a link from ever
+being idle 10 s); no connection closed on a link 3 s late each way for 40 s.
+
+Not the DEALERs' ``ZMQ_HEARTBEAT_TTL``, which asks the ROUTER to close a connection silent that
+long after a PING: libzmq cancels that timer at any message and arms it again only at the next
+PING, so a connection whose last frame was a message, not a PING, is never closed (every run
+of the bench). Keepalive may end a connection whose input stopped at :data:`ROUTER_HWM`, which
+libzmq 4.3.5 can answer with that mark's abort: it takes the mark filled (a flood, or the
+node's loop held past the window) and the member's machine then gone 30 s, where the member's
+own DEALER ends such a connection after 30 s of unanswered PINGs at most anyway."""
 
 WATCH_MAX_FRAME: Final = len(WATCH_SPEC_TAG) + MAX_SPEC_SIZE + CURVE_BOX_BYTES
 """The largest frame a spectator's ROUTER accepts: the game spec a node pushes first is the
@@ -358,9 +402,10 @@ class Mesh:
             # whose input stopped at the HWM and then broke, as when a node stopped past a
             # member's HEARTBEAT_TIMEOUT wakes to a backlog (chaos seed 19304; libzmq #4841).
             # The ROUTER is only ever received on: the members' DEALERs' heartbeats, which
-            # it answers, watch each link and reconnect it. A member could abort us the same
-            # way by a PING kept past a refused frame, unless the engine reads a few bytes at
-            # a time (where libzmq has drafts: runtime/inbatch.py).
+            # it answers, watch each link and reconnect it; a connection whose member's machine
+            # vanished without a close is ended by TCP keepalive (ROUTER_KEEPALIVE). A member
+            # could abort us the same way by a PING kept past a refused frame, unless the
+            # engine reads a few bytes at a time (where libzmq has drafts: runtime/inbatch.py).
             router = create_socket(
                 self.ctx,
                 zmq.ROUTER,
@@ -369,6 +414,7 @@ class Mesh:
                 heartbeat=False,
                 curve=self._keys,
                 small_batch=True,
+                options=ROUTER_KEEPALIVE,
             )
             try:
                 router.bind(self._bind_to)

@@ -103,9 +103,11 @@ from p2p_nertz.runtime.guard import (
     BAD_FRAMES,
     OUTSIDER,
     OVER_BUDGET,
+    TWIN_AFTER,
     InboundGuard,
     RefusalLog,
     SenderBudget,
+    twin_after,
 )
 from p2p_nertz.runtime.mesh import (
     DEFAULT_BIND,
@@ -401,7 +403,12 @@ def _members_guard(spec: GameSpec, identity: Identity, budget: SenderBudget | No
     """The guard of our ROUTER: each other member's routing id prefix and the ZAP user id of
     its connections, within ``budget``; a key heard from two places at once said in words."""
     routes = {routing_id(p): zap_user_id(p) for p in spec.peer_ids if p != identity.peer_id}
-    return InboundGuard(routes, budget, on_twin=partial(_say_twin, spec))
+    try:
+        after = twin_after(os.environ)  # (the tests' shorter wait, TWIN_AFTER_ENV)
+    except ValueError as bad:
+        log.warning("%s: it waits %g s", bad, TWIN_AFTER)
+        after = TWIN_AFTER
+    return InboundGuard(routes, budget, on_twin=partial(_say_twin, spec), twin_after=after)
 
 
 class PeerNode:

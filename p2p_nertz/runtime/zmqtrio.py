@@ -134,7 +134,7 @@ from __future__ import annotations
 import enum
 import select
 import struct
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Final, TypeVar
@@ -960,6 +960,7 @@ def create_socket(
     heartbeat_timeout_ms: int = HEARTBEAT_TIMEOUT_MS,
     curve: CurveKeys | None = None,
     small_batch: bool = False,
+    options: Mapping[int, int] | None = None,
 ) -> AsyncSocket:
     """Create a ROUTER or DEALER in ``ctx`` with the mesh's options, not yet bound or connected.
 
@@ -967,9 +968,8 @@ def create_socket(
     ``LINGER 0``; reconnect after :data:`RECONNECT_IVL_MS`, backing off to
     :data:`RECONNECT_IVL_MAX_MS`; ZMTP heartbeats every :data:`HEARTBEAT_IVL_MS`, dropping a
     connection silent for ``heartbeat_timeout_ms`` after a PING (only with ``heartbeat``;
-    without, it still answers the peer's);
-    ``MAXMSGSIZE`` = ``max_message_size`` (a larger frame's sender is disconnected by zmq,
-    and the frame is never delivered nor held in memory). ROUTER only:
+    without, it still answers the peer's); ``MAXMSGSIZE`` = ``max_message_size`` (a larger
+    frame's sender is disconnected, the frame never delivered nor held). ROUTER only:
     ``ROUTER_HANDOVER 1`` (a peer reconnecting under the same routing id takes the id over from
     its stale connection: each mesh DEALER's id is its own, ``mesh.dealer_id``) and
     ``ROUTER_MANDATORY 1`` (wait at the HWM, or raise for a routing id not connected).
@@ -979,21 +979,19 @@ def create_socket(
         socket_type: ``zmq.ROUTER`` or ``zmq.DEALER``.
         hwm: the high-water mark in messages, at least 1.
         recv_hwm: the receive high-water mark, per connection, if not ``hwm``: with
-            ``max_message_size`` it bounds what one connection can make the socket hold
-            (beyond it zmq stops reading that connection; nothing is lost).
+            ``max_message_size``, what one connection can make the socket hold (no more read).
         identity: the routing id the peer's ROUTER will see (``ROUTING_ID``), 1 to 255 bytes,
             not starting with a zero byte (zmq reserves those). Needed for ``ROUTER_HANDOVER``
             to recognise a reconnecting peer; zmq picks a random one if omitted.
-        max_message_size: the largest frame accepted, in bytes, at least 1 (see
-            :data:`DEFAULT_MAX_MESSAGE_SIZE`).
+        max_message_size: the largest frame accepted, in bytes, at least 1.
         heartbeat: ZMTP heartbeats of its own, only for a socket that receives nothing and
             needs them to notice a dead peer: libzmq 4.3.5 aborts when one falls due on a
             connection whose input stopped and then broke (docs/lobby.md §8).
-        heartbeat_timeout_ms: with ``heartbeat``, how long after a PING a silent connection
-            is given up (the mesh's DEALERs to members wait for the drop timer: ``mesh.py``).
-        curve: speak CURVE with these keys (a server's receives then end with the
-            connection's ZAP User-Id, :class:`AsyncSocket`); by default the NULL mechanism.
+        heartbeat_timeout_ms: with ``heartbeat``, the silence after a PING that ends a link.
+        curve: speak CURVE with these keys (a server's receives end with the connection's
+            ZAP User-Id, :class:`AsyncSocket`); by default NULL.
         small_batch: read few bytes at once where libzmq can (:mod:`~.runtime.inbatch`).
+        options: more integer socket options, set last (the mesh ROUTER's TCP keepalive).
 
     Raises:
         ValueError: for another socket type, a bad ``hwm``, a bad ``identity``, a bad
@@ -1024,6 +1022,8 @@ def create_socket(
         if curve is not None:
             curve.apply(zsock)
         set_small_batch(zsock, wanted=small_batch)
+        for option, value in (options or {}).items():
+            zsock.set(option, value)
         return AsyncSocket(zsock, user_id=curve is not None and curve.server is None)
     except BaseException:
         zsock.close(linger=0)

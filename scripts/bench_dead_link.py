@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Does a member's ROUTER close the connection of a node cut off without a TCP close (session 35)?
+
+A node whose machine loses power or its cable sends no FIN: at every other member's ROUTER its
+connection stays, idle, for as long as TCP keeps it (the ROUTER only receives, and has no
+heartbeat of its own: ``mesh.py``, libzmq #4841), one descriptor and its buffers for the rest
+of the game, and the node restarted elsewhere on its key connects beside it. Three ways, in
+alternated runs:
+
+* **none**: what the mesh did up to session 34 (each DEALER's heartbeat without a TTL);
+* **ttl**: each DEALER's PINGs carry a TTL (``ZMQ_HEARTBEAT_TTL``) of its own link timeout, so
+  that the ROUTER closes a connection that brought nothing for that long after a PING;
+* **keepalive**: TCP keepalive on the ROUTER's accepted sockets (idle 10 s, then a probe every
+  5 s, four unanswered: ~30 s);
+* **maxrt**: the same and ``ZMQ_TCP_MAXRT`` of 30 s (``TCP_USER_TIMEOUT``: a connection whose
+  data stays unacknowledged that long ends too, and keepalive's end is decided by it);
+* **mesh**: the mesh as it is (since session 35, ``maxrt``: ``mesh.ROUTER_KEEPALIVE``).
+
+Each run: two members' meshes in a network-namespace lab (:class:`~p2p_nertz.testing.netns.Lab`)
+sending each other a message every ``--every`` s, member 0's ROUTER watched by a socket monitor.
+*Idle*: the TCP segments host 0 sent and received, and member 0's CPU, over ``--idle`` s.
+*Cut*: host 1 cut off at its switch port (no close), member 1 started again on host 2 on the
+same key; printed, how long after the cut member 0's ROUTER closed the old connection (or that
+it had not within ``--bound`` s). *Slow*: host 1's packets held ``--late`` s each way (the
+slow-link tests' 3 s) for ``--slow`` s: how many connections member 0's ROUTER closed (a live
+link must keep its connection). Timers: the drop timer ``--drop-after`` (the link timeout).
+
+    python scripts/bench_dead_link.py [--runs 2] [--ways none,ttl,keepalive,maxrt]
+        [--drop-after 12] [--in-flight]
+
+``--in-flight`` makes host 1 0.5 s late each way for 3 s before the cut, so that an answer of
+host 0's (a PONG) is most likely unacknowledged when it comes: TCP then retransmits it, and
+keepalive, which waits for nothing to be in flight, never starts.
+
+Needs root, iproute2 and nftables (the lab and its delay).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import trio
+import zmq
+
+import p2p_nertz.runtime.mesh as mesh_module
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.rng import derive_seed
+from p2p_nertz.runtime.mesh import LINK_TIMEOUT_MAX_MS, Mesh
+from p2p_nertz.runtime.zmqtrio import monitor_event
+from p2p_nertz.testing.netns import Lab, impairments_unavailable, unavailable
+
+MEMBERS = [Identity.generate(derive_seed(b"bench-dead-link", i)) for i in range(2)]
+WAYS = ("none", "ttl", "keepalive", "maxrt", "mesh")
+_NAMES = {
+    int(zmq.EVENT_ACCEPTED): "accepted",
+    int(zmq.EVENT_HANDSHAKE_SUCCEEDED): "handshake",
+    int(zmq.EVENT_DISCONNECTED): "disconnected",
+}
+
+
+def _with_way(way: str, link_timeout_ms: int) -> None:
+    """Make the mesh's sockets of this process the way's (``mesh``: as the mesh makes them)."""
+    if way == "mesh":
+        return
+    made = mesh_module.create_socket
+
+    def create(ctx: Any, kind: int, **kw: Any) -> Any:
+        sock = made(ctx, kind, **kw)
+        raw = sock._sock  # (the bench's own options on the mesh's socket)
+        if kind == zmq.DEALER:
+            raw.set(zmq.HEARTBEAT_TTL, link_timeout_ms if way == "ttl" else 0)
+            return sock
+        keepalive = way in ("keepalive", "maxrt")
+        raw.set(zmq.TCP_KEEPALIVE, 1 if keepalive else 0)
+        if keepalive:
+            raw.set(zmq.TCP_KEEPALIVE_IDLE, 10)
+            raw.set(zmq.TCP_KEEPALIVE_INTVL, 5)
+            raw.set(zmq.TCP_KEEPALIVE_CNT, 4)
+        raw.set(zmq.TCP_MAXRT, LINK_TIMEOUT_MAX_MS if way == "maxrt" else 0)
+        return sock
+
+    mesh_module.create_socket = create  # type: ignore[assignment]
+
+
+async def probe(me: int, address: str, drop_after: float, every: float, way: str) -> None:
+    """One member (a child process in its host): bind, print the endpoint, read the other's
+    from stdin, send it a message every ``every`` s, print its ROUTER's monitor events."""
+    _with_way(way, mesh_module.link_timeout_ms(drop_after))
+    mesh = Mesh(
+        MEMBERS[me], [m.peer_id for m in MEMBERS], bind=f"tcp://{address}:0", drop_after=drop_after
+    )
+    print(mesh.bind(), flush=True)
+    router = mesh.router
+    assert router is not None
+    monitor = router.monitor(zmq.EVENT_ALL)
+    other = MEMBERS[1 - me].peer_id
+    endpoint = await trio.to_thread.run_sync(sys.stdin.readline)
+    mesh.connect({other: endpoint.strip()})
+
+    async def send() -> None:
+        n = 0
+        while True:
+            mesh.send(b"beat %d" % n, other)
+            n += 1
+            await trio.sleep(every)
+
+    async def watch() -> None:
+        while True:
+            while monitor.poll(0):
+                event, value = monitor_event(monitor.recv_multipart())
+                if event in _NAMES:
+                    print(f"ev {_NAMES[event]} {value} {time.monotonic():.4f}", flush=True)
+            await trio.sleep(0.05)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            mesh.serve_outlets(nursery, b"")
+            nursery.start_soon(send)
+            nursery.start_soon(watch)
+            while True:
+                await router.recv_multipart()
+    finally:
+        monitor.close(linger=0)
+        mesh.close()
+
+
+class Member:
+    """A probe process in a lab host, its output in a file."""
+
+    def __init__(
+        self, lab: Lab, host: int, me: int, out: Path, *, timers: tuple[float, float], way: str
+    ) -> None:
+        self.out = out
+        drop_after, every = timers
+        with out.open("w") as sink:
+            self.proc = lab.popen(
+                host,
+                [sys.executable, __file__, "--probe", str(me), lab.address(host),
+                 str(drop_after), str(every), way],
+                stdin=subprocess.PIPE, stdout=sink, text=True,
+            )  # fmt: skip
+
+    def close(self) -> None:
+        """Close our end of its input (the lab kills the process)."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+
+    def endpoint(self) -> str:
+        while not (text := self.out.read_text()).strip():
+            time.sleep(0.05)
+        return text.splitlines()[0]
+
+    def tell(self, endpoint: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(endpoint + "\n")
+        self.proc.stdin.flush()
+
+    def events(self, name: str) -> list[tuple[int, float]]:
+        return [
+            (int(w[2]), float(w[3]))
+            for w in (line.split() for line in self.out.read_text().splitlines())
+            if len(w) == 4 and w[0] == "ev" and w[1] == name
+        ]
+
+    def cpu(self) -> float:
+        """CPU seconds of the probe (the ``ip netns exec`` child is the probe itself)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _until(what: str, done: Any, bound: float) -> bool:
+    end = time.monotonic() + bound
+    while time.monotonic() < end:
+        if done():
+            return True
+        time.sleep(0.05)
+    print(f"  ({what}: not within {bound:g} s)", flush=True)
+    return False
+
+
+def _segments(lab: Lab, host: int) -> int:
+    """TCP segments host ``host`` received and sent so far."""
+    text = lab.run(host, ["cat", "/proc/net/snmp"], capture_output=True, text=True).stdout
+    head, values = [line.split() for line in text.splitlines() if line.startswith("Tcp:")][:2]
+    row = dict(zip(head, values, strict=True))
+    return int(row["InSegs"]) + int(row["OutSegs"])
+
+
+def one_run(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    with Lab(3) as lab:
+        timers = (args.drop_after, args.every)
+        a = Member(lab, 0, 0, tmp / "a.txt", timers=timers, way=args.way_now)
+        b = Member(lab, 1, 1, tmp / "b.txt", timers=timers, way=args.way_now)
+        a.tell(b.endpoint())
+        b.tell(a.endpoint())
+        _until("handshake", lambda: a.events("handshake"), 60)
+        time.sleep(2.0)  # (a steady pace first)
+        segs, cpu, t0 = _segments(lab, 0), a.cpu(), time.monotonic()
+        time.sleep(args.idle)
+        span = time.monotonic() - t0
+        result["segs/s"] = (_segments(lab, 0) - segs) / span
+        result["cpu ms/s"] = (a.cpu() - cpu) / span * 1000
+        if args.slow > 0:
+            closed = len(a.events("disconnected"))
+            lab.delay(1, args.late)
+            time.sleep(args.slow)
+            lab.delay(1, 0)
+            result["slow closes"] = len(a.events("disconnected")) - closed
+        (old_fd, _), *_ = a.events("accepted")
+        if args.in_flight:  # (every answer of host 0's in flight for a round trip of 1 s)
+            lab.delay(1, 0.5)
+            time.sleep(3.0)
+        lab.cut(1)
+        cut = time.monotonic()
+        again = Member(lab, 2, 1, tmp / "b2.txt", timers=timers, way=args.way_now)
+        again.tell(a.endpoint())
+        _until("the restart's handshake", lambda: len(a.events("handshake")) >= 2, 60)
+
+        def old_closed() -> float | None:
+            return next((t for fd, t in a.events("disconnected") if fd == old_fd), None)
+
+        _until("the old connection's close", lambda: old_closed() is not None, args.bound)
+        at = old_closed()
+        result["closed after s"] = None if at is None else round(at - cut, 1)
+        for member in (a, b, again):
+            member.close()
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--probe", nargs=5, help=argparse.SUPPRESS)
+    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--ways", default=",".join(WAYS[:-1]))
+    p.add_argument("--drop-after", type=float, default=12.0)
+    p.add_argument("--every", type=float, default=0.5)
+    p.add_argument("--idle", type=float, default=10.0)
+    p.add_argument("--slow", type=float, default=40.0)
+    p.add_argument("--late", type=float, default=3.0)
+    p.add_argument("--bound", type=float, default=90.0)
+    p.add_argument("--in-flight", action="store_true", help="host 1 0.5 s late each way at the cut")
+    args = p.parse_args(argv)
+    if args.probe:
+        me, address, drop, every, way = args.probe
+        trio.run(probe, int(me), address, float(drop), float(every), way)
+        return 0
+    why = unavailable() or (impairments_unavailable() if args.slow > 0 else None)
+    if why is not None:
+        print(f"cannot run: {why}", file=sys.stderr)
+        return 2
+    import tempfile
+
+    ways = args.ways.split(",")
+    for run in range(args.runs):
+        for way in ways if run % 2 == 0 else reversed(ways):
+            args.way_now = way
+            with tempfile.TemporaryDirectory() as tmp:
+                result = one_run(Path(tmp), args)
+            load = os.getloadavg()[0]
+            print(f"run {run} {way:9} load {load:5.1f} " + "  ".join(
+                f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in result.items()
+            ), flush=True)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
