@@ -8,14 +8,16 @@ real tries, over a real lab's failed link, are ``tests/test_lan_cut_return.py``'
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
+import pytest
 import trio
 import trio.testing
 import zmq
 
-from p2p_nertz.protocol.identity import PeerId
-from p2p_nertz.runtime.redial import Redialer
+from p2p_nertz.protocol.identity import PeerId, fingerprint
+from p2p_nertz.runtime.redial import Redialer, try_after
 from p2p_nertz.runtime.zmqtrio import monitor_event, open_dealer, open_router
 
 MEMBER = PeerId(bytes(32))
@@ -35,8 +37,8 @@ class _Dealer:
 class _Scripted(Redialer):
     """Its tries are answered when ``answers(now)`` says so (at once), else time out."""
 
-    def __init__(self, answers: Callable[[float], bool]) -> None:
-        super().__init__(SUSPECT, EVERY)
+    def __init__(self, answers: Callable[[float], bool], silent_after: float = SUSPECT) -> None:
+        super().__init__(silent_after, EVERY)
         self.answers = answers
         self.tries: list[float] = []
 
@@ -51,12 +53,16 @@ class _Scripted(Redialer):
 
 
 def run(
-    answers: Callable[[float], bool], heard: Callable[[float], bool], stop: float = 0.0
+    answers: Callable[[float], bool],
+    heard: Callable[[float], bool],
+    stop: float = 0.0,
+    silent_after: float = SUSPECT,
 ) -> _Scripted:
     """Sixty seconds of a member heard every 0.5 s whenever ``heard(now)``, our DEALER to it
-    looked after by a scripted redialer; the redialer, with the DEALER's re-dials. ``stop``:
-    our own process stands still that long at 12 s (the clock jumps)."""
-    redialer = _Scripted(answers)
+    looked after by a scripted redialer trying it after ``silent_after`` of silence; the
+    redialer, with the DEALER's re-dials. ``stop``: our own process stands still that long at
+    12 s (the clock jumps)."""
+    redialer = _Scripted(answers, silent_after)
     dealer = _Dealer()
     redialer.add(MEMBER, dealer, ENDPOINT)  # type: ignore[arg-type]
     clock = trio.testing.MockClock(autojump_threshold=0)
@@ -78,18 +84,46 @@ def run(
     return redialer
 
 
-def test_a_member_silent_then_answering_is_redialled_once_a_silence() -> None:
+def test_a_member_silent_then_answering_is_redialled_once_a_silence(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     # A cut from 10 s to 20 s; heard again from 30 s; a second cut from 40 s, over at 50 s.
     def cut(t: float) -> bool:
         return not (10 <= t < 20 or 40 <= t < 50)
 
-    redialer = run(answers=cut, heard=lambda t: t < 10 or 30 <= t < 40)
+    with caplog.at_level(logging.INFO, logger="p2p_nertz.runtime.redial"):
+        redialer = run(answers=cut, heard=lambda t: t < 10 or 30 <= t < 40)
     first, second = redialer.times  # type: ignore[attr-defined]
+    # Each said, naming the member and how long it was silent (`nertz -v`).
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        f"re-dialled {fingerprint(MEMBER)} at {ENDPOINT}: its address answers (last heard"
+        f" {last:.1f} s ago)"
+        for last in (first - 9.5, second - 39.5)
+    ]
     assert 20 <= first <= 20 + EVERY + 0.1  # the first try after the link is back
     assert 50 <= second <= 50 + EVERY + 0.1
     # Tried from the suspect timer on, once a period, none while it was heard.
     assert redialer.tries[0] >= 10 + SUSPECT - 0.5
     assert not [t for t in redialer.tries if 30 <= t < 40 + SUSPECT - 0.5]
+
+
+def test_a_cut_shorter_than_the_suspect_timer_is_tried_as_soon_as_a_longer_one() -> None:
+    # A node's timers: a cut of 2.5 s (10 to 12.5 s), under the suspect timer of 5 s, after
+    # which TCP's next retransmission comes 1.5 s late. Tried from 1.5 s of silence, the
+    # DEALER is re-dialled by the first try after the link is back; from the suspect timer on
+    # (session 33), the silence (4.5 s) never lasted long enough for a try.
+    def cut(t: float) -> bool:
+        return not 10 <= t < 12.5
+
+    def heard(t: float) -> bool:
+        return not 10 <= t < 14
+
+    assert try_after(SUSPECT) < 12.5 - 10 < SUSPECT
+    early = run(answers=cut, heard=heard, silent_after=try_after(SUSPECT))
+    (redial,) = early.times  # type: ignore[attr-defined]
+    assert 12.5 <= redial <= 12.5 + EVERY + 0.1
+    assert run(answers=cut, heard=heard).times == []  # type: ignore[attr-defined]
 
 
 def test_heard_again_through_its_own_new_connection_still_redials_ours() -> None:
