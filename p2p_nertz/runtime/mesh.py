@@ -393,13 +393,17 @@ class Mesh:
                 dealer = self._dealer(pid, self.link_timeout_ms)
                 self._dealers[pid] = dealer
                 self._handshakes.add(dealer, pid, endpoints[pid])
-                self.redialer.add(pid, dealer, endpoints[pid])
+                self.redialer.add(pid, dealer, endpoints[pid], self._new_dealer_id)
                 dealer.connect(endpoints[pid])
         for address in self._watch_to:
             # (A spectator sends us nothing: the bound only caps what a stranger could.)
             watcher = self._dealer(address.key, HEARTBEAT_TIMEOUT_MS)
             self._watch_sockets.append(watcher)
             watcher.connect(address.endpoint)
+
+    def _new_dealer_id(self) -> bytes:
+        """A routing id of ours for a re-dialled DEALER: never one it used (``redial.py``)."""
+        return dealer_id(self._own)
 
     def _dealer(self, server: PeerId, timeout_ms: int) -> AsyncSocket:
         """A DEALER under a routing id of its own (:func:`dealer_id`): a CURVE client of

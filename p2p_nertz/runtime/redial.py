@@ -24,6 +24,18 @@ new connection, ours still waiting on TCP's timer (``bench_cut_return.py``: one 
 after the heal, the other 8.2 s, while only one side re-dialled). One try begun after it was
 heard, and unanswered, does.
 
+The DEALER is re-dialled under a routing id it never used (``new_id``, :meth:`Redialer.add`):
+zmq ends the old connection asynchronously, and a handshake of it still under way (zmq's own
+reconnect, which meets a restarted member's port as it opens, as the tries do) may end at the
+member's ROUTER after the new one's. Under one id it then took the id over
+(``ROUTER_HANDOVER``) and closed, and the new connection, its pipe ended there, was written
+into unheard until its heartbeat gave up, a drop timer later (session 34's restarted member,
+heard by its peer and hearing nobody for 15 s: ``tests/test_redial.py`` holds the member's ZAP
+answers to end the handshakes in that order). A try *refused* (the host answers, its port is
+closed: the member's process stopped or restarting) re-dials nothing when the next is
+answered: zmq's own reconnect, refused as promptly, waits on no timer of TCP's and finds the
+port within its back-off (a second), with what the DEALER held for the member.
+
 What it leaves alone: our own process stopped or stalled past a member's silence (woken, it
 listens as long again before it calls anyone silent, as its peer does before it votes);
 a slow link, not a cut one, whose member is heard, late (a probe
@@ -45,8 +57,10 @@ one.
 
 from __future__ import annotations
 
+import enum
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -55,7 +69,7 @@ import trio
 from p2p_nertz.protocol.identity import PeerId, fingerprint
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, tcp_port
 
-__all__ = ["PROBE_EVERY", "TRY_AFTER", "Redialer", "host_and_port", "try_after"]
+__all__ = ["PROBE_EVERY", "REFUSED", "TRY_AFTER", "Redialer", "host_and_port", "try_after"]
 
 log = logging.getLogger(__name__)
 
@@ -98,11 +112,21 @@ def host_and_port(endpoint: str) -> tuple[str, int]:
     return host, port
 
 
+class _Refused(enum.Enum):
+    REFUSED = "refused"
+
+
+REFUSED: Final = _Refused.REFUSED
+"""A try's answer when the member's host refused the connection (its port closed)."""
+
+
 @dataclass(slots=True)
 class _Link:
     dealer: AsyncSocket
     endpoint: str
     member: PeerId
+    new_id: Callable[[], bytes] | None
+    """A routing id the DEALER never used, for each re-dial (``None``: the DEALER's own)."""
     heard: float = -math.inf
     """When the member was last heard (never: minus infinity)."""
     changed: trio.Event = field(default_factory=trio.Event)
@@ -125,9 +149,17 @@ class Redialer:
         self.every = every
         self._links: dict[PeerId, _Link] = {}
 
-    def add(self, member: PeerId, dealer: AsyncSocket, endpoint: str) -> None:
-        """Look after ``dealer``, our DEALER to ``member`` at ``endpoint``."""
-        self._links[member] = _Link(dealer, endpoint, member)
+    def add(
+        self,
+        member: PeerId,
+        dealer: AsyncSocket,
+        endpoint: str,
+        new_id: Callable[[], bytes] | None = None,
+    ) -> None:
+        """Look after ``dealer``, our DEALER to ``member`` at ``endpoint``, re-dialled under
+        ``new_id()`` each time (see the module docstring: needed at a ``ROUTER_HANDOVER``
+        ROUTER)."""
+        self._links[member] = _Link(dealer, endpoint, member, new_id)
 
     def redials(self, member: PeerId) -> int:
         """How many times the DEALER to ``member`` was dialled again."""
@@ -165,39 +197,53 @@ class Redialer:
                 await self._try_link(link)
 
     async def _try_link(self, link: _Link) -> None:
-        """A silence: try the member's address until it answers (then re-dial, and wait until
-        the member is heard), or until a try begun after it was heard again goes unanswered
-        (a slow link, not a cut one: left alone)."""
+        """A silence: try the member's address until it answers (then re-dial, unless the try
+        before was refused, and wait until the member is heard), or until a try begun after it
+        was heard again goes unanswered (a slow link, not a cut one: left alone)."""
+        refused = False
         while True:
             heard_before = not self._silent(link)
-            if await self._answered(link.endpoint):
-                link.dealer.redial(link.endpoint)
-                link.redials += 1
-                log.info(
-                    "re-dialled %s at %s: its address answers (last heard %.1f s ago)",
-                    fingerprint(link.member), link.endpoint, trio.current_time() - link.heard,
-                )  # fmt: skip
+            answer = await self._answered(link.endpoint)
+            if answer is REFUSED:
+                refused = True
+            elif answer:
+                if not refused:
+                    self._redial(link)
                 link.changed = trio.Event()
                 if self._silent(link):
                     await link.changed.wait()  # (once a silence)
                 return
+            else:
+                refused = False  # (unanswered: a cut, whatever came before)
             if heard_before:
                 return
+
+    def _redial(self, link: _Link) -> None:
+        link.dealer.redial(link.endpoint, None if link.new_id is None else link.new_id())
+        link.redials += 1
+        log.info(
+            "re-dialled %s at %s: its address answers (last heard %.1f s ago)",
+            fingerprint(link.member), link.endpoint, trio.current_time() - link.heard,
+        )  # fmt: skip
 
     def _silent(self, link: _Link) -> bool:
         return trio.current_time() - link.heard >= self.silent_after
 
-    async def _answered(self, endpoint: str) -> bool:
+    async def _answered(self, endpoint: str) -> bool | _Refused:
         """Whether a TCP connect to ``endpoint`` is answered within :attr:`every` seconds
-        (then closed at once); returns no sooner than that when it is not."""
+        (then closed at once), or :data:`REFUSED`; returns no sooner than that unless
+        answered."""
         started = trio.current_time()
+        answer: bool | _Refused = False
         with trio.move_on_after(self.every):
             try:
                 stream = await trio.open_tcp_stream(*host_and_port(endpoint))
+            except ConnectionRefusedError:
+                answer = REFUSED  # (its host answers, nobody listens there)
             except OSError:
-                pass  # (refused, unreachable: nobody there yet; tried again)
+                pass  # (unreachable: tried again)
             else:
                 await stream.aclose()
                 return True
         await trio.sleep_until(started + self.every)
-        return False
+        return answer
