@@ -18,7 +18,7 @@ import zmq
 
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.runtime.gate import ZAP_ENDPOINT, client_keys, server_keys, zap_user_id
-from p2p_nertz.runtime.redial import REFUSED, Redialer, try_after
+from p2p_nertz.runtime.redial import REFUSED, Redialer, Refused, try_after
 from p2p_nertz.runtime.zmqtrio import create_socket, monitor_event, open_dealer, open_router
 
 MEMBER = PeerId(bytes(32))
@@ -45,13 +45,13 @@ class _Scripted(Redialer):
         self.answers = answers
         self.tries: list[float] = []
 
-    async def _answered(self, endpoint: str) -> bool | type[ConnectionRefusedError]:
+    async def _answered(self, endpoint: str) -> bool | Refused:
         began = trio.current_time()
         self.tries.append(began)
         answer = self.answers(began)
         if answer is REFUSED:  # (at once, then the rest of the try's time, as a real one)
             await trio.sleep(self.every)
-            return REFUSED  # type: ignore[return-value]
+            return REFUSED
         if answer:
             await trio.sleep(0.001)
             return True

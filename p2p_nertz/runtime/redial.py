@@ -32,7 +32,7 @@ member's ROUTER after the new one's. Under one id it then took the id over
 into unheard until its heartbeat gave up, a drop timer later (session 34's restarted member,
 heard by its peer and hearing nobody for 15 s: ``tests/test_redial.py`` holds the member's ZAP
 answers to end the handshakes in that order). A try *refused* (the host answers, its port is
-closed: the member's process stopped or restarting) re-dials nothing when the next is
+closed: the member's process gone or starting again) re-dials nothing when the next is
 answered: zmq's own reconnect, refused as promptly, waits on no timer of TCP's and finds the
 port within its back-off (a second), with what the DEALER held for the member.
 
@@ -69,7 +69,15 @@ import trio
 from p2p_nertz.protocol.identity import PeerId, fingerprint
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, tcp_port
 
-__all__ = ["PROBE_EVERY", "REFUSED", "TRY_AFTER", "Redialer", "host_and_port", "try_after"]
+__all__ = [
+    "PROBE_EVERY",
+    "REFUSED",
+    "TRY_AFTER",
+    "Refused",
+    "Redialer",
+    "host_and_port",
+    "try_after",
+]
 
 log = logging.getLogger(__name__)
 
@@ -112,11 +120,13 @@ def host_and_port(endpoint: str) -> tuple[str, int]:
     return host, port
 
 
-class _Refused(enum.Enum):
+class Refused(enum.Enum):
+    """The answer of a try that its member's host refused."""
+
     REFUSED = "refused"
 
 
-REFUSED: Final = _Refused.REFUSED
+REFUSED: Final = Refused.REFUSED
 """A try's answer when the member's host refused the connection (its port closed)."""
 
 
@@ -229,12 +239,12 @@ class Redialer:
     def _silent(self, link: _Link) -> bool:
         return trio.current_time() - link.heard >= self.silent_after
 
-    async def _answered(self, endpoint: str) -> bool | _Refused:
+    async def _answered(self, endpoint: str) -> bool | Refused:
         """Whether a TCP connect to ``endpoint`` is answered within :attr:`every` seconds
         (then closed at once), or :data:`REFUSED`; returns no sooner than that unless
         answered."""
         started = trio.current_time()
-        answer: bool | _Refused = False
+        answer: bool | Refused = False
         with trio.move_on_after(self.every):
             try:
                 stream = await trio.open_tcp_stream(*host_and_port(endpoint))
