@@ -31,10 +31,11 @@ member's ROUTER after the new one's. Under one id it then took the id over
 (``ROUTER_HANDOVER``) and closed, and the new connection, its pipe ended there, was written
 into unheard until its heartbeat gave up, a drop timer later (session 34's restarted member,
 heard by its peer and hearing nobody for 15 s: ``tests/test_redial.py`` holds the member's ZAP
-answers to end the handshakes in that order). A try *refused* (the host answers, its port is
-closed: the member's process gone or starting again) re-dials nothing when the next is
-answered: zmq's own reconnect, refused as promptly, waits on no timer of TCP's and finds the
-port within its back-off (a second), with what the DEALER held for the member.
+answers to end the handshakes in that order). A silence whose tries were all *refused* until
+one is answered (the host answers, its port is closed: the member's process gone or starting
+again) re-dials nothing: zmq's own reconnect, refused as promptly, waits on no timer of TCP's
+and finds the port within its back-off (a second), with what the DEALER held for the member.
+One try unanswered in it (a cut, a host starting again: zmq's SYNs back off) and it re-dials.
 
 What it leaves alone: our own process stopped or stalled past a member's silence (woken, it
 listens as long again before it calls anyone silent, as its peer does before it votes);
@@ -207,24 +208,24 @@ class Redialer:
                 await self._try_link(link)
 
     async def _try_link(self, link: _Link) -> None:
-        """A silence: try the member's address until it answers (then re-dial, unless the try
-        before was refused, and wait until the member is heard), or until a try begun after it
-        was heard again goes unanswered (a slow link, not a cut one: left alone)."""
-        refused = False
+        """A silence: try the member's address until it answers (then re-dial, unless every
+        try before was refused, and wait until the member is heard), or until a try begun after
+        it was heard again goes unanswered (a slow link, not a cut one: left alone)."""
+        refused = unanswered = False
         while True:
             heard_before = not self._silent(link)
             answer = await self._answered(link.endpoint)
             if answer is REFUSED:
                 refused = True
             elif answer:
-                if not refused:
+                if unanswered or not refused:
                     self._redial(link)
                 link.changed = trio.Event()
                 if self._silent(link):
                     await link.changed.wait()  # (once a silence)
                 return
             else:
-                refused = False  # (unanswered: a cut, whatever came before)
+                unanswered = True  # (a cut: zmq's own SYNs may wait on TCP's timer)
             if heard_before:
                 return
 
@@ -248,12 +249,18 @@ class Redialer:
         with trio.move_on_after(self.every):
             try:
                 stream = await trio.open_tcp_stream(*host_and_port(endpoint))
-            except ConnectionRefusedError:
-                answer = REFUSED  # (its host answers, nobody listens there)
-            except OSError:
-                pass  # (unreachable: tried again)
+            except OSError as exc:  # (unreachable: tried again)
+                if _refused(exc):
+                    answer = REFUSED  # (its host answers, nobody listens there)
             else:
                 await stream.aclose()
                 return True
         await trio.sleep_until(started + self.every)
         return answer
+
+
+def _refused(exc: OSError) -> bool:
+    """Whether a failed :func:`trio.open_tcp_stream` was refused at every address it tried
+    (it raises an :exc:`OSError` from a group of each address's)."""
+    errors = exc.__cause__.exceptions if isinstance(exc.__cause__, ExceptionGroup) else [exc]
+    return all(isinstance(e, ConnectionRefusedError) for e in errors)
