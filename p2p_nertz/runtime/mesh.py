@@ -58,7 +58,7 @@ from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE
 from p2p_nertz.runtime.gate import Gate, client_keys, server_keys, zap_user_id
 from p2p_nertz.runtime.handshakes import Handshakes
-from p2p_nertz.runtime.redial import Redialer
+from p2p_nertz.runtime.redial import Redialer, try_after
 from p2p_nertz.runtime.zmqtrio import (
     CURVE_BOX_BYTES,
     HEARTBEAT_IVL_MS,
@@ -325,9 +325,9 @@ class Mesh:
         drop_after: the node's drop timer, in seconds: each DEALER to a member waits as long
             for an answer before it gives its connection up (:func:`link_timeout_ms`).
         suspect_after: the node's suspect timer, in seconds: a member heard before and silent
-            this long has its address tried afresh, and its DEALER re-dialled once the link
-            answers (:mod:`~p2p_nertz.runtime.redial`; the node says what it hears:
-            :meth:`heard`).
+            for :data:`~p2p_nertz.runtime.redial.TRY_AFTER`, or this if shorter, has its
+            address tried afresh, and its DEALER re-dialled once the link answers
+            (:mod:`~p2p_nertz.runtime.redial`; the node says what it hears: :meth:`heard`).
     """
 
     def __init__(
@@ -364,7 +364,7 @@ class Mesh:
         self.dropped = 0
         """Messages dropped because a member's send queue was full."""
         self._handshakes = Handshakes()
-        self.redialer = Redialer(suspect_after)
+        self.redialer = Redialer(try_after(suspect_after))
         """Tries the address of a silent member, and re-dials its DEALER once it answers."""
         self._heard_as = {zap_user_id(pid): pid for pid in self._members if pid != self._own}
 
@@ -439,13 +439,17 @@ class Mesh:
                 dealer = self._dealer(pid, self.link_timeout_ms)
                 self._dealers[pid] = dealer
                 self._handshakes.add(dealer, pid, endpoints[pid])
-                self.redialer.add(pid, dealer, endpoints[pid])
+                self.redialer.add(pid, dealer, endpoints[pid], self._new_dealer_id)
                 dealer.connect(endpoints[pid])
         for address in self._watch_to:
             # (A spectator sends us nothing: the bound only caps what a stranger could.)
             watcher = self._dealer(address.key, HEARTBEAT_TIMEOUT_MS)
             self._watch_sockets.append(watcher)
             watcher.connect(address.endpoint)
+
+    def _new_dealer_id(self) -> bytes:
+        """A routing id of ours for a re-dialled DEALER: never one it used (``redial.py``)."""
+        return dealer_id(self._own)
 
     def _dealer(self, server: PeerId, timeout_ms: int) -> AsyncSocket:
         """A DEALER under a routing id of its own (:func:`dealer_id`): a CURVE client of

@@ -582,19 +582,30 @@ class AsyncSocket(trio.abc.AsyncResource):
         """
         return self._attach("connect", endpoint)
 
-    def redial(self, endpoint: str) -> None:
+    def redial(self, endpoint: str, routing_id: bytes | None = None) -> None:
         """Give up the connection to ``endpoint`` (a connected one) and what it holds, and
         connect to it anew: a new TCP connection, which waits on none of the old one's
-        retransmission timers (:mod:`~p2p_nertz.runtime.redial`).
+        retransmission timers (:mod:`~p2p_nertz.runtime.redial`), under ``routing_id`` if
+        given (``ROUTING_ID``: this connection's and its reconnects', not the old one's).
+
+        A ROUTER with ``ROUTER_HANDOVER`` needs the new id: zmq ends the old connection
+        asynchronously, and a handshake of it still under way may end after the new one's;
+        under one id it then takes the id over and closes, and the new connection, its pipe
+        ended by the handover but its TCP connection left open (libzmq 4.3.5), is written
+        into unheard until its heartbeat gives up (session 35, ``tests/test_redial.py``).
 
         Raises:
             TransportClosedError: if the socket is closed.
             TransportBrokenError: if zmq refuses the endpoint.
+            ValueError: a routing id zmq would misread.
         """
+        _check_size_and_identity(1, routing_id)
         self._check_open()
         with suppress(zmq.ZMQError):  # (not connected to it: connected below)
             self._sock.disconnect(endpoint)
         self._endpoints = [e for e in self._endpoints if e != endpoint]
+        if routing_id is not None:
+            self._sock.set(zmq.ROUTING_ID, routing_id)
         self.connect(endpoint)
 
     def _attach(self, how: str, endpoint: str) -> str:
