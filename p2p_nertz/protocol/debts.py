@@ -30,7 +30,7 @@ harmless to note (its head comes).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence, Sized
 
 from p2p_nertz.protocol.bodies import Beat, open_noted
 from p2p_nertz.protocol.envelope import Kind, Message
@@ -40,8 +40,10 @@ __all__ = [
     "DEBT_NOTE",
     "DebtNoteError",
     "Debts",
+    "claimed_past",
     "note_due",
     "owed_head",
+    "owed_relays",
     "past_freeze",
     "read_note",
 ]
@@ -59,6 +61,37 @@ def owed_head(seat: int, beat: Beat) -> int:
     """The head of its own feed that ``seat`` owes by its beat ``beat``: the most it announced
     holding of it (its ``head_seq``, or its own count in ``held``)."""
     return max(beat.head_seq, beat.held[seat] if seat < len(beat.held) else 0)
+
+
+def claimed_past(
+    seat: int, beat: Beat, held: Sequence[int], excused: Collection[int] = ()
+) -> list[tuple[int, int]]:
+    """The feeds of third members that ``seat``'s beat ``beat`` announces holding past what
+    is held (``held``: the count of each feed held here, or in every log an audit reads),
+    as ``(feed, count)``: what ``seat`` owes of them (:func:`owed_relays`). Not its own feed
+    (:func:`owed_head`), nor a feed ``excused`` (ours, a member out of the game, one proven to
+    fork: an honest member may hold the other version of a forked feed)."""
+    return [
+        (q, h)
+        for q, h in enumerate(beat.held)
+        if q != seat and q < len(held) and h > held[q] and q not in excused
+    ]
+
+
+def owed_relays(
+    seat: int, claimed: Sequence[int], held: Sequence[int], excused: Collection[int]
+) -> tuple[int, ...]:
+    """What ``seat`` owes this peer of each third member's feed (docs/protocol.md §9.2, *a
+    claim on a silent member's feed*): the most of it that ``seat`` announced holding
+    (``claimed``: ``Finality.claimed[seat]``, its beats' and events' word, and a relayed
+    beat's) where that is past what is held here (``held``); 0 where it owes nothing (its own
+    feed, a feed ``excused``: :func:`claimed_past`). An honest member relays what it holds and
+    answers a want within a round trip; one that announced holding events nobody gives holds
+    back the finality of their author's feed (§7.1 caps its term while any member claims more)
+    for as long as that author signs nothing, with no other timer running."""
+    return tuple(
+        h if q != seat and h > held[q] and q not in excused else 0 for q, h in enumerate(claimed)
+    )
 
 
 def past_freeze(seat: int, beat: Beat, frozen: Mapping[int, Mapping[int, int]]) -> bool:
@@ -111,10 +144,17 @@ class Debts:
     """Per member, the beat of its announcing the highest head of its own feed that was not
     held here when it came (kept until the feed is held that far)."""
 
-    __slots__ = ("beats",)
+    __slots__ = ("beats", "claims", "out")
 
-    def __init__(self) -> None:
+    def __init__(self, out: Callable[[], Collection[int]] = tuple) -> None:
+        #: the members whose feed nobody owes: out of the game, or proven to fork (an honest
+        #: member may hold the other version of a forked feed)
+        self.out = out
         self.beats: dict[int, tuple[int, Message]] = {}  # seat -> (head, the signed beat)
+        #: (seat, feed) -> (count, the signed beat): the beat of ``seat``'s announcing the
+        #: most of a third member's feed past what was held here when it came (§9.2, *a claim
+        #: on a silent member's feed*), kept until that feed is held that far
+        self.claims: dict[tuple[int, int], tuple[int, Message]] = {}
 
     def note(self, seat: int, message: Message, beat: Beat, held: int) -> bool:
         """Keep ``message`` (``seat``'s beat ``beat``) if it announces a head of its own feed
@@ -135,3 +175,59 @@ class Debts:
             self.beats.pop(seat, None)
             return None
         return kept[1].wire if kept[0] >= owed else None
+
+    def note_claims(
+        self, seat: int, message: Message, beat: Beat, feeds: Sequence[Sized]
+    ) -> list[tuple[int, int]]:
+        """Keep ``message`` (``seat``'s beat ``beat``) for each third member's feed it
+        announces holding past what is held here (``feeds``; :func:`claimed_past`) and past
+        the count kept for it, but of a member :attr:`out`; the ``(feed, count)`` kept."""
+        if all(h <= len(f) for h, f in zip(beat.held, feeds, strict=False)):
+            return []  # (the usual beat: nothing past what we hold)
+        kept = []
+        claims = self.claims
+        held = [len(f) for f in feeds]
+        for q, h in claimed_past(seat, beat, held, self.out()):
+            old = claims.get((seat, q))
+            if old is None or h > old[0]:
+                claims[seat, q] = (h, message)
+                kept.append((q, h))
+        return kept
+
+    def claim_evidence(self, seat: int, owed: Sequence[int], held: Sequence[int]) -> list[bytes]:
+        """The signed beats that make ``seat`` owe the third members' feeds ``owed`` (by feed:
+        a count past ``held``, what is held here; 0 where nothing is owed), to relay with a
+        vote *withheld* on it: one per feed a kept beat announces as far as owed (the same
+        beat once), none where the claim came in an event (relayed as any)."""
+        wires: list[bytes] = []
+        claims = self.claims
+        for q, count in enumerate(owed):
+            kept = claims.get((seat, q))
+            if kept is None:
+                continue
+            if kept[0] <= held[q]:
+                del claims[seat, q]
+            elif count and kept[0] >= count and kept[1].wire not in wires:
+                wires.append(kept[1].wire)
+        return wires
+
+    def relayed(
+        self,
+        votes: Mapping[int, tuple[float, int, tuple[int, ...], tuple[int, ...]]],
+        feeds: Sequence[Sequence[Message]],
+    ) -> list[bytes]:
+        """The signed beats to relay with our votes *withheld* (``votes``: seat -> the stall
+        record each was cast on, ``Membership.stall_votes``; ``feeds``: what is held here):
+        the beat of the head of its own feed each member owed (:meth:`evidence`), and those of
+        the third members' feeds it announced holding past ours (:meth:`claim_evidence`)."""
+        wires = []
+        held: list[int] | None = None
+        for seat, (_, owed, _, relays) in sorted(votes.items()):
+            wire = self.evidence(seat, owed, len(feeds[seat]))
+            if owed > 0 and wire is not None:
+                wires.append(wire)
+            if any(relays):
+                if held is None:
+                    held = [len(f) for f in feeds]
+                wires.extend(self.claim_evidence(seat, relays, held))
+        return wires
