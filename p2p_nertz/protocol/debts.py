@@ -32,7 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence, Sized
 
-from p2p_nertz.protocol.bodies import Beat, open_noted
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, open_noted
+from p2p_nertz.protocol.effects import Effect, Note, Send
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.state import Roster, freezes
 
@@ -46,6 +47,7 @@ __all__ = [
     "owed_relays",
     "past_freeze",
     "read_note",
+    "unsigned_claims",
 ]
 
 #: The name of the note that keeps a debt's signed beat announcing a member's feed past a
@@ -75,6 +77,30 @@ def claimed_past(
         (q, h)
         for q, h in enumerate(beat.held)
         if q != seat and q < len(held) and h > held[q] and q not in excused
+    ]
+
+
+def unsigned_claims(
+    seat: int,
+    beat: Beat,
+    held: Sequence[int],
+    prefix: Callable[[int, int], bytes],
+    excused: Collection[int] = (),
+) -> list[tuple[int, int]]:
+    """The third members' feeds that ``seat``'s beat ``beat`` announces holding up to an event
+    that is not the one held (``held``: how much of each feed is held; ``prefix(q, h)``: the id
+    prefix of ``q``'s event ``h`` held), as ``(feed, count)``: past what is held
+    (:func:`claimed_past`, what a peer votes on), or under an id other than the held event's.
+    Read against a member's own whole log (``audit.debt_notes``), either is an event it never
+    signed, unless it forked (``excused``)."""
+    past = claimed_past(seat, beat, held, excused)
+    return past + [
+        (q, h)
+        for q, h in enumerate(beat.held)
+        if q != seat
+        and q not in excused
+        and 0 < h <= held[q]
+        and prefix(q, h)[:ID_PREFIX] != beat.held_ids[q][:ID_PREFIX]
     ]
 
 
@@ -144,7 +170,7 @@ class Debts:
     """Per member, the beat of its announcing the highest head of its own feed that was not
     held here when it came (kept until the feed is held that far)."""
 
-    __slots__ = ("beats", "claims", "out")
+    __slots__ = ("beats", "claims", "noted", "out")
 
     def __init__(self, out: Callable[[], Collection[int]] = tuple) -> None:
         #: the members whose feed nobody owes: out of the game, or proven to fork (an honest
@@ -155,6 +181,7 @@ class Debts:
         #: most of a third member's feed past what was held here when it came (§9.2, *a claim
         #: on a silent member's feed*), kept until that feed is held that far
         self.claims: dict[tuple[int, int], tuple[int, Message]] = {}
+        self.noted: set[bytes] = set()  # (the claims' beats kept in our log: once each)
 
     def note(self, seat: int, message: Message, beat: Beat, held: int) -> bool:
         """Keep ``message`` (``seat``'s beat ``beat``) if it announces a head of its own feed
@@ -215,19 +242,25 @@ class Debts:
         self,
         votes: Mapping[int, tuple[float, int, tuple[int, ...], tuple[int, ...]]],
         feeds: Sequence[Sequence[Message]],
-    ) -> list[bytes]:
-        """The signed beats to relay with our votes *withheld* (``votes``: seat -> the stall
-        record each was cast on, ``Membership.stall_votes``; ``feeds``: what is held here):
-        the beat of the head of its own feed each member owed (:meth:`evidence`), and those of
-        the third members' feeds it announced holding past ours (:meth:`claim_evidence`)."""
-        wires = []
+    ) -> list[Effect]:
+        """What to send with our votes *withheld* (``votes``: seat -> the stall record each
+        was cast on, ``Membership.stall_votes``; ``feeds``: what is held here): the signed beat
+        of the head of its own feed each member owed (:meth:`evidence`), and those of the third
+        members' feeds it announced holding past ours (:meth:`claim_evidence`), each of these
+        kept in our log too, once, as a :data:`DEBT_NOTE`: the vote's reason, which an audit
+        checks against every log (``audit.debt_notes``: ``ungiven_claim``)."""
+        effects: list[Effect] = []
         held: list[int] | None = None
         for seat, (_, owed, _, relays) in sorted(votes.items()):
             wire = self.evidence(seat, owed, len(feeds[seat]))
             if owed > 0 and wire is not None:
-                wires.append(wire)
+                effects.append(Send(wire))
             if any(relays):
                 if held is None:
                     held = [len(f) for f in feeds]
-                wires.extend(self.claim_evidence(seat, relays, held))
-        return wires
+                for wire in self.claim_evidence(seat, relays, held):
+                    if wire not in self.noted:
+                        self.noted.add(wire)
+                        effects.append(Note(DEBT_NOTE, wire))
+                    effects.append(Send(wire))
+        return effects
