@@ -25,6 +25,15 @@ Then ``r`` signed a beat announcing events of its own it never gave anyone, past
 record) as the proof, which anyone holding the logs can check. One finding per author: its
 first note that proves it, in the order read.
 
+A claim on another member's feed (session 35, docs/protocol.md §9.2, what a member owes): a
+peer also keeps as a ``debt`` note the beat of a member ``r`` announcing another member ``q``'s
+feed past what it held, when it votes ``r`` out *withheld* for those events. Any note's beat
+names ``r`` :attr:`FindingKind.UNGIVEN_CLAIM` where it announces holding ``q``'s event ``h``
+under an id prefix no log holds there (past every log's copy of ``q``'s feed, or another
+event: ``debts.unsigned_claims``), ``q``'s own log given and whole as above and ``q`` seen to
+fork nowhere: ``q``'s whole log holds every event it signed, so ``r`` announced one never
+signed. (``q``'s log is read, not ``r``'s: a peer's log may lack a received event it held.)
+
 What is not proof. A head a later event of ``r``'s fills is no lie (an honest member's beat may
 overtake its event: the note of game 6 of the effect digest). Without ``r``'s own log, or with
 it damaged, cut, recovered or lacking its own events, the others' logs lacking ``h`` prove

@@ -26,6 +26,15 @@ dealer's; read against every log, the note names its author where no log holds t
 announced, its own whole log included (``audit.debt_notes``: ``ungiven_head``). An honest
 member's beat past a freeze comes only after a withdrawal not yet held here: rare, and
 harmless to note (its head comes).
+
+A member also owes this peer the events of any feed it announced holding past what is held here
+(docs/protocol.md §9.2, *a claim on a silent member's feed*, session 35): §7.1 caps that feed's
+term at its last event held while the word stands, so a lie nobody can make good held every
+peer's finality back for as long as that feed's member signed nothing. :meth:`Debts.note_claims`
+keeps the beat that made such a claim (:func:`claimed_past`), ``Membership.stalls`` tracks it
+(:func:`owed_relays`), and :meth:`Debts.relayed` sends it with the vote *withheld* and keeps it
+once in the log as a ``debt`` note, which the audit reads against every log
+(:func:`unsigned_claims`: ``ungiven_claim``).
 """
 
 from __future__ import annotations
