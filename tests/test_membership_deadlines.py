@@ -40,7 +40,7 @@ def _standing(draw: hs.DrawFn) -> tuple[Membership, GameState, float, float]:
     membership.heard = draw(hs.lists(_TIME, min_size=n, max_size=n))
     membership.suspected = draw(seats)
     membership.voted = {q: draw(hs.integers(0, 9)) for q in draw(seats)}
-    membership.stall = {q: (draw(_TIME), 1, (0,) * n) for q in draw(seats)}
+    membership.stall = {q: (draw(_TIME), 1, (0,) * n, (0,) * n) for q in draw(seats)}
     membership.stall_scan_at = draw(_TIME)
     membership.all_heard_since = draw(hs.none() | _TIME)
     membership.listening.since = draw(_TIME)  # (woken then: a vote for silence waits)
@@ -73,7 +73,7 @@ def test_earliest_reads_a_silence_due_before_the_deadline_known() -> None:
 def test_earliest_reads_a_stall_due_before_the_silence_timers() -> None:
     membership = Membership(0, 3, 0.0, SilenceTimers(1.0, 3.0, 6.0, 64))
     membership.heard = [10.0, 10.0, 10.0]  # suspected at 11.0
-    membership.stall = {1: (4.5, 1, (0, 0, 0))}
+    membership.stall = {1: (4.5, 1, (0, 0, 0), (0, 0, 0))}
     membership.stall_scan_at = 10.2
     final = GameState(_SPECS[3])
     assert earliest(membership, final, 0.0, 12.0) == 10.5  # the stall's timer, 4.5 + 6

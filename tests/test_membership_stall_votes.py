@@ -166,7 +166,7 @@ def test_a_vote_for_silence_on_a_member_heard_excuses_no_cover(capped: bool, wor
     view = _View((5, 5, word))
     _voted(view, DropReason.SILENT, capped=capped)
     assert view.scan(0.0) == []
-    assert view.membership.stall[1] == (0.0, 0, (0, 0, 5))
+    assert view.membership.stall[1] == (0.0, 0, (0, 0, 5), (0, 0, 0))
     assert view.scan(2.5) == [1]
 
 
@@ -249,6 +249,6 @@ def test_stall_votes_withdrawn_in_one_call_count_each_withdrawal() -> None:
     view.finality.held_by[2] = (5, 3, 5)
     membership = view.membership
     membership.voted = {1: 3, 2: 5}
-    membership.stall_votes = {1: (0.0, 0, (0, 0, 0)), 2: (0.0, 0, (0, 5, 0))}
+    membership.stall_votes = {1: (0.0, 0, (0, 0, 0), (0, 0, 0)), 2: (0.0, 0, (0, 5, 0), (0, 0, 0))}
     assert view.relieved() == [1]
     assert membership.voted == {2: 5}

@@ -20,7 +20,7 @@ from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import RoundStatus, Rules
 from p2p_nertz.rules.game import Termination
-from p2p_nertz.sim.liar_games import LiarRun, game, marks, simulate, voted_out_by
+from p2p_nertz.sim.liar_games import MAX_TIME, LiarRun, game, marks, simulate, voted_out_by
 from p2p_nertz.sim.liars import LIES, Liar, Lie
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
@@ -343,3 +343,29 @@ def test_liars_an_event_past_its_authors_cut_holds_the_audit_back_for_nothing() 
     missing = [f for f in audit.errors if f.kind is FindingKind.MISSING_EVENT]
     assert missing and {f.seat for f in missing} == {2}
     assert {f.seat for f in audit.errors} == {1, 2}
+
+
+def test_liars_a_claim_on_a_silent_members_feed_votes_the_claimer_out() -> None:
+    """Two-liar seed 3185 (four players): seat 1 lies ``beat_ahead`` once (8.76 s), a beat
+    holding 6 of seat 0's feed where every other peer holds 4; seat 0 lies ``ready_visible``,
+    so its bot never plays and its feed stays at 4 until its own fold ends the round at 135 s.
+    §7.1 capped seat 0's term at its last event while a member claimed more: the honest
+    peers' stable time stood still from 229, no timer running, and the game ended at 150.6 s
+    (docs/protocol.md §13, *A claim on a silent member's feed*). Seat 1 now owes seat 0's
+    events 5 and 6 (§9.2): every other member, seat 0 too (its own feed claimed past its
+    head), votes it out *withheld* after ``phase_timeout``, and the audit names it for a beat
+    announcing an event seat 0 never signed (``ungiven_claim``)."""
+    config, liars = game(3185, players=(3, 4), two=True)
+    assert [(liar.seat, liar.lie) for liar in liars] == [
+        (1, Lie.BEAT_AHEAD),
+        (0, Lie.READY_VISIBLE),
+    ]
+    run = simulate(config, liars)
+    result = run.result
+    assert result.violations == []
+    assert result.finished
+    assert result.time < MAX_TIME / 2  # (simulated seconds: one phase wait and the drop)
+    assert all(set(p.final.dropped) == {1} for p in result.peers if p is not None)
+    audit = result.audit
+    assert audit is not None
+    assert (FindingKind.UNGIVEN_CLAIM, 1) in {(f.kind, f.seat) for f in audit.errors}

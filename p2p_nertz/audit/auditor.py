@@ -926,7 +926,7 @@ class _Pass:
         # Everything delivered is now safe to fold, in the total order.
         self.fold.finish(self.feeds)
         self.reading.gaps(self.delivery.heads())
-        self.debts.check(self.logs, self.delivery.forked())
+        self.debts.check(self.logs, self.delivery.forked(), lambda q, h: self.feeds[q].prefix(h))
         self.evidence.check(self.delivery, self.fold)
         self.evidence.name_flaps(self.fold)
         self.delivery.unjudged()

@@ -25,6 +25,15 @@ Then ``r`` signed a beat announcing events of its own it never gave anyone, past
 record) as the proof, which anyone holding the logs can check. One finding per author: its
 first note that proves it, in the order read.
 
+A claim on another member's feed (session 35, docs/protocol.md §9.2, what a member owes): a
+peer also keeps as a ``debt`` note the beat of a member ``r`` announcing another member ``q``'s
+feed past what it held, when it votes ``r`` out *withheld* for those events. Any note's beat
+names ``r`` :attr:`FindingKind.UNGIVEN_CLAIM` where it announces holding ``q``'s event ``h``
+under an id prefix no log holds there (past every log's copy of ``q``'s feed, or another
+event: ``debts.unsigned_claims``), ``q``'s own log given and whole as above and ``q`` seen to
+fork nowhere: ``q``'s whole log holds every event it signed, so ``r`` announced one never
+signed. (``q``'s log is read, not ``r``'s: a peer's log may lack a received event it held.)
+
 What is not proof. A head a later event of ``r``'s fills is no lie (an honest member's beat may
 overtake its event: the note of game 6 of the effect digest). Without ``r``'s own log, or with
 it damaged, cut, recovered or lacking its own events, the others' logs lacking ``h`` prove
@@ -42,8 +51,8 @@ from typing import NamedTuple
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.logs import Log
-from p2p_nertz.protocol.bodies import Beat, Drop
-from p2p_nertz.protocol.debts import owed_head, past_freeze
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Drop
+from p2p_nertz.protocol.debts import owed_head, past_freeze, unsigned_claims
 from p2p_nertz.protocol.envelope import KIND_DROP, Message
 from p2p_nertz.protocol.state import Event, frozen_at
 
@@ -107,7 +116,9 @@ class DebtNotes:
 
         return take
 
-    def check(self, logs: Sequence[Log], forked: Collection[int]) -> None:
+    def check(
+        self, logs: Sequence[Log], forked: Collection[int], prefix: Callable[[int, int], bytes]
+    ) -> None:
         """At the end of the pass (every log read): name each author whose note's beat
         announced a head of its own feed that the logs prove it never gave, past its vote
         (module docstring). ``forked``: the members seen to fork (whose feed the rule cannot
@@ -116,6 +127,7 @@ class DebtNotes:
             return
         found = self._found
         damaged = {f.log for f in found.violations if f.kind in _DAMAGE and f.log is not None}
+        self._claims(logs, forked, damaged, prefix)
         named: set[int] = set()
         for noted in self._notes:
             r, beat = noted.seat, noted.beat
@@ -152,6 +164,63 @@ class DebtNotes:
                     expected=f"its event {head} in its own log",
                     found=f"its feed ends at {held}",
                     **found.who(r),
+                )
+            )
+
+    def _claims(
+        self,
+        logs: Sequence[Log],
+        forked: Collection[int],
+        damaged: set[str],
+        prefix: Callable[[int, int], bytes],
+    ) -> None:
+        """Name each author whose note's beat announced holding a third member's feed past
+        what any log holds of it, that member's own log given and whole (module docstring):
+        the rule a peer voted it out *withheld* on (``debts.claimed_past``, the peer's own)."""
+        held = (
+            [
+                max((log.next[q] - 1 for log in logs if log.readable), default=0)
+                for q in range(len(logs[0].next))
+            ]
+            if logs
+            else []
+        )
+        named: set[int] = set()
+        for noted in self._notes:
+            r, beat = noted.seat, noted.beat
+            if r in named or r in forked:
+                continue
+            past = [
+                (q, h)
+                for q, h in unsigned_claims(r, beat, held, prefix, forked)
+                if self._whole(q, held[q], logs, damaged)
+            ]
+            if not past:
+                continue
+            named.add(r)
+            q, h = past[0]
+            named_id = beat.held_ids[q].hex()
+            held_there = (
+                f"its feed ends at {held[q]}"
+                if h > held[q]
+                else f"its event {h} there is {prefix(q, h)[:ID_PREFIX].hex()}"
+            )
+            self._found.add(
+                Finding(
+                    FindingKind.UNGIVEN_CLAIM,
+                    f"signed a beat announcing seat {q}'s event {h} (id {named_id}), which "
+                    f"seat {q}'s own whole log and every other lack ({held_there}): an event "
+                    "never signed, kept by a peer as a debt note with its vote on the announcer",
+                    log=noted.log,
+                    record=noted.record,
+                    seq=min(h, held[q] + 1),
+                    last_seq=h,
+                    lamport=noted.message.lamport,
+                    event=noted.message.kind.name.lower(),
+                    event_id=noted.message.id.hex(),
+                    expected=f"seat {q}'s event {h}, id {named_id}, in a log",
+                    found=held_there,
+                    **self._found.who(r),
                 )
             )
 

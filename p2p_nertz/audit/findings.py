@@ -89,6 +89,11 @@ class FindingKind(enum.StrEnum):
     past the count of the voter's vote standing against it and a head of the voter's own feed
     that no log holds, its own whole log included: events it gave nobody (docs/protocol.md
     §9.2, *the own-head variant*; ``audit.debt_notes``)."""
+    UNGIVEN_CLAIM = "ungiven_claim"
+    """A member's signed beat, kept by a peer as a ``debt`` note with its vote *withheld* on
+    the member, announcing a third member's feed past what any log holds of it, that member's
+    own whole log included: events that were never signed (docs/protocol.md §9.2, *a claim on
+    a silent member's feed*; ``audit.debt_notes``)."""
     # -- the game ----------------------------------------------------------------------------
     REVEAL_MISMATCH = "reveal_mismatch"
     """A revealed nonce or secret that does not match its commit (a stacked deck)."""

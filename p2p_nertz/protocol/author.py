@@ -198,11 +198,12 @@ class Author:
         stall_votes``), send everyone the signed beat that announced the head it owes (``Debts``),
         at each stall scan while the vote stands (one lost leaves a member that does not owe-track
         the head judging our vote): a head announced to us alone would leave our vote alone,
-        freezing our announcements of its feed for good (docs/protocol.md §9.2)."""
-        for seat, (_, owed, _) in sorted(self.membership.stall_votes.items()):
-            wire = self.delivery.debts.evidence(seat, owed, len(self.feeds[seat]))
-            if owed > 0 and wire is not None:
-                self.outbox.effects.append(Send(wire))
+        freezing our announcements of its feed for good (docs/protocol.md §9.2). So too the
+        beats that announced holding a third member's feed past ours, where that is what it
+        owed (§9.2, *a claim on a silent member's feed*)."""
+        self.outbox.effects.extend(
+            self.delivery.debts.relayed(self.membership.stall_votes, self.feeds)
+        )
 
     def vote_flaps(self, now: float | None) -> None:
         """Vote out, reason *flapping*, each member whose flap fault our final fold holds

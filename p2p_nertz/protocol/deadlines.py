@@ -97,6 +97,6 @@ def _stalls_due(m: Membership, final: GameState) -> Iterator[float]:
     """Each stall's timer (none while we are out: our votes would not count)."""
     if m.seat in final.dropped:
         return
-    for q, (stalled, _, _) in m.stall.items():
+    for q, (stalled, *_) in m.stall.items():
         if q not in m.voted:
             yield max(stalled + m.timers.phase_timeout, m.stall_scan_at)

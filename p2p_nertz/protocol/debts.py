@@ -26,13 +26,23 @@ dealer's; read against every log, the note names its author where no log holds t
 announced, its own whole log included (``audit.debt_notes``: ``ungiven_head``). An honest
 member's beat past a freeze comes only after a withdrawal not yet held here: rare, and
 harmless to note (its head comes).
+
+A member also owes this peer the events of any feed it announced holding past what is held here
+(docs/protocol.md §9.2, *a claim on a silent member's feed*, session 35): §7.1 caps that feed's
+term at its last event held while the word stands, so a lie nobody can make good held every
+peer's finality back for as long as that feed's member signed nothing. :meth:`Debts.note_claims`
+keeps the beat that made such a claim (:func:`claimed_past`), ``Membership.stalls`` tracks it
+(:func:`owed_relays`), and :meth:`Debts.relayed` sends it with the vote *withheld* and keeps it
+once in the log as a ``debt`` note, which the audit reads against every log
+(:func:`unsigned_claims`: ``ungiven_claim``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence, Sized
 
-from p2p_nertz.protocol.bodies import Beat, open_noted
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, open_noted
+from p2p_nertz.protocol.effects import Effect, Note, Send
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.state import Roster, freezes
 
@@ -40,10 +50,13 @@ __all__ = [
     "DEBT_NOTE",
     "DebtNoteError",
     "Debts",
+    "claimed_past",
     "note_due",
     "owed_head",
+    "owed_relays",
     "past_freeze",
     "read_note",
+    "unsigned_claims",
 ]
 
 #: The name of the note that keeps a debt's signed beat announcing a member's feed past a
@@ -59,6 +72,61 @@ def owed_head(seat: int, beat: Beat) -> int:
     """The head of its own feed that ``seat`` owes by its beat ``beat``: the most it announced
     holding of it (its ``head_seq``, or its own count in ``held``)."""
     return max(beat.head_seq, beat.held[seat] if seat < len(beat.held) else 0)
+
+
+def claimed_past(
+    seat: int, beat: Beat, held: Sequence[int], excused: Collection[int] = ()
+) -> list[tuple[int, int]]:
+    """The feeds of third members that ``seat``'s beat ``beat`` announces holding past what
+    is held (``held``: the count of each feed held here, or in every log an audit reads),
+    as ``(feed, count)``: what ``seat`` owes of them (:func:`owed_relays`). Not its own feed
+    (:func:`owed_head`), nor a feed ``excused`` (ours, a member out of the game, one proven to
+    fork: an honest member may hold the other version of a forked feed)."""
+    return [
+        (q, h)
+        for q, h in enumerate(beat.held)
+        if q != seat and q < len(held) and h > held[q] and q not in excused
+    ]
+
+
+def unsigned_claims(
+    seat: int,
+    beat: Beat,
+    held: Sequence[int],
+    prefix: Callable[[int, int], bytes],
+    excused: Collection[int] = (),
+) -> list[tuple[int, int]]:
+    """The third members' feeds that ``seat``'s beat ``beat`` announces holding up to an event
+    that is not the one held (``held``: how much of each feed is held; ``prefix(q, h)``: the id
+    prefix of ``q``'s event ``h`` held), as ``(feed, count)``: past what is held
+    (:func:`claimed_past`, what a peer votes on), or under an id other than the held event's.
+    Read against a member's own whole log (``audit.debt_notes``), either is an event it never
+    signed, unless it forked (``excused``)."""
+    past = claimed_past(seat, beat, held, excused)
+    return past + [
+        (q, h)
+        for q, h in enumerate(beat.held)
+        if q != seat
+        and q not in excused
+        and 0 < h <= held[q]
+        and prefix(q, h)[:ID_PREFIX] != beat.held_ids[q][:ID_PREFIX]
+    ]
+
+
+def owed_relays(
+    seat: int, claimed: Sequence[int], held: Sequence[int], excused: Collection[int]
+) -> tuple[int, ...]:
+    """What ``seat`` owes this peer of each third member's feed (docs/protocol.md §9.2, *a
+    claim on a silent member's feed*): the most of it that ``seat`` announced holding
+    (``claimed``: ``Finality.claimed[seat]``, its beats' and events' word, and a relayed
+    beat's) where that is past what is held here (``held``); 0 where it owes nothing (its own
+    feed, a feed ``excused``: :func:`claimed_past`). An honest member relays what it holds and
+    answers a want within a round trip; one that announced holding events nobody gives holds
+    back the finality of their author's feed (§7.1 caps its term while any member claims more)
+    for as long as that author signs nothing, with no other timer running."""
+    return tuple(
+        h if q != seat and h > held[q] and q not in excused else 0 for q, h in enumerate(claimed)
+    )
 
 
 def past_freeze(seat: int, beat: Beat, frozen: Mapping[int, Mapping[int, int]]) -> bool:
@@ -111,10 +179,18 @@ class Debts:
     """Per member, the beat of its announcing the highest head of its own feed that was not
     held here when it came (kept until the feed is held that far)."""
 
-    __slots__ = ("beats",)
+    __slots__ = ("beats", "claims", "noted", "out")
 
-    def __init__(self) -> None:
+    def __init__(self, out: Callable[[], Collection[int]] = tuple) -> None:
+        #: the members whose feed nobody owes: out of the game, or proven to fork (an honest
+        #: member may hold the other version of a forked feed)
+        self.out = out
         self.beats: dict[int, tuple[int, Message]] = {}  # seat -> (head, the signed beat)
+        #: (seat, feed) -> (count, the signed beat): the beat of ``seat``'s announcing the
+        #: most of a third member's feed past what was held here when it came (§9.2, *a claim
+        #: on a silent member's feed*), kept until that feed is held that far
+        self.claims: dict[tuple[int, int], tuple[int, Message]] = {}
+        self.noted: set[bytes] = set()  # (the claims' beats kept in our log: once each)
 
     def note(self, seat: int, message: Message, beat: Beat, held: int) -> bool:
         """Keep ``message`` (``seat``'s beat ``beat``) if it announces a head of its own feed
@@ -135,3 +211,65 @@ class Debts:
             self.beats.pop(seat, None)
             return None
         return kept[1].wire if kept[0] >= owed else None
+
+    def note_claims(
+        self, seat: int, message: Message, beat: Beat, feeds: Sequence[Sized]
+    ) -> list[tuple[int, int]]:
+        """Keep ``message`` (``seat``'s beat ``beat``) for each third member's feed it
+        announces holding past what is held here (``feeds``; :func:`claimed_past`) and past
+        the count kept for it, but of a member :attr:`out`; the ``(feed, count)`` kept."""
+        if all(h <= len(f) for h, f in zip(beat.held, feeds, strict=False)):
+            return []  # (the usual beat: nothing past what we hold)
+        kept = []
+        claims = self.claims
+        held = [len(f) for f in feeds]
+        for q, h in claimed_past(seat, beat, held, self.out()):
+            old = claims.get((seat, q))
+            if old is None or h > old[0]:
+                claims[seat, q] = (h, message)
+                kept.append((q, h))
+        return kept
+
+    def claim_evidence(self, seat: int, owed: Sequence[int], held: Sequence[int]) -> list[bytes]:
+        """The signed beats that make ``seat`` owe the third members' feeds ``owed`` (by feed:
+        a count past ``held``, what is held here; 0 where nothing is owed), to relay with a
+        vote *withheld* on it: one per feed a kept beat announces as far as owed (the same
+        beat once), none where the claim came in an event (relayed as any)."""
+        wires: list[bytes] = []
+        claims = self.claims
+        for q, count in enumerate(owed):
+            kept = claims.get((seat, q))
+            if kept is None:
+                continue
+            if kept[0] <= held[q]:
+                del claims[seat, q]
+            elif count and kept[0] >= count and kept[1].wire not in wires:
+                wires.append(kept[1].wire)
+        return wires
+
+    def relayed(
+        self,
+        votes: Mapping[int, tuple[float, int, tuple[int, ...], tuple[int, ...]]],
+        feeds: Sequence[Sequence[Message]],
+    ) -> list[Effect]:
+        """What to send with our votes *withheld* (``votes``: seat -> the stall record each
+        was cast on, ``Membership.stall_votes``; ``feeds``: what is held here): the signed beat
+        of the head of its own feed each member owed (:meth:`evidence`), and those of the third
+        members' feeds it announced holding past ours (:meth:`claim_evidence`), each of these
+        kept in our log too, once, as a :data:`DEBT_NOTE`: the vote's reason, which an audit
+        checks against every log (``audit.debt_notes``: ``ungiven_claim``)."""
+        effects: list[Effect] = []
+        held: list[int] | None = None
+        for seat, (_, owed, _, relays) in sorted(votes.items()):
+            wire = self.evidence(seat, owed, len(feeds[seat]))
+            if owed > 0 and wire is not None:
+                effects.append(Send(wire))
+            if any(relays):
+                if held is None:
+                    held = [len(f) for f in feeds]
+                for wire in self.claim_evidence(seat, relays, held):
+                    if wire not in self.noted:
+                        self.noted.add(wire)
+                        effects.append(Note(DEBT_NOTE, wire))
+                    effects.append(Send(wire))
+        return effects

@@ -161,7 +161,7 @@ class Delivery:
         self.inbox = chains.inbox
         self.outbox = chains.outbox
         self.duties = duties
-        self.debts = Debts()  # the beats that announced heads not held here (relayed on a vote)
+        self.debts = Debts(lambda: (*self.folds.final.dropped, *self.membership.proof.forked_at))
         self.words = Relays(membership=self.membership, peer_ids=peer_ids)  # (§9.2, relays)
         self.answers = AnswerBudget(self.store)  # which wants we answer
 
@@ -232,9 +232,8 @@ class Delivery:
             yield Withdraw(seat, now)
 
     def _old_beat_matters(self, seat: int, message: Message, beat: Beat) -> bool:
-        """Whether a beat older than one of its author's already taken does anything: only
-        contradict an event (a proof, or a fork refused) or be kept to catch a later one
-        (:meth:`_receive_beat`: an old beat goes no further)."""
+        """Whether a beat older than one of its author's taken does anything: contradict an
+        event (a proof, a fork refused), be kept to catch a later one, or say more."""
         lamport = message.lamport
         held = len(self.feeds[seat])
         return (
@@ -263,12 +262,13 @@ class Delivery:
             # still to come: keep it for that check.
             held = len(self.feeds[seat])
             self.membership.proof.watch_beat(seat, message, beat.head_seq, held)
-            # And one announcing a head of its author's feed not held here is the author's
-            # debt, of any age (one is relayed with a vote withheld on it: debts).
+            # And one announcing a head of its author's feed, or a third member's, not held here
+            # is the author's debt, of any age (one is relayed with a vote withheld: debts).
             if self.debts.note(seat, message, beat, held):
                 self.finality.note_head(seat, self.debts.beats[seat][0])
                 if note_due(self.folds.tentative.roster, seat, beat):  # (for the audit)
                     self.outbox.effects.append(Note(DEBT_NOTE, message.wire))
+            self.finality.note_claims(seat, self.debts.note_claims(seat, message, beat, self.feeds))
         new = self.inbox.new_beat(seat, message.lamport)
         # An old beat (replayed, overtaken in the network, or relayed as a game ended:
         # last_words) is taken only for what it says of its author's feed and cover, if more.

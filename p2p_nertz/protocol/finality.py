@@ -202,6 +202,22 @@ class Finality:
             self.claimed[seat] = (*claimed[:seat], head, *claimed[seat + 1 :])
             self.dirty = True
 
+    def note_claims(self, seat: int, claims: Sequence[tuple[int, int]]) -> None:
+        """Take ``seat``'s signed word that it holds each feed ``q`` up to ``count`` (``claims``:
+        ``(q, count)``), from a beat of any age (one relayed with a vote *withheld* on it,
+        ``debts``): it owes those events here (``Membership.stalls``), and its word caps each
+        ``q``'s term as a new beat's does (:meth:`bounds`: it may hold an event ``q`` timed
+        low)."""
+        claimed = list(self.claimed[seat])
+        most = self.claimed_most
+        for q, count in claims:
+            if count > claimed[q]:
+                claimed[q] = count
+                if q != seat and count > most[q]:
+                    most[q] = count
+                self.dirty = True
+        self.claimed[seat] = tuple(claimed)
+
     def raises(self, seat: int, lamport: int, beat: Beat) -> bool:
         """Whether a beat of ``seat`` older than one of its taken (replayed, overtaken, or
         relayed by another member as its game ended: ``last_words``) says more of its author's

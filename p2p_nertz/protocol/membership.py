@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
+from p2p_nertz.protocol.debts import owed_relays
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
@@ -35,7 +36,19 @@ from p2p_nertz.protocol.share_waits import Owed, ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.protocol.unjoined import unexcused
 
-__all__ = ["WAITING_PHASES", "Membership", "SilenceTimers", "recovered_withdrawals", "waits_for"]
+__all__ = [
+    "WAITING_PHASES",
+    "Membership",
+    "SilenceTimers",
+    "Stall",
+    "recovered_withdrawals",
+    "waits_for",
+]
+
+#: A stall record (:attr:`Membership.stall`): since when, the seq of the member's own feed we
+#: wait to hold, what of each feed we wait for it to cover, and what of each third member's
+#: feed it announced holding past what we hold (:func:`~p2p_nertz.protocol.debts.owed_relays`).
+Stall = tuple[float, int, tuple[int, ...], tuple[int, ...]]
 
 #: Phases that wait for an event from every member (play: for every seat's ``ready``; a
 #: shuffle game's key, deal and open: its key, its stages, its secret).
@@ -84,12 +97,13 @@ class Membership:
         #: since when we have run without a break: a vote for silence waits for it
         self.listening = Listening(now, timers.suspect_after)
         # Members that keep talking while finality waits for them (§9.2): seat -> (since,
-        # the seq of its feed we wait to hold, what of each feed we wait for it to cover).
-        self.stall: dict[int, tuple[float, int, tuple[int, ...]]] = {}
+        # the seq of its feed we wait to hold, what of each feed we wait for it to cover,
+        # what of each third member's feed it announced holding past ours: owed_relays).
+        self.stall: dict[int, Stall] = {}
         self.stall_scan_at = now
         #: seat -> the stall record (as :attr:`stall`) our vote *withheld* on it was cast on:
         #: withdrawn once it has given what it owed then (:meth:`relieved`)
-        self.stall_votes: dict[int, tuple[float, int, tuple[int, ...]]] = {}
+        self.stall_votes: dict[int, Stall] = {}
         self.proven_seats: set[int] = set()  # seats we voted out on proof (never withdrawn)
         #: the proofs of cheating we hold and the forks we probe (the receive path and the
         #: author call it directly: ``membership.proof``)
@@ -397,6 +411,7 @@ class Membership:
         for q in [q for q in stall if q in final.dropped]:
             del stall[q]  # out of the game: it owes nothing
         counts: list[int | None] | None = None  # (:meth:`_counts`, once a scan and a vote)
+        lengths, excused = [len(f) for f in feeds], {*final.dropped, *self.proof.forked_at}
         for q in members:
             if q == self.seat:
                 continue
@@ -413,16 +428,17 @@ class Membership:
             held = _cover(finality.held_by[q], owing)
             due = _due(q, counts, view, held, owing)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
-            owes = owed_feed > 0 or any(owed_cover)
+            relay = owed_relays(q, finality.claimed[q], lengths, excused)
+            owes = owed_feed > 0 or any(owed_cover) or any(relay)
             record = stall.get(q)
-            if record is not None and not _progress(record, len(feeds[q]), held, due):
+            if record is not None and not _progress(record, lengths, q, held, due, relay=relay):
                 if now >= record[0] + timers.phase_timeout and q not in self.voted:
                     self.stall_votes[q] = record
                     yield q
                     counts = None  # (our vote changed what we count and the held view)
                 continue
             if owes:
-                stall[q] = (now, owed_feed, owed_cover)
+                stall[q] = (now, owed_feed, owed_cover, relay)
             else:
                 stall.pop(q, None)
 
@@ -453,6 +469,7 @@ class Membership:
         members = [q for q in range(self.n) if q not in final.dropped]
         out = []
         counts: list[int | None] | None = None
+        lengths, excused = [len(f) for f in feeds], {*final.dropped, *self.proof.forked_at}
         for q, record in sorted(self.stall_votes.items()):
             if q not in self.voted or q not in members or q in self.proof.forked_at:
                 # (Proven to fork since: the vote stands, as one on proof would.)
@@ -464,7 +481,8 @@ class Membership:
             owing = unexcused(q, view.roster, feeds, finality, _ours(self, final, now))
             held = _cover(finality.held_by[q], owing)
             due = _due(q, counts, view, held, owing)
-            if _progress(record, len(feeds[q]), held, due) and self._undecided(q, folds):
+            relay = owed_relays(q, finality.claimed[q], lengths, excused)
+            if _progress(record, lengths, q, held, due, relay=relay) and self._undecided(q, folds):
                 counts = None  # (a vote withdrawn: we count more of its feed)
                 del self.stall_votes[q]
                 del self.voted[q]
@@ -663,14 +681,25 @@ def _cover(held: Sequence[int], owing: dict[int, int]) -> Sequence[int]:
 
 
 def _progress(
-    record: tuple[float, int, tuple[int, ...]], head: int, held: Sequence[int], due: list[int]
+    record: Stall,
+    lengths: Sequence[int],
+    q: int,
+    held: Sequence[int],
+    due: list[int],
+    *,
+    relay: Sequence[int],
 ) -> bool:
-    """Whether a member has given what a stall ``record`` says it owed: its feed held here up
-    to the target (``head``: how much of it we hold), and its cover (``held``) up to each
-    target, or to what it owes of that feed now (``due``), whichever is less."""
-    _, feed_target, cover_target = record
-    return head >= feed_target and all(
-        h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True)
+    """Whether member ``q`` has given what a stall ``record`` says it owed: its feed held here
+    up to the target (``lengths``: how much of each feed we hold), its cover (``held``) up to
+    each target, or to what it owes of that feed now (``due``), whichever is less, and each
+    third member's feed it announced holding up to the target, unless it owes none of it now
+    (``relay``: :func:`~p2p_nertz.protocol.debts.owed_relays`; a feed out of the game or
+    proven to fork since)."""
+    _, feed_target, cover_target, relay_target = record
+    return (
+        lengths[q] >= feed_target
+        and all(h >= min(c, d) for h, c, d in zip(held, cover_target, due, strict=True))
+        and all(t <= n or not r for t, n, r in zip(relay_target, lengths, relay, strict=True))
     )
 
 
