@@ -86,7 +86,7 @@ def _with_way(way: str, link_timeout_ms: int) -> None:
     """Make the mesh's sockets of this process the way's (``mesh``: as the mesh makes them)."""
     if way == "mesh":
         return
-    made = mesh_module.create_socket
+    made = mesh_module.create_socket  # type: ignore[attr-defined]
 
     def create(ctx: Any, kind: int, **kw: Any) -> Any:
         sock = made(ctx, kind, **kw)
