@@ -17,7 +17,8 @@ alternated runs:
 * **mesh**: the mesh as it is (since session 35, ``maxrt``: ``mesh.ROUTER_KEEPALIVE``);
 * **watch**: a spectator's port as it is (``nertz watch``'s ROUTER, runtime/watchport.py), member 1
   pushing to it; since session 35 with ``mesh.ROUTER_KEEPALIVE`` too. ``watch-none``: the port
-  as up to session 35, without it;
+  as up to session 35, without it; ``watch-5s``: as ``watch``, the member's DEALER to the
+  spectator giving up 5 s after a PING, as up to session 35 (since, the member's drop timer);
 * **web**: the web table's server's listening socket (``web/server.py``, ``keep_alive``: the same
   keepalive, giving up after its ``STALLED_AFTER``), member 1 a client connected and silent, as a
   page is while the table does not change; ``web-none``: as up to session 35 (``TCP_USER_TIMEOUT``
@@ -72,7 +73,18 @@ from p2p_nertz.runtime.zmqtrio import monitor_event
 from p2p_nertz.testing.netns import Lab, impairments_unavailable, unavailable
 
 MEMBERS = [Identity.generate(derive_seed(b"bench-dead-link", i)) for i in range(2)]
-WAYS = ("none", "ttl", "keepalive", "maxrt", "mesh", "watch", "watch-none", "web", "web-none")
+WAYS = (
+    "none",
+    "ttl",
+    "keepalive",
+    "maxrt",
+    "mesh",
+    "watch",
+    "watch-none",
+    "watch-5s",
+    "web",
+    "web-none",
+)
 SPECTATOR = Identity.generate(derive_seed(b"bench-dead-link", 2))
 SPEC = GameSpec.create([(m.peer_id, f"m{i}") for i, m in enumerate(MEMBERS)], Rules(), b"b" * 16)
 _NAMES = {
@@ -186,9 +198,16 @@ async def connect_silent() -> None:
         await trio.sleep_forever()
 
 
-async def push(me: int, drop_after: float, every: float) -> None:
+async def push(me: int, drop_after: float, every: float, way: str) -> None:
     """A member pushing to the spectator whose address it reads from stdin, a message every
     ``every`` s (its one other member is not there: no matter)."""
+    if way == "watch-5s":  # (the DEALER's give-up time to a spectator up to session 35)
+        made = Mesh._dealer
+
+        def impatient(mesh: Mesh, server: Any, timeout_ms: int) -> Any:
+            return made(mesh, server, min(timeout_ms, 5000))
+
+        Mesh._dealer = impatient  # type: ignore[method-assign,assignment]
     text = await trio.to_thread.run_sync(sys.stdin.readline)
     endpoint, key = text.strip().split("#")
     mesh = Mesh(
@@ -216,7 +235,7 @@ async def probe(me: int, address: str, drop_after: float, every: float, way: str
     from stdin, send it a message every ``every`` s, print its ROUTER's monitor events
     (``watch``: member 0 a spectator's port, member 1 a member pushing to it)."""
     if way.startswith("watch"):
-        await (spectate(address, way) if me == 0 else push(me, drop_after, every))
+        await (spectate(address, way) if me == 0 else push(me, drop_after, every, way))
         return
     if way.startswith("web"):
         await (serve_web(address, way) if me == 0 else connect_silent())

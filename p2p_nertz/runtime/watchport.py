@@ -37,8 +37,9 @@ A member's connection whose machine went away without closing it (power, cable) 
 the port's kernel, as at a member's ROUTER: the ROUTER sets the mesh's TCP keepalive
 (:data:`~p2p_nertz.runtime.mesh.ROUTER_KEEPALIVE`), so a connection that brought nothing for
 :data:`~p2p_nertz.runtime.mesh.ROUTER_SILENCE_MS` ends (a live member's DEALER sends a PING a
-second, and gives up on a spectator after 5 s itself). The same monitor tells the port of each
-connection accepted and ended (:attr:`WatchPort.connections`, :attr:`WatchPort.ended`).
+second, and itself gives up on a spectator after its drop timer, 30 s at most). The same
+monitor tells the port of each connection accepted and ended (:attr:`WatchPort.connections`,
+:attr:`WatchPort.ended`).
 """
 
 from __future__ import annotations
