@@ -18,15 +18,13 @@ never ended (not within 80 s in the bench). No timing is asserted: the bound is 
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from script_helpers import load_script
+from test_twin_dead_link import TIMERS, _until
 
-from p2p_nertz.runtime.mesh import ROUTER_SILENCE_MS
 from p2p_nertz.testing.netns import Lab, unavailable
 
 _WHY = unavailable()
@@ -35,18 +33,6 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(_WHY is not None, reason=f"needs a netns lab: {_WHY}"),
 ]
-
-#: The member's timers: the shortest link timeout (5 s), a push every 0.5 s.
-TIMERS = (5.0, 0.5)
-#: The longest the test waits for one step: a hang's, far past the 30 s a close takes.
-BOUND = ROUTER_SILENCE_MS / 1000 + 90.0
-
-
-def _until(what: str, done: Callable[[], object]) -> None:
-    end = time.monotonic() + BOUND
-    while not done():
-        assert time.monotonic() < end, f"{what}: not within {BOUND:g} s"
-        time.sleep(0.1)  # (a poll of the processes' output, not a wait standing in for it)
 
 
 @pytest.mark.timeout(600)
