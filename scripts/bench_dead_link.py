@@ -14,7 +14,15 @@ alternated runs:
   5 s, four unanswered: ~30 s);
 * **maxrt**: the same and ``ZMQ_TCP_MAXRT`` of 30 s (``TCP_USER_TIMEOUT``: a connection whose
   data stays unacknowledged that long ends too, and keepalive's end is decided by it);
-* **mesh**: the mesh as it is (since session 35, ``maxrt``: ``mesh.ROUTER_KEEPALIVE``).
+* **mesh**: the mesh as it is (since session 35, ``maxrt``: ``mesh.ROUTER_KEEPALIVE``);
+* **watch**: a spectator's port as it is (``nertz watch``'s ROUTER, runtime/watchport.py), member 1
+  pushing to it; since session 35 with ``mesh.ROUTER_KEEPALIVE`` too. ``watch-none``: the port
+  as up to session 35, without it; ``watch-5s``: as ``watch``, the member's DEALER to the
+  spectator giving up 5 s after a PING, as up to session 35 (since, the member's drop timer);
+* **web**: the web table's server's listening socket (``web/server.py``, ``keep_alive``: the same
+  keepalive, giving up after its ``STALLED_AFTER``), member 1 a client connected and silent, as a
+  page is while the table does not change; ``web-none``: as up to session 35 (``TCP_USER_TIMEOUT``
+  only).
 
 Each run: two members' meshes in a network-namespace lab (:class:`~p2p_nertz.testing.netns.Lab`)
 sending each other a message every ``--every`` s, member 0's ROUTER watched by a socket monitor.
@@ -39,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -52,14 +61,32 @@ import trio
 import zmq
 
 import p2p_nertz.runtime.mesh as mesh_module
+import p2p_nertz.runtime.watchport as watchport_module
+import p2p_nertz.web.server as web_server
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
+from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.mesh import LINK_TIMEOUT_MAX_MS, Mesh
+from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort, parse_watcher_key
 from p2p_nertz.runtime.zmqtrio import monitor_event
 from p2p_nertz.testing.netns import Lab, impairments_unavailable, unavailable
 
 MEMBERS = [Identity.generate(derive_seed(b"bench-dead-link", i)) for i in range(2)]
-WAYS = ("none", "ttl", "keepalive", "maxrt", "mesh")
+WAYS = (
+    "none",
+    "ttl",
+    "keepalive",
+    "maxrt",
+    "mesh",
+    "watch",
+    "watch-none",
+    "watch-5s",
+    "web",
+    "web-none",
+)
+SPECTATOR = Identity.generate(derive_seed(b"bench-dead-link", 2))
+SPEC = GameSpec.create([(m.peer_id, f"m{i}") for i, m in enumerate(MEMBERS)], Rules(), b"b" * 16)
 _NAMES = {
     int(zmq.EVENT_ACCEPTED): "accepted",
     int(zmq.EVENT_HANDSHAKE_SUCCEEDED): "handshake",
@@ -71,7 +98,7 @@ def _with_way(way: str, link_timeout_ms: int) -> None:
     """Make the mesh's sockets of this process the way's (``mesh``: as the mesh makes them)."""
     if way == "mesh":
         return
-    made = mesh_module.create_socket
+    made = mesh_module.create_socket  # type: ignore[attr-defined]
 
     def create(ctx: Any, kind: int, **kw: Any) -> Any:
         sock = made(ctx, kind, **kw)
@@ -88,12 +115,131 @@ def _with_way(way: str, link_timeout_ms: int) -> None:
         raw.set(zmq.TCP_MAXRT, LINK_TIMEOUT_MAX_MS if way == "maxrt" else 0)
         return sock
 
-    mesh_module.create_socket = create  # type: ignore[assignment]
+    mesh_module.create_socket = create  # type: ignore[attr-defined,assignment]
+
+
+async def spectate(address: str, way: str) -> None:
+    """A spectator's port (a child process in its host): bind, print its address (the
+    ``--watcher`` form), take what the members push, and print the connections it accepted
+    and ended, as the port itself counts them (``watch-none``: without the keepalive)."""
+    if way == "watch-none":
+        made = watchport_module.create_socket  # type: ignore[attr-defined]
+
+        def create(ctx: Any, kind: int, **kw: Any) -> Any:
+            return made(ctx, kind, **{**kw, "options": {}})
+
+        watchport_module.create_socket = create  # type: ignore[attr-defined,assignment]
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
+    port = WatchPort(ctx, SPECTATOR, SPEC, f"tcp://{address}:0")
+    print(port.bind(), flush=True)
+    router = port.router
+    assert router is not None
+
+    async def watch() -> None:
+        known: set[int] = set()
+        while True:
+            port.refusals()
+            for fd in sorted(port.connections - known):
+                print(f"ev accepted {fd} {time.monotonic():.4f}", flush=True)
+                print(f"ev handshake 0 {time.monotonic():.4f}", flush=True)  # (no stranger)
+            for fd in sorted(known - port.connections):
+                print(f"ev disconnected {fd} {time.monotonic():.4f}", flush=True)
+            known = set(port.connections)
+            await trio.sleep(0.05)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            while True:
+                await router.recv_multipart()
+    finally:
+        port.close()
+        ctx.term()
+
+
+async def serve_web(address: str, way: str) -> None:
+    """The web table's listening socket (a child process in its host): print its endpoint, and
+    the connections it accepted and that ended (a read that found the end or an error)."""
+    if way == "web-none":  # (up to session 35: the give-up time only)
+
+        def give_up_only(sock: socket.socket, silence_ms: int) -> None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, silence_ms)
+
+        web_server.keep_alive = give_up_only  # type: ignore[attr-defined]
+    listening = web_server._listening(address, 0, web_server.STALLED_AFTER)
+    print(f"tcp://{address}:{listening.getsockname()[1]}", flush=True)
+    sock = trio.socket.from_stdlib_socket(listening)
+
+    async def hold(conn: trio.socket.SocketType) -> None:
+        fd = conn.fileno()
+        with conn:
+            try:
+                while await conn.recv(4096):
+                    pass
+            except OSError:
+                pass
+        print(f"ev disconnected {fd} {time.monotonic():.4f}", flush=True)
+
+    async with trio.open_nursery() as nursery:
+        while True:
+            conn, _ = await sock.accept()
+            print(f"ev accepted {conn.fileno()} {time.monotonic():.4f}", flush=True)
+            print(f"ev handshake 0 {time.monotonic():.4f}", flush=True)
+            nursery.start_soon(hold, conn)
+
+
+async def connect_silent() -> None:
+    """A client of the web way: connect to the endpoint read from stdin, then say nothing."""
+    text = await trio.to_thread.run_sync(sys.stdin.readline)
+    host, port = text.strip().removeprefix("tcp://").rsplit(":", 1)
+    stream = await trio.open_tcp_stream(host, int(port))
+    print("connected", flush=True)
+    async with stream:
+        await trio.sleep_forever()
+
+
+async def push(me: int, drop_after: float, every: float, way: str) -> None:
+    """A member pushing to the spectator whose address it reads from stdin, a message every
+    ``every`` s (its one other member is not there: no matter)."""
+    if way == "watch-5s":  # (the DEALER's give-up time to a spectator up to session 35)
+        made = Mesh._dealer
+
+        def impatient(mesh: Mesh, server: Any, timeout_ms: int) -> Any:
+            return made(mesh, server, min(timeout_ms, 5000))
+
+        Mesh._dealer = impatient  # type: ignore[method-assign,assignment]
+    text = await trio.to_thread.run_sync(sys.stdin.readline)
+    endpoint, key = text.strip().split("#")
+    mesh = Mesh(
+        MEMBERS[me],
+        [m.peer_id for m in MEMBERS],
+        drop_after=drop_after,
+        watchers=[WatcherAddress(endpoint, parse_watcher_key(key))],
+    )
+    print("pushing", flush=True)
+    try:
+        mesh.connect({MEMBERS[1 - me].peer_id: "tcp://127.0.0.1:9"})
+        async with trio.open_nursery() as nursery:
+            mesh.serve_outlets(nursery, SPEC.to_wire())
+            n = 0
+            while True:
+                mesh.watch([b"beat %d" % n])
+                n += 1
+                await trio.sleep(every)
+    finally:
+        mesh.close()
 
 
 async def probe(me: int, address: str, drop_after: float, every: float, way: str) -> None:
     """One member (a child process in its host): bind, print the endpoint, read the other's
-    from stdin, send it a message every ``every`` s, print its ROUTER's monitor events."""
+    from stdin, send it a message every ``every`` s, print its ROUTER's monitor events
+    (``watch``: member 0 a spectator's port, member 1 a member pushing to it)."""
+    if way.startswith("watch"):
+        await (spectate(address, way) if me == 0 else push(me, drop_after, every, way))
+        return
+    if way.startswith("web"):
+        await (serve_web(address, way) if me == 0 else connect_silent())
+        return
     _with_way(way, mesh_module.link_timeout_ms(drop_after))
     mesh = Mesh(
         MEMBERS[me], [m.peer_id for m in MEMBERS], bind=f"tcp://{address}:0", drop_after=drop_after
@@ -201,7 +347,8 @@ def one_run(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
         timers = (args.drop_after, args.every)
         a = Member(lab, 0, 0, tmp / "a.txt", timers=timers, way=args.way_now)
         b = Member(lab, 1, 1, tmp / "b.txt", timers=timers, way=args.way_now)
-        a.tell(b.endpoint())
+        if args.way_now in WAYS[:5]:  # (a spectator or a web server is told nothing)
+            a.tell(b.endpoint())
         b.tell(a.endpoint())
         _until("handshake", lambda: a.events("handshake"), 60)
         time.sleep(2.0)  # (a steady pace first)
@@ -241,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--probe", nargs=5, help=argparse.SUPPRESS)
     p.add_argument("--runs", type=int, default=2)
-    p.add_argument("--ways", default=",".join(WAYS[:-1]))
+    p.add_argument("--ways", default=",".join(WAYS[:4]))
     p.add_argument("--drop-after", type=float, default=12.0)
     p.add_argument("--every", type=float, default=0.5)
     p.add_argument("--idle", type=float, default=10.0)

@@ -89,7 +89,8 @@ def test_the_mesh_router_is_quiet_and_its_dealers_beat(
     slower than ZMTP's 5 s is the protocol's to judge, docs/protocol.md §9.5), 5 s at least
     and 30 s at most; the ROUTER's mark holds what a member writes in the longest window at
     the highest honest rate, whatever timers the members chose (§9.7); a DEALER to a
-    spectator keeps the 5 s."""
+    spectator waits as long (session 35: at 5 s, a spectator 3 s late each way was cut off at
+    every PING, scripts/bench_dead_link.py way ``watch``)."""
     spy = Identity.generate(derive_seed(b"test-heartbeats-spy"))
     watcher = WatcherAddress("tcp://127.0.0.1:9", spy.peer_id)  # (never reached: not needed)
     mesh = Mesh(ANN, [ANN.peer_id, BOB.peer_id], ctx=ctx, watchers=[watcher], drop_after=drop_after)
@@ -99,7 +100,7 @@ def test_the_mesh_router_is_quiet_and_its_dealers_beat(
         assert _beats(mesh.router) == QUIET
         waits = {3.0: HEARTBEAT_TIMEOUT_MS, 12.0: 12_000, 3600.0: LINK_TIMEOUT_MAX_MS}[drop_after]
         assert _beats(mesh._dealers[BOB.peer_id]) == (HEARTBEAT_IVL_MS, waits)
-        assert _beats(mesh._watch_sockets[0]) == BEATING
+        assert _beats(mesh._watch_sockets[0]) == (HEARTBEAT_IVL_MS, waits)
         assert mesh.router._sock.get(zmq.RCVHWM) == ROUTER_HWM
         longest = (HEARTBEAT_IVL_MS + LINK_TIMEOUT_MAX_MS) / 1000  # (any member's timers)
         assert longest * LINK_RATE <= ROUTER_HWM and ROUTER_HWM >= 512  # (session 21's mark)

@@ -9,9 +9,11 @@ zmq's monitor events and on the messages that arrive, never on sleeps.
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import socket
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import trio
@@ -24,7 +26,13 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.gate import client_keys, curve_public, server_keys, zap_user_id
-from p2p_nertz.runtime.mesh import WATCH_SPEC_TAG, Mesh, routing_id
+from p2p_nertz.runtime.mesh import (
+    ROUTER_KEEPALIVE,
+    ROUTER_SILENCE_MS,
+    WATCH_SPEC_TAG,
+    Mesh,
+    routing_id,
+)
 from p2p_nertz.runtime.watchport import (
     BAD_HANDSHAKE,
     NO_CURVE,
@@ -101,6 +109,43 @@ def test_a_members_pushes_reach_the_spectator_through_its_watcher_dealer(
         assert second[1:] == [b"an event", zap_user_id(ANN.peer_id)]
 
     trio.run(push)
+
+
+def _noted(port: WatchPort, done: Callable[[], object]) -> None:
+    """Read the port's monitor as libzmq reports, until ``done()``."""
+    while not done():
+        assert port._monitor is not None and port._monitor.poll(20_000), port.connections
+        port.refusals()
+
+
+def test_the_port_counts_its_connections_and_each_has_the_meshs_keepalive(port: WatchPort) -> None:
+    # A member's connection whose machine went away without a close is ended by the kernel
+    # (tests/test_watch_dead_link.py): the options it does it by, read from the connection
+    # the port accepted (the descriptor its monitor gave, in this process).
+    async def push() -> tuple[int, int, int]:
+        mesh = Mesh(ANN, SPEC.peer_ids, watchers=[port.address])
+        try:
+            mesh.connect({BOB.peer_id: "tcp://127.0.0.1:9"})
+            async with trio.open_nursery() as nursery:
+                mesh.serve_outlets(nursery, SPEC.to_wire())
+                await trio.to_thread.run_sync(receive, port)  # (the spec: the connection is up)
+                _noted(port, lambda: port.connections)
+                (fd,) = port.connections
+                with socket.socket(fileno=os.dup(fd)) as accepted:
+                    options = (
+                        accepted.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                        accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                        accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT),
+                    )
+                nursery.cancel_scope.cancel()
+        finally:
+            mesh.close()
+        return options
+
+    idle = ROUTER_KEEPALIVE[zmq.TCP_KEEPALIVE_IDLE]
+    assert trio.run(push) == (1, idle, ROUTER_SILENCE_MS)
+    _noted(port, lambda: port.ended)  # the member closed: the port counts it ended
+    assert port.ended == 1 and not port.connections
 
 
 def test_no_key_a_key_not_the_tables_or_the_wrong_spectator_key_gets_nothing_in(

@@ -322,8 +322,9 @@ class Mesh:
             context's ZAP handler: one mesh a context.
         watchers: spectators' addresses (endpoint and key).
         outlet: makes the :class:`Outlet` of a DEALER (a hook for instrumentation).
-        drop_after: the node's drop timer, in seconds: each DEALER to a member waits as long
-            for an answer before it gives its connection up (:func:`link_timeout_ms`).
+        drop_after: the node's drop timer, in seconds: each DEALER to a member (and to a
+            spectator) waits as long for an answer before it gives its connection up
+            (:func:`link_timeout_ms`).
         suspect_after: the node's suspect timer, in seconds: a member heard before and silent
             for :data:`~p2p_nertz.runtime.redial.TRY_AFTER`, or this if shorter, has its
             address tried afresh, and its DEALER re-dialled once the link answers
@@ -442,8 +443,10 @@ class Mesh:
                 self.redialer.add(pid, dealer, endpoints[pid], self._new_dealer_id)
                 dealer.connect(endpoints[pid])
         for address in self._watch_to:
-            # (A spectator sends us nothing: the bound only caps what a stranger could.)
-            watcher = self._dealer(address.key, HEARTBEAT_TIMEOUT_MS)
+            # (A spectator sends us nothing: the bound only caps what a stranger could.) It
+            # waits as a member's does: at 5 s, a spectator 3 s late each way (the slow-link
+            # tests' link) was cut off every PING and never kept a connection (session 35).
+            watcher = self._dealer(address.key, self.link_timeout_ms)
             self._watch_sockets.append(watcher)
             watcher.connect(address.endpoint)
 
@@ -460,8 +463,8 @@ class Mesh:
         # connects to never sends back, so its input never stops, and the abort the ROUTER
         # avoids cannot happen here), and the heartbeat is how it notices a dead or stopped
         # member and reconnects: after the drop timer (a slow link is the protocol's to judge,
-        # docs/protocol.md §9.5); a spectator's after DESIGN.md §6's 5 s, as before (its
-        # ROUTER's mark, 1,000, holds far more than that; a slow spectator loses messages).
+        # docs/protocol.md §9.5), a spectator's too (since session 35; before, DESIGN.md §6's
+        # 5 s). A spectator slower than its outlet loses messages; it never slows the node.
         return create_socket(
             self.ctx,
             zmq.DEALER,

@@ -32,6 +32,14 @@ libzmq tells the port of each refusal on a monitor socket (``HANDSHAKE_FAILED_*`
 without waiting, counts each by reason and logs them at a bounded rate (the node's
 :class:`~p2p_nertz.runtime.guard.RefusalLog`: a first refusal in full at INFO, then a WARNING
 summary per ten seconds at most, whatever the flood).
+
+A member's connection whose machine went away without closing it (power, cable) is ended by
+the port's kernel, as at a member's ROUTER: the ROUTER sets the mesh's TCP keepalive
+(:data:`~p2p_nertz.runtime.mesh.ROUTER_KEEPALIVE`), so a connection that brought nothing for
+:data:`~p2p_nertz.runtime.mesh.ROUTER_SILENCE_MS` ends (a live member's DEALER sends a PING a
+second, and itself gives up on a spectator after its drop timer, 30 s at most). The same
+monitor tells the port of each connection accepted and ended (:attr:`WatchPort.connections`,
+:attr:`WatchPort.ended`).
 """
 
 from __future__ import annotations
@@ -48,7 +56,7 @@ from p2p_nertz.protocol.identity import Identity, InvalidKeyError, PeerId, parse
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.runtime.gate import WATCH_ZAP_DOMAIN, Gate, curve_public, server_keys
 from p2p_nertz.runtime.guard import RefusalLog
-from p2p_nertz.runtime.mesh import WATCH_MAX_FRAME
+from p2p_nertz.runtime.mesh import ROUTER_KEEPALIVE, WATCH_MAX_FRAME
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket, monitor_event
 
 __all__ = [
@@ -84,6 +92,7 @@ _REFUSALS: Final = (
     | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
     | zmq.EVENT_HANDSHAKE_FAILED_AUTH
 )
+_CONNECTIONS: Final = zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED
 
 
 def parse_watcher_key(text: str) -> PeerId:
@@ -159,6 +168,11 @@ class WatchPort:
         self._monitor: zmq.Socket[bytes] | None = None
         self.refused = RefusalLog(log)
         """The handshakes refused so far (``refused.counts``, by reason), as logged."""
+        self.connections: set[int] = set()
+        """The descriptors of the connections accepted and not ended (a stranger's too, until
+        its handshake fails), as the monitor had told by the last :meth:`refusals`."""
+        self.ended = 0
+        """How many of the connections accepted have ended since."""
 
     @property
     def address(self) -> WatcherAddress:
@@ -185,7 +199,8 @@ class WatchPort:
             self.gate.start()
         # Only ever received on, so with no ZMTP heartbeat of its own (libzmq 4.3.5 aborts
         # when one falls due on a connection whose input stopped at the HWM and then broke:
-        # docs/lobby.md §8); the members' DEALERs' heartbeats, which it answers, watch each link.
+        # docs/lobby.md §8); the members' DEALERs' heartbeats, which it answers, watch each link,
+        # and TCP keepalive ends one whose member's machine went away (as the mesh's ROUTER).
         router = create_socket(
             self._ctx,
             zmq.ROUTER,
@@ -193,9 +208,10 @@ class WatchPort:
             heartbeat=False,
             curve=server_keys(self._identity, WATCH_ZAP_DOMAIN),
             small_batch=True,  # (the members it admits: runtime/inbatch.py)
+            options=ROUTER_KEEPALIVE,
         )
         try:
-            self._monitor = router.monitor(_REFUSALS)
+            self._monitor = router.monitor(_REFUSALS | _CONNECTIONS)
             router.bind(self._bind)
         except BaseException:
             self._close_monitor()
@@ -206,7 +222,8 @@ class WatchPort:
 
     def refusals(self) -> Counter[str]:
         """The handshakes refused since the last call, by reason (:data:`NO_CURVE`,
-        :data:`NOT_THE_TABLE`, :data:`BAD_HANDSHAKE`); never waits."""
+        :data:`NOT_THE_TABLE`, :data:`BAD_HANDSHAKE`); never waits. The connections accepted
+        and ended since are noted in :attr:`connections` and :attr:`ended`."""
         counts: Counter[str] = Counter()
         if self._monitor is None:
             return counts
@@ -219,7 +236,14 @@ class WatchPort:
                 kind, value = monitor_event(frames)
             except ValueError:  # pragma: no cover - libzmq's own form
                 continue
-            counts[_reason(kind, value)] += 1
+            if kind == zmq.EVENT_ACCEPTED:  # (the value: the connection's descriptor)
+                self.connections.add(value)
+            elif kind == zmq.EVENT_DISCONNECTED:
+                if value in self.connections:
+                    self.connections.discard(value)
+                    self.ended += 1
+            else:
+                counts[_reason(kind, value)] += 1
 
     def note_refusals(self, now: float) -> None:
         """Count and log the handshakes refused since the last call (``now``: seconds, any

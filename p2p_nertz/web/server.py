@@ -68,6 +68,7 @@ from hypercorn.trio import serve
 
 from p2p_nertz.errors import NertzError
 from p2p_nertz.rules.book import rule_book
+from p2p_nertz.runtime.keepalive import keep_alive
 from p2p_nertz.web.model import ALL_ACTIONS, BadAction, PageAction, not_taken, parse_action
 from p2p_nertz.web.owner import TCP_TABLE, client_owner
 
@@ -101,7 +102,10 @@ RULES = "rules"
 #: hypercorn waits for a full socket shielded from cancellation, so without it one client that
 #: asks and never reads (no token needed: pipelined requests for a 404 do) would keep the
 #: peer from ever exiting. A browser reads all the time; a tablet asleep on the LAN
-#: (``--web-bind``) is dropped, and its page is reloaded to play on when it wakes.
+#: (``--web-bind``) is dropped, and its page is reloaded to play on when it wakes. With the
+#: mesh's TCP keepalive (:func:`~p2p_nertz.runtime.keepalive.keep_alive`), a client whose
+#: machine went away without a close (a phone out of Wi-Fi) is dropped 10-15 s after it last
+#: answered, the table changing or not (docs/protocol.md §4.7).
 STALLED_AFTER = 10.0
 #: Live connections at once (a player's tabs, say): one more is refused (403), so that a page
 #: opening them in a loop cannot make the peer send every view a thousand times.
@@ -447,8 +451,7 @@ def _listening(host: str, port: int, stalled_after: float) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if hasattr(socket, "TCP_USER_TIMEOUT"):  # (Linux; inherited by every connection)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(stalled_after * 1000))
+        keep_alive(sock, int(stalled_after * 1000))  # (inherited by every connection)
         sock.bind((host, port))
         sock.listen()  # (hypercorn listens again, with its backlog)
     except OSError as exc:
