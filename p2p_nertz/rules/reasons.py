@@ -1,7 +1,7 @@
 """Why a move is illegal, as a value: the reason the rules engine gives when it refuses one.
 
 Every :class:`~p2p_nertz.errors.IllegalMoveError` the engine raises for a seat's move carries
-a :class:`Reason` (:attr:`~p2p_nertz.errors.IllegalMoveError.reason`): which way the move is
+a :class:`Illegality` (:attr:`~p2p_nertz.errors.IllegalMoveError.reason`): which way the move is
 illegal (:class:`Why`) and the values that say it (the card, the card it needs, the pile, the
 count...). The check that refuses a move sets it where it refuses: a front end words the
 reason (one table, in ``ui/``) and never restates a rule or reads an engine message back.
@@ -30,11 +30,11 @@ if TYPE_CHECKING:
     from p2p_nertz.rules.moves import Move, Pile
     from p2p_nertz.rules.table import Table
 
-__all__ = ["Reason", "Why", "why_illegal"]
+__all__ = ["Illegality", "Why", "why_illegal"]
 
 
 class Why(enum.Enum):
-    """One way a move is illegal (the values a :class:`Reason` fills in for each)."""
+    """One way a move is illegal (the values a :class:`Illegality` fills in for each)."""
 
     ROUND_OVER = "round over"  #: the round has ended (``status``: how)
     NOT_PLAYING = "not playing"  #: the seat (``seat``) plays no part in this round
@@ -59,7 +59,7 @@ class Why(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Reason:
+class Illegality:
     """Why a move is illegal: the way (:attr:`why`) and the values that say it.
 
     Attributes:
@@ -89,7 +89,7 @@ class Reason:
     status: str = ""
 
 
-def why_illegal(table: Table, seat: int, move: Move) -> Reason | None:
+def why_illegal(table: Table, seat: int, move: Move) -> Illegality | None:
     """Why ``seat``'s ``move`` is illegal on ``table`` now, by the engine's own checks
     (:meth:`~p2p_nertz.rules.Table.play`, after the clock: a move in the air after a call
     does not count as played now); ``None``: the engine takes it.
@@ -100,5 +100,5 @@ def why_illegal(table: Table, seat: int, move: Move) -> Reason | None:
     try:
         table.play(seat, move, table.clock + 1)
     except IllegalMoveError as exc:
-        return exc.reason if isinstance(exc.reason, Reason) else Reason(Why.OTHER)
-    return None if move in table.legal_moves(seat) else Reason(Why.OTHER)
+        return exc.reason if isinstance(exc.reason, Illegality) else Illegality(Why.OTHER)
+    return None if move in table.legal_moves(seat) else Illegality(Why.OTHER)

@@ -52,7 +52,7 @@ from p2p_nertz.rules.moves import (
     Move,
     Pile,
 )
-from p2p_nertz.rules.reasons import Reason, Why
+from p2p_nertz.rules.reasons import Illegality, Why
 from p2p_nertz.slots import quick_init
 
 __all__ = ["Tableau", "fits_on", "joker_options_on", "joker_options_under"]
@@ -607,8 +607,8 @@ _NAMES = {Pile.NERTS: "Nerts pile", Pile.WASTE: "waste"}
 
 
 def _illegal(message: str, why: Why, **values: Any) -> IllegalMoveError:
-    """The refusal of a move: the engine's ``message``, and why as a :class:`Reason`."""
-    return IllegalMoveError(message, reason=Reason(why, **values))
+    """The refusal of a move: the engine's ``message``, and why as a :class:`Illegality`."""
+    return IllegalMoveError(message, reason=Illegality(why, **values))
 
 
 def _rotate_short(tableau: Tableau) -> IllegalMoveError:

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import IllegalMoveError, NotationError
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal, touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table
-from p2p_nertz.rules.reasons import Reason, Why, why_illegal
+from p2p_nertz.rules.reasons import Illegality, Why, why_illegal
 from p2p_nertz.ui.refusals import (
     HELD_BACK,
     NO_ABANDON,
@@ -456,12 +456,12 @@ def explain(ctx: Context, move: Move) -> str:
     return illegal_words(reason, seat, symbols=ctx.symbols)
 
 
-def illegal_words(reason: Reason, seat: int | None, *, symbols: bool = True) -> str:
+def illegal_words(reason: Illegality, seat: int | None, *, symbols: bool = True) -> str:
     """The engine's ``reason`` a move of ``seat`` is illegal, in the player's words, starting
     with ``"illegal: "``.
 
     >>> from p2p_nertz.rules import Card
-    >>> illegal_words(Reason(Why.NO_FOUNDATION, Card.parse("9H"), needs=Card.parse("8H")), 0)
+    >>> illegal_words(Illegality(Why.NO_FOUNDATION, Card.parse("9H"), needs=Card.parse("8H")), 0)
     'illegal: 9♥ fits on no foundation (it needs an 8♥ on top)'
     """
     return "illegal: " + _ILLEGAL[reason.why](reason, seat, symbols)
@@ -472,7 +472,7 @@ def _card(card: Card | None, symbols: bool) -> str:
     return card_text(card, symbols=symbols)
 
 
-def _no_foundation(r: Reason, seat: int | None, symbols: bool) -> str:
+def _no_foundation(r: Illegality, seat: int | None, symbols: bool) -> str:
     card = _card(r.card, symbols)
     if r.needs is None:
         return f"{card} cannot go to the lake now"
@@ -480,7 +480,7 @@ def _no_foundation(r: Reason, seat: int | None, symbols: bool) -> str:
     return f"{card} fits on no foundation (it needs {article} {_card(r.needs, symbols)} on top)"
 
 
-def _no_fit(r: Reason, seat: int | None, symbols: bool) -> str:
+def _no_fit(r: Illegality, seat: int | None, symbols: bool) -> str:
     assert r.pile is not None
     onto = _card(r.onto, symbols)
     if r.pile.is_work and len(r.run) > 1:
@@ -489,18 +489,18 @@ def _no_fit(r: Reason, seat: int | None, symbols: bool) -> str:
     return f"{_card(r.card, symbols)} does not go on {onto} (one rank lower, the other colour)"
 
 
-def _too_few(r: Reason, seat: int | None, symbols: bool) -> str:
+def _too_few(r: Illegality, seat: int | None, symbols: bool) -> str:
     assert r.pile is not None
     held = f"{r.held} card" + ("" if r.held == 1 else "s")
     return f"the {pile_name(r.pile)} holds {held}, not {r.count}"
 
 
-def _not_all_stuck(r: Reason, seat: int | None, symbols: bool) -> str:
+def _not_all_stuck(r: Illegality, seat: int | None, symbols: bool) -> str:
     who = f"seat {r.seat} has not passed" + (" itself" if r.seat == seat else "")
     return f"{who}: a pass for seat {r.behalf} counts only while every other player is stuck"
 
 
-def _not_playing(r: Reason, seat: int | None, symbols: bool) -> str:
+def _not_playing(r: Illegality, seat: int | None, symbols: bool) -> str:
     return (
         "you are not playing this round"
         if r.seat == seat
@@ -508,7 +508,7 @@ def _not_playing(r: Reason, seat: int | None, symbols: bool) -> str:
     )
 
 
-_Words = Callable[[Reason, "int | None", bool], str]
+_Words = Callable[[Illegality, "int | None", bool], str]
 
 #: The words of each reason a move is illegal (every :class:`Why` has some).
 _ILLEGAL: dict[Why, _Words] = {
@@ -574,7 +574,7 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
         try:
             table.play(seat, move, table.clock)
         except IllegalMoveError as exc:  # (the engine's reason, worded)
-            why = exc.reason or Reason(Why.OTHER)
+            why = exc.reason or Illegality(Why.OTHER)
             return KeyState(line=Status.refusing(illegal_words(why, seat, symbols=ctx.symbols))), []
         return KeyState(line=Status(done or _played(ctx, table, move))), [PlayMove(move)]
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.
