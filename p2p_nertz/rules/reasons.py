@@ -50,12 +50,25 @@ class Why(enum.Enum):
     UNDECLARED = "undeclared"  #: a joker (``card``) goes to the lake only declared
     ONTO_ITSELF = "onto itself"  #: a pile onto itself
     TOO_FEW = "too few"  #: ``pile`` holds ``held`` cards, not ``count``
-    NO_FIT = "no fit"  #: ``card`` (of ``run``, from ``pile``) does not go on ``onto``
+    #: ``card``, the bottom of the ``count`` cards moved from ``pile`` (which holds ``run``),
+    #: does not go on ``onto``
+    NO_FIT = "no fit"
     PASS_SELF = "pass self"  #: a seat passes for itself with P, not P@
     STUCK_BY_PASS = "stuck by pass"  #: ``seat`` is stuck by a pass on its behalf
     NOT_ALL_STUCK = "not all stuck"  #: a pass for ``behalf`` while ``seat`` has not passed
     NOT_THEIR_TURN = "not their turn"  #: turn-based: a pass for ``behalf`` off its turn
-    OTHER = "other"  #: any other way (a joker's declaration, a slide-under, not listed...)
+    NO_JOKER = "no joker"  #: the move declares a joker as ``card`` (``=5H``) and fixes none
+    #: the joker ``card`` (on or from ``pile``) must be declared, as one of ``options``
+    JOKER_UNSAID = "joker unsaid"
+    #: ``card`` goes on the joker ``onto`` (on ``pile``) as none of the cards it could be
+    JOKER_NO_FIT = "joker no fit"
+    JOKER_UNDER_JOKER = "joker under joker"  #: a joker slid under the joker of ``pile``
+    SLIDE_EMPTY = "slide empty"  #: a slide-under into the empty work pile ``pile``
+    SLIDE_NO_SPACE = "slide no space"  #: a slide-under while no work pile is empty
+    #: ``card`` (the run's top) slid under ``onto``, the base of ``pile``, which does not go on it
+    SLIDE_NO_FIT = "slide no fit"
+    FACE_DOWN = "face down"  #: a card of ``pile`` the move needs is not turned up yet
+    OTHER = "other"  #: any other way (not listed: a move no key makes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +87,7 @@ class Illegality:
         seat: the seat it concerns (the one not playing, stuck, or not passed).
         behalf: the seat a pass is made for.
         status: how the round ended (:class:`~p2p_nertz.rules.RoundStatus`'s value).
+        options: what a joker may be declared as (:attr:`Why.JOKER_UNSAID`).
     """
 
     why: Why
@@ -87,6 +101,7 @@ class Illegality:
     seat: int | None = None
     behalf: int | None = None
     status: str = ""
+    options: tuple[Card, ...] = ()
 
 
 def why_illegal(table: Table, seat: int, move: Move) -> Illegality | None:

@@ -490,7 +490,10 @@ class Table:
         try:
             card, taken = tableau.take(move.source)
             if is_unknown(card):
-                raise IllegalMoveError("a card not turned up yet cannot be played")
+                raise IllegalMoveError(
+                    "a card not turned up yet cannot be played",
+                    reason=Illegality(Why.FACE_DOWN, pile=move.source),
+                )
             played = _as_played(card, move.declare)
             foundation = move.foundation or self._target(seat, played)
             claim = Claim(seat, played, move.source, foundation, lamport)
@@ -795,7 +798,10 @@ def _as_played(card: Card, declare: Card | None) -> Card:
         assert declare.suit is not None
         return card.declare(declare.rank, declare.suit)
     if declare is not None and (not card.is_joker or declare != Card(card.rank, card.suit)):
-        raise IllegalMoveError(f"{card} is not an undeclared joker: nothing to declare")
+        raise IllegalMoveError(
+            f"{card} is not an undeclared joker: nothing to declare",
+            reason=Illegality(Why.NO_JOKER, card=declare),
+        )
     return card
 
 

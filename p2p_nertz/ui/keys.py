@@ -483,6 +483,9 @@ def _no_foundation(r: Illegality, seat: int | None, symbols: bool) -> str:
 def _no_fit(r: Illegality, seat: int | None, symbols: bool) -> str:
     assert r.pile is not None
     onto = _card(r.onto, symbols)
+    if r.count > 1:  # a run dragged, or typed with its count (3:1>2)
+        first, last = _card(r.card, symbols), _card(r.run[-1], symbols)
+        return f"{first}…{last} does not go on {onto} ({first}: one rank lower, the other colour)"
     if r.pile.is_work and len(r.run) > 1:
         first, last = _card(r.run[0], symbols), _card(r.run[-1], symbols)
         return f"no part of work pile {int(r.pile)} ({first}…{last}) goes on {onto}"
@@ -506,6 +509,22 @@ def _not_playing(r: Illegality, seat: int | None, symbols: bool) -> str:
         if r.seat == seat
         else (f"seat {r.seat} is not playing this round")
     )
+
+
+def _unsaid(r: Illegality, seat: int | None, symbols: bool) -> str:
+    # (A typed move names the joker's card in the notation, ``=5H``: the keys pick it.)
+    said = " or ".join(f"={c}" for c in r.options)
+    return f"say what the joker becomes: type the move with {said} at its end"
+
+
+def _slide_no_fit(r: Illegality, seat: int | None, symbols: bool) -> str:
+    card, onto = _card(r.card, symbols), _card(r.onto, symbols)
+    assert r.card is not None
+    if r.card.rank == 1 and r.card.suit is not None:
+        return f"nothing goes on an ace: {card} cannot be slid under {onto}"
+    if r.card.suit is None:
+        return f"the joker cannot be slid under {onto}: it could be no card above it"
+    return f"{card} cannot be slid under {onto} ({onto} must be one rank lower, the other colour)"
 
 
 _Words = Callable[[Illegality, "int | None", bool], str]
@@ -539,6 +558,21 @@ _ILLEGAL: dict[Why, _Words] = {
     Why.NOT_THEIR_TURN: lambda r, s, y: (
         f"it is seat {r.seat}'s turn: a pass for seat {r.behalf} counts only on its turn "
         "(turn-based play)"
+    ),
+    Why.NO_JOKER: lambda r, s, y: "this move fixes no joker: type it without the =…",
+    Why.JOKER_UNSAID: _unsaid,
+    Why.JOKER_NO_FIT: lambda r, s, y: (
+        f"{_card(r.card, y)} cannot go on the joker of {pile_name(r.pile or Pile.NERTS)}: "
+        "the joker could be no card it fits on"
+    ),
+    Why.JOKER_UNDER_JOKER: lambda r, s, y: "a joker cannot be slid under a joker",
+    Why.SLIDE_EMPTY: lambda r, s, y: (
+        f"{pile_name(r.pile or Pile.NERTS)} is empty: move the cards into it, not under it"
+    ),
+    Why.SLIDE_NO_SPACE: lambda r, s, y: "a slide-under needs an empty work pile to pass through",
+    Why.SLIDE_NO_FIT: _slide_no_fit,
+    Why.FACE_DOWN: lambda r, s, y: (
+        f"the {pile_name(r.pile or Pile.NERTS)} shows no card turned up yet"
     ),
     Why.OTHER: lambda r, s, y: "the rules do not allow it now",
 }
