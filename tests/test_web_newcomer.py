@@ -32,6 +32,7 @@ from tests.web_helpers import (
     WebGame,
     browser_missing,
     click,
+    drag_to,
     open_browser,
     wait_for,
 )
@@ -389,6 +390,35 @@ def test_web_the_newest_announcement_stays_in_sight_under_long_ones(page: Served
         assert newest.text == messages[-1]
 
 
+#: A point of the table (a pile, a button: ``arguments[0]``) the open help does not cover,
+#: near one of its corners, found and measured in one script; null: none is.
+_OFF_HELP = """
+const h = document.getElementById('help').getBoundingClientRect();
+for (const e of document.querySelectorAll(arguments[0])) {
+  const r = e.getBoundingClientRect();
+  for (const [x, y] of [[r.left + 3, r.top + 6], [r.right - 3, r.top + 6],
+                        [r.left + 3, r.bottom - 3], [r.right - 3, r.bottom - 3]]) {
+    const off = x < h.left || x > h.right || y < h.top || y > h.bottom;
+    const hit = document.elementFromPoint(x, y);
+    if (off && hit && hit.closest(arguments[0])) return [Math.round(x), Math.round(y)];
+  }
+}
+return null;
+"""
+
+
+def _click_at(driver: Any, at: tuple[int, int]) -> None:
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+    actions = ActionBuilder(driver, duration=50)
+    actions.pointer_action.move_to_location(*at).click()
+    actions.perform()
+
+
+def _drag_from(driver: Any, at: tuple[int, int]) -> None:
+    drag_to(driver, at, (640, 360))
+
+
 def test_web_a_key_pressed_with_the_help_open_is_the_help_s_and_q_closes_it(
     page: ServedPage,
 ) -> None:
@@ -405,6 +435,15 @@ def test_web_a_key_pressed_with_the_help_open_is_the_help_s_and_q_closes_it(
         ActionChains(driver).send_keys("snwx1l:p").perform()
         ActionChains(driver).send_keys("q").perform()
         wait_for(driver, lambda d: not _help(d).is_displayed(), "q closes the help")
+        # Nor does the pointer (session 35: a click at a card's edge beside the help played
+        # the card unseen): a press off the help, a click or a drag's, only closes it.
+        for act in (_click_at, _drag_from):
+            ActionChains(driver).send_keys("?").perform()
+            wait_for(driver, lambda d: _help(d).is_displayed(), "? opens the help")
+            at = driver.execute_script(_OFF_HELP, "#mine .pile, #lake, #actions button")
+            assert at is not None, "the help covers the whole table"
+            act(driver, (at[0], at[1]))
+            wait_for(driver, lambda d: not _help(d).is_displayed(), "a press off it closes it")
         # The table's keys are the table's again: the first the peer hears is this one.
         ActionChains(driver).send_keys("4").perform()
         action = page.actions.get(timeout=60)

@@ -827,6 +827,24 @@
     ev.preventDefault();
     key(k);
   }
+  // The help open covers the table, and owns the pointer as it owns the keys: a press off it
+  // (a card at the table's edge it does not cover, a button) closes it and does nothing else,
+  // its click swallowed with it (a click at a card's edge picked or played it unseen). The
+  // help's own button and the contrast's are theirs (as ? and c are).
+  let offHelp = false;
+  function onDownOffHelp(ev) {
+    offHelp = !$("#help").hidden && !ev.target.closest("#help, #help-button, #contrast");
+    if (!offHelp) return;
+    ev.preventDefault();
+    ev.stopImmediatePropagation();
+    toggleHelp();
+  }
+  function onClickOffHelp(ev) {
+    if (!offHelp) return;
+    offHelp = false;
+    ev.preventDefault();
+    ev.stopImmediatePropagation();
+  }
   function toggleHelp() {
     const help = $("#help");
     // The rules in brief, with this game's numbers: the peer's own words (the terminal's
@@ -860,6 +878,8 @@
   stats.fps = () => (1000 * stats.frames) / (performance.now() - stats.start);
 
   window.addEventListener("DOMContentLoaded", () => {
+    document.addEventListener("pointerdown", onDownOffHelp, true);
+    document.addEventListener("click", onClickOffHelp, true);
     document.addEventListener("pointerdown", onDown);
     document.addEventListener("pointermove", onMove);
     document.addEventListener("pointerup", onUp);
