@@ -64,6 +64,8 @@ def test_the_keys_page_still_lists_every_key_and_points_to_how_to_play() -> None
     assert "? again: how to play" in text
     for key, _ in KEY_HELP:
         assert key.replace("1-6", "1-4") in text  # (this game's four work piles)
+    # A player's words, not the program's: "the engine picks the foundation" (session 35).
+    assert "engine" not in text and "…to the lake (onto the pile it fits there)" in text
 
 
 def test_turn_based_header_says_whose_turn_it_is() -> None:

@@ -44,7 +44,7 @@ CASES = [
         "N: 4D | 1: 9C | 2: 6C JK1 | 3: 5D | 4: 8C | S: 2C | W: 7H",
         "N>2",
         Why.JOKER_NO_FIT,
-        "4♦ cannot go on the joker of work pile 2",
+        "4♦ does not go on the joker of work pile 2, whatever it becomes",
     ),
     (
         "N: JK2 | 1: 9C | 2: JK1 | 3: - | 4: 8C | S: 2C | W: 7H",
@@ -68,7 +68,7 @@ CASES = [
         "N: 9H | 1: 9C | 2: 5C | 3: - | 4: 8C | S: 2C | W: 7H",
         "N>_2",
         Why.SLIDE_NO_FIT,
-        "9♥ cannot be slid under 5♣ (5♣ must be one rank lower, the other colour)",
+        "9♥ cannot be slid under 5♣ (one rank higher, the other colour)",
     ),
     (
         "N: AD | 1: 9C | 2: KS | 3: - | 4: 8C | S: 2C | W: 7H",
@@ -102,6 +102,7 @@ def test_a_typed_joker_or_slide_under_move_says_why_it_is_refused(
     state, actions = keys(table, [":", *typed, ENTER])
     assert actions == [] and state.status.startswith("illegal: "), state.status
     assert words in state.status and typed not in state.status, state.status
+    assert len(state.status.replace("9♥", "10♥").replace("4♦", "10♦")) <= 80, state.status
     _shown(state.status, table)
 
 

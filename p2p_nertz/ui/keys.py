@@ -9,7 +9,7 @@ Keys (names as the front end reports them: one character, or ``"ENTER"``, ``"ESC
 ``"BACKSPACE"``):
 
 * a **source** — ``n`` the Nerts top card, ``w`` the waste top card, ``1``–``6`` a work pile —
-  then a **destination** — ``l`` or ``f`` the lake (the engine picks the foundation), ``1``–``6``
+  then a **destination** — ``l`` or ``f`` the lake (onto the pile the card fits there), ``1``–``6``
   a work pile (a run moves whole, or slides under when that is the only way), or the source key
   again: straight to the lake;
 * ``s`` or space turns the stock, ``p`` passes (stuck), ``r`` rotates alone (a rules variant),
@@ -524,7 +524,7 @@ def _slide_no_fit(r: Illegality, seat: int | None, symbols: bool) -> str:
         return f"nothing goes on an ace: {card} cannot be slid under {onto}"
     if r.card.suit is None:
         return f"the joker cannot be slid under {onto}: it could be no card above it"
-    return f"{card} cannot be slid under {onto} ({onto} must be one rank lower, the other colour)"
+    return f"{card} cannot be slid under {onto} (one rank higher, the other colour)"
 
 
 _Words = Callable[[Illegality, "int | None", bool], str]
@@ -562,8 +562,8 @@ _ILLEGAL: dict[Why, _Words] = {
     Why.NO_JOKER: lambda r, s, y: "this move fixes no joker: type it without the =…",
     Why.JOKER_UNSAID: _unsaid,
     Why.JOKER_NO_FIT: lambda r, s, y: (
-        f"{_card(r.card, y)} cannot go on the joker of {pile_name(r.pile or Pile.NERTS)}: "
-        "the joker could be no card it fits on"
+        f"{_card(r.card, y)} does not go on the joker of {pile_name(r.pile or Pile.NERTS)}, "
+        "whatever it becomes"
     ),
     Why.JOKER_UNDER_JOKER: lambda r, s, y: "a joker cannot be slid under a joker",
     Why.SLIDE_EMPTY: lambda r, s, y: (

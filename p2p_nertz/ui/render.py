@@ -64,7 +64,7 @@ _PACKED_MIN = 6
 #: The keys, as the help screen lists them (the README shows the same table).
 KEY_HELP: tuple[tuple[str, str], ...] = (
     ("n  w  1-6", "pick a card: the Nerts top, the waste top, a work pile"),
-    ("then l (or f)", "…to the lake (the engine picks the foundation)"),
+    ("then l (or f)", "…to the lake (onto the pile it fits there)"),
     ("then 1-6", "…onto that work pile (a run moves whole, or slides under)"),
     ("n n, w w, 3 3", "the same key twice: straight to the lake"),
     ("s  or  space", "turn the stock (three cards, or the waste back over)"),
