@@ -620,8 +620,9 @@ class _BoardPainter:
             return [row.spans()]
         row.add(f"lake +{p.lake:<3d}", Style.GOOD)
         penalty = p.nerts_card_penalty * p.nerts_left
+        minus = "−" if penalty else " "  # (an empty Nerts pile costs 0, not "−0")
         row.add(
-            f" Nerts −{p.nerts_card_penalty}×{p.nerts_left:<2d}= −{penalty:<3d}",
+            f" Nerts −{p.nerts_card_penalty}×{p.nerts_left:<2d}= {minus}{penalty:<3d}",
             Style.BAD if p.nerts_left else Style.DIM,
         )
         row.add(f" bonus +{p.bonus:<3d}", Style.GOOD if p.bonus else Style.DIM)

@@ -249,7 +249,7 @@
       tr.appendChild(elWith("td", "", named(r.name)));
       if (!r.played) { tr.appendChild(el("td", "", "sat out")); table.appendChild(tr); continue; }
       tr.appendChild(el("td", "plus", `+${r.lake}`));
-      tr.appendChild(el("td", r.nerts_penalty ? "minus" : "", `−${r.nerts_penalty} (${r.nerts_left})`));
+      tr.appendChild(el("td", r.nerts_penalty ? "minus" : "", `${r.nerts_penalty ? "−" : ""}${r.nerts_penalty} (${r.nerts_left})`));
       if (bonus) tr.appendChild(el("td", r.bonus ? "plus" : "", `+${r.bonus}`));
       if (falseCall)
         tr.appendChild(el("td", r.false_call ? "minus" : "", r.false_call ? `−${r.false_call}` : ""));
