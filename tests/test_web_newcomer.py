@@ -474,6 +474,14 @@ def test_web_the_header_says_whose_turn_it_is_and_that_the_person_left(
                 ),
                 "round 1 of 1 · playing · you left the game",
             ),
+            # The game over: said once (it read "game over · the game has ended").
+            (
+                dataclasses.replace(
+                    view, table=table_from(IDLE, IDLE), rules=Rules(rounds=1, target=None),
+                    phase="over", final=True,
+                ),
+                "round 1 of 1 · game over",
+            ),
         ):  # fmt: skip
             page.publish(json.dumps(view_json(shown), ensure_ascii=False))
             wait_for(driver, lambda d, ends=ends: header.text.endswith(ends), ends)

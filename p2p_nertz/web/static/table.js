@@ -473,8 +473,9 @@
     const shared = [view.frozen, view.selected];
     // (A person who left stopped their own game, not the table's: "playing · the game has
     // ended" read as a contradiction, the others still at it.)
+    // (Nor "game over · the game has ended", the heading saying it already.)
     const ended = mineNow && mineNow.link === "left" ? " · you left the game"
-      : " · the game has ended";
+      : view.phase === "over" ? "" : " · the game has ended";
     $("#round").textContent = view.heading + (view.turn ? ` · ${view.turn}` : "") +
       (view.gone ? ` · ${view.gone}` : view.final ? ended : "") +
       (view.alone ? " · nobody else is left" : "");
