@@ -280,7 +280,7 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
         return KeyState(
             confirm=Confirm.QUIT, line=Status("leave the game? y leaves, any key stays")
         ), []
-    if k == ESC:
+    if k in (ESC, BACKSPACE):  # (Backspace said "no key 'BACKSPACE' here" of a pick undone)
         return KeyState(), []
     if k == "a":
         return _abandon(state, ctx)
