@@ -60,6 +60,7 @@ from p2p_nertz.ui.view import (
     STUCK_WAITING,
     Gone,
     card_text,
+    ended_words,
     false_call_question,
     open_move_words,
     pile_name,
@@ -531,7 +532,7 @@ _Words = Callable[[Illegality, "int | None", bool], str]
 
 #: The words of each reason a move is illegal (every :class:`Why` has some).
 _ILLEGAL: dict[Why, _Words] = {
-    Why.ROUND_OVER: lambda r, s, y: f"the round is over ({r.status})",
+    Why.ROUND_OVER: lambda r, s, y: f"the round is over: {ended_words(r.status)}",
     Why.NOT_PLAYING: _not_playing,
     Why.TURNS_PASSED: lambda r, s, y: (
         "your turns are passed for you (you did not move): p to take them back"
