@@ -34,6 +34,7 @@ from tests.web_helpers import (
     click,
     drag_to,
     open_browser,
+    texts,
     wait_for,
 )
 
@@ -464,6 +465,9 @@ def test_web_the_header_says_whose_turn_it_is_and_that_the_person_left(
         driver.get(page.url)
         header = driver.find_element("id", "round")
         wait_for(driver, lambda d: "round 1 of 1" in header.text, "the header")
+        assert [b for b in texts(driver, "#actions button") if b] == [
+            "stuck", "Nerts!", "how to play"
+        ]  # fmt: skip
         assert header.text == "round 1 of 1 · playing · your turn", header.text
         for shown, ends in (
             (dataclasses.replace(view, seat=1), "playing · turn: Ann (seat 0)"),
@@ -485,3 +489,6 @@ def test_web_the_header_says_whose_turn_it_is_and_that_the_person_left(
         ):  # fmt: skip
             page.publish(json.dumps(view_json(shown), ensure_ascii=False))
             wait_for(driver, lambda d, ends=ends: header.text.endswith(ends), ends)
+            # Nothing is left to pass or call once the game is done for us: only the help.
+            buttons = ["how to play"] if shown.final else ["stuck", "Nerts!", "how to play"]
+            assert [b for b in texts(driver, "#actions button") if b] == buttons

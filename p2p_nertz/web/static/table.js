@@ -520,7 +520,10 @@
       !!mineNow.tableau && mineNow.tableau.nerts.count === 0);
     // What only a key did: stuck, Nerts, rotate (when the rules have it), and the end of a
     // game whose other member is gone (its button asks first, as the key does).
-    $("#rotate").hidden = !view.rotate_alone;
+    // Over (or left), nothing is left to pass or call: the buttons go ("stuck" and "Nerts!"
+    // stayed under the game's end, for a newcomer to try).
+    $("#stuck").hidden = $("#call").hidden = !!view.final;
+    $("#rotate").hidden = !view.rotate_alone || !!view.final;
     $("#abandon").hidden = view.abandon === null;
     const ending = /end the game on the totals\?/.test(view.status);
     $("#abandon").textContent = ending ? "yes, end it" : "end the game";
