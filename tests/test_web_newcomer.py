@@ -111,6 +111,7 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
             "Drag a card",
         ):
             assert words in " ".join(help_text.split()), (words, help_text)
+        assert "peer" not in help_text, help_text  # (a program's word: session 35)
         # Esc closes it (and says nothing to the peer); ? opens it; its button closes it.
         ActionChains(driver).send_keys(Keys.ESCAPE).perform()
         wait_for(driver, lambda d: not _help(d).is_displayed(), "Esc closes the help")
