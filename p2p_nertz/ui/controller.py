@@ -288,12 +288,12 @@ class TableController:
         page, which then stops trying to reconnect): the person left, the table went on
         without them, or the game is over."""
         if self.left:
-            return "you left the game: this page's peer has stopped"
+            return "you left the game: your nertz program has stopped"
         if self.gone is not None:
-            return f"{_GONE_HINT[self.gone.reason]}: this page's peer has stopped"
+            return f"{_GONE_HINT[self.gone.reason]}: your nertz program has stopped"
         if self.stopped:
-            return "the game is over: this page's peer has stopped"
-        return "this page's peer has stopped: its terminal says why"
+            return "the game is over: your nertz program has stopped"
+        return "your nertz program has stopped: its terminal says why"
 
     def refused(self, why: str | MoveAnswer | IllegalMoveError) -> None:
         """The node refused a move: the status line says why, the core's answer in the

@@ -613,13 +613,17 @@
       // status says why (the last view stays, so a finished game's board can still be read).
       document.body.classList.add("down");
       const link = $("#link"), status = $("#status");
-      link.className = "link down";
-      status.className = "illegal";
       if (farewell !== null) {
-        link.textContent = "disconnected";
+        // Its last word (the game over, say): no fault, nothing to retry; not the red of a
+        // lost connection ("disconnected" in red ended every first game).
+        link.className = "link";
+        link.textContent = "stopped";
+        status.className = "";
         status.textContent = farewell;
         return;
       }
+      link.className = "link down";
+      status.className = "illegal";
       const wait = retryIn;
       retryIn = Math.min(RETRY_MOST, retryIn * 2);
       const next = `${(wait / 1000).toFixed(1)} s`;
