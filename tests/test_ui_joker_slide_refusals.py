@@ -92,7 +92,7 @@ def _shown(status: str, table: Table) -> None:
     assert view_json(view)["status"] == status
 
 
-@pytest.mark.parametrize(("mine", "typed", "why", "words"), CASES, ids=[c[1] for c in CASES])
+@pytest.mark.parametrize(("mine", "typed", "why", "words"), CASES, ids=[f"{c[2].value}:{c[1]}" for c in CASES])
 def test_a_typed_joker_or_slide_under_move_says_why_it_is_refused(
     mine: str, typed: str, why: Why, words: str
 ) -> None:
