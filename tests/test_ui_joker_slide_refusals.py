@@ -12,9 +12,20 @@ import pytest
 from helpers_rules import table_from
 from test_ui_keys import keys
 
-from p2p_nertz.rules import HIDDEN, Move, Rules, Table, Tableau, Why, why_illegal
+from p2p_nertz.rules import (
+    HIDDEN,
+    Card,
+    Illegality,
+    Move,
+    Pile,
+    Rules,
+    Table,
+    Tableau,
+    Why,
+    why_illegal,
+)
 from p2p_nertz.ui import TableView, render
-from p2p_nertz.ui.keys import ENTER
+from p2p_nertz.ui.keys import ENTER, illegal_words
 from p2p_nertz.web.model import view_json
 
 #: Seat 1's tableau: nothing of it matters here.
@@ -92,7 +103,9 @@ def _shown(status: str, table: Table) -> None:
     assert view_json(view)["status"] == status
 
 
-@pytest.mark.parametrize(("mine", "typed", "why", "words"), CASES, ids=[f"{c[2].value}:{c[1]}" for c in CASES])
+@pytest.mark.parametrize(
+    ("mine", "typed", "why", "words"), CASES, ids=[f"{c[2].value}:{c[1]}" for c in CASES]
+)
 def test_a_typed_joker_or_slide_under_move_says_why_it_is_refused(
     mine: str, typed: str, why: Why, words: str
 ) -> None:
@@ -119,3 +132,19 @@ def test_a_card_not_turned_up_yet_says_so_on_either_pile() -> None:
         state, actions = keys(table, [":", *typed, ENTER])
         assert actions == [] and state.status == f"illegal: the {pile} shows no card turned up yet"
         _shown(state.status, table)
+
+
+def test_every_reason_the_engine_gives_has_its_own_words() -> None:
+    # A Why added to the engine without words in ui/keys.py's table would raise a KeyError at
+    # the table, or (worded "the rules do not allow it now") tell the person nothing.
+    nine, eight = Card.parse("9H"), Card.parse("8S")
+    said = {}
+    for why in Why:
+        reason = Illegality(
+            why, nine, needs=eight, onto=eight, pile=Pile(2), run=(nine, eight), count=2,
+            held=1, seat=1, behalf=2, status="nerts", options=(eight,),
+        )  # fmt: skip
+        said[why] = illegal_words(reason, 0)
+        assert said[why].startswith("illegal: ") and len(said[why]) <= 80, said[why]
+    others = [w for w, words in said.items() if words == said[Why.OTHER]]
+    assert others == [Why.OTHER], others

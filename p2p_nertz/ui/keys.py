@@ -500,8 +500,9 @@ def _too_few(r: Illegality, seat: int | None, symbols: bool) -> str:
 
 
 def _not_all_stuck(r: Illegality, seat: int | None, symbols: bool) -> str:
-    who = f"seat {r.seat} has not passed" + (" itself" if r.seat == seat else "")
-    return f"{who}: a pass for seat {r.behalf} counts only while every other player is stuck"
+    # (One status row of 80 columns: the pass for a seat named as it is typed, P@2.)
+    who = "you have not passed" if r.seat == seat else f"seat {r.seat} has not passed"
+    return f"{who}: P@{r.behalf} counts only once every other player is stuck"
 
 
 def _not_playing(r: Illegality, seat: int | None, symbols: bool) -> str:
@@ -557,8 +558,7 @@ _ILLEGAL: dict[Why, _Words] = {
     ),
     Why.NOT_ALL_STUCK: _not_all_stuck,
     Why.NOT_THEIR_TURN: lambda r, s, y: (
-        f"it is seat {r.seat}'s turn: a pass for seat {r.behalf} counts only on its turn "
-        "(turn-based play)"
+        f"it is seat {r.seat}'s turn: P@{r.behalf} counts only on its turn (turn-based play)"
     ),
     Why.NO_JOKER: lambda r, s, y: "this move fixes no joker: type it without the =…",
     Why.JOKER_UNSAID: _unsaid,
