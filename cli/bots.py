@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -32,6 +32,9 @@ from typing import IO, Any
 from cli.keyfile import keep_key
 from cli.places import game_log_name
 from p2p_nertz.errors import NertzError
+from p2p_nertz.logfile import Record as LogRecord
+from p2p_nertz.logfile import RecordKind
+from p2p_nertz.protocol.envelope import InvalidMessageError, decode_unverified
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.spec import GameSpec
 
@@ -478,7 +481,26 @@ def noted_bots(log: Path, spec: GameSpec) -> list[TableBot]:
     ]
 
 
-def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) -> list[NodeChild]:
+def signed_in(records: Iterable[LogRecord], spec: GameSpec) -> frozenset[PeerId]:
+    """The members of ``spec``'s game whose events ``records`` (a member's log) hold: those
+    that have signed in it (whatever else a record is, it names no one here)."""
+    authors: set[PeerId] = set()
+    for record in records:
+        if record.kind is RecordKind.RECEIVED_EVENT:
+            try:
+                message = decode_unverified(record.data, game_id=spec.game_id, roster=spec.peer_ids)
+            except InvalidMessageError:
+                continue
+            authors.add(PeerId(message.author))
+    return frozenset(authors)
+
+
+def resume_bots(
+    log: Path,
+    spec: GameSpec,
+    endpoint_of: Mapping[PeerId, str],
+    signed: Collection[PeerId] = frozenset(),
+) -> list[NodeChild]:
     """Start again the bots a command started for the person whose log is ``log`` (``nertz
     resume`` of it, the person at the table or a bot for them; ``play --bots``, ``host
     --bots``, the ``play`` lobby's ``b``): each a ``nertz node`` from its own log (which
@@ -487,9 +509,14 @@ def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) ->
     before it sends: its table stopped before the bot's game began): it starts fresh, from
     the person's log (which names the game too), as it would have then.
 
+    ``signed``: the members whose events the person's log holds (:func:`signed_in`). A bot
+    among them whose log is not beside the person's (moved away without it, deleted) cannot
+    start fresh: it would sign its first events again, differently, and be dropped as a cheat.
+
     Raises:
         NertzError: a bot of the game is still running (it writes its log: one started by a
-            ``nertz play`` of a version whose bots outlived it); none is started then.
+            ``nertz play`` of a version whose bots outlived it), or has played and its log is
+            not beside the person's; none is started then.
     """
     from cli.keyfile import kept_key_path, load_identity
     from p2p_nertz.logfile.store import check_not_in_use
@@ -504,19 +531,24 @@ def resume_bots(log: Path, spec: GameSpec, endpoint_of: Mapping[PeerId, str]) ->
                 f"{bot.name} of this game still plays alone ({str(path)!r} is {exc.strerror}): "
                 "stop it, then resume again"
             ) from None
+        if not path.exists() and spec.members[bot.seat].peer_id in signed:
+            raise NertzError(
+                f"{bot.name} has played in this game and its log is not beside yours "
+                f"({str(path)!r}): move the game's files together, then resume again"
+            )
     children: list[NodeChild] = []
     try:
         for bot in bots:
             fingerprint = spec.members[bot.seat].fingerprint
             identity = load_identity(kept_key_path(fingerprint))
             own = log.parent / f"{bot.stem}.log"
-            signed = own.exists()
+            kept = own.exists()
             children.append(
                 start_node_child(
-                    log.parent, own if signed else log, spec, identity, seat=bot.seat,
+                    log.parent, own if kept else log, spec, identity, seat=bot.seat,
                     name=bot.name, stem=bot.stem, endpoint_of=endpoint_of,
                     strategy=bot.strategy, speed=bot.speed, own_session=True,
-                    options=bot.options, fresh=not signed,
+                    options=bot.options, fresh=not kept,
                 )
             )  # fmt: skip
     except BaseException:

@@ -45,6 +45,7 @@ from cli.bots import (
     LobbyBot,
     note_lobby_bots,
     resume_bots,
+    signed_in,
     spawn_lobby_bot,
     stop_children,
     stop_processes,
@@ -907,7 +908,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
             return result
 
     # A quick game's bots come back with their person (they stopped with the table).
-    bots = resume_bots(path, spec, endpoints)
+    bots = resume_bots(path, spec, endpoints, signed_in(records, spec))
     result: tuple[Peer | None, int | None] | Outcome | None = None
     try:
         result = _trio_run("resume", main)

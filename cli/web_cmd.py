@@ -217,7 +217,7 @@ async def lobby_left(terminal: object) -> None:
     """The person left the lobby without a game: its page, if it is one, is told so (and
     stops trying to reconnect)."""
     if isinstance(terminal, PageTerminal):
-        await terminal.app.close_pages("you left the lobby: this page's peer has stopped")
+        await terminal.app.close_pages("you left the lobby: your nertz program has stopped")
 
 
 async def table_in_page(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from p2p_nertz.rules.reasons import Reason
+    from p2p_nertz.rules.reasons import Illegality
 
 __all__ = [
     "FaceDownError",
@@ -51,11 +51,11 @@ class FaceDownError(NertzError, LookupError):
 class IllegalMoveError(NertzError, ValueError):
     """Raised when a move is not legal in the current state; the state is left unchanged.
 
-    ``reason`` says why as a value (a :class:`~p2p_nertz.rules.reasons.Reason`), where the
+    ``reason`` says why as a value (a :class:`~p2p_nertz.rules.reasons.Illegality`), where the
     rules engine refused the move; ``None`` where nothing gave one.
     """
 
-    def __init__(self, message: str, *, reason: Reason | None = None) -> None:
+    def __init__(self, message: str, *, reason: Illegality | None = None) -> None:
         super().__init__(message)
         self.reason = reason
 

@@ -1,6 +1,7 @@
 """The bots a command starts die with it, however it ends, and its person's resume brings
 them back (session 31: ``nertz play --bots`` killed with SIGKILL left its bots playing alone;
-session 32: ``nertz host --bots`` resumed did not start its bots again).
+session 32: ``nertz host --bots`` resumed did not start its bots again; session 35: from the
+game's directory moved whole, and never a bot that played started afresh without its log).
 
 Real processes: a ``nertz play --bots 1`` at a pseudo-terminal, killed with SIGKILL once the
 round is dealt; its bot stops by itself (cli/bots.py: a pipe it watches, whose other end only
@@ -92,8 +93,21 @@ def test_play_bots_stop_with_a_killed_table_and_its_resume_starts_them_again(
     said = last_line(game / "bot1.err") or ""
     assert "the command that started it has ended" in said, said
     assert "Traceback" not in (game / "bot1.err").read_text()
+    # The person moves the game's directory (it was --dir's): its bots come back from there.
+    game = game.rename(tmp_path / "moved")
     you, bot_log = game / "you.log", game / "bot1.log"
     size = bot_log.stat().st_size
+
+    # The bot's log not beside the person's (moved without it): the bot has played, so it
+    # cannot start afresh (it would sign its moves anew, and be dropped as a cheat): said in
+    # one line, nothing started (session 35: it started a fresh bot1).
+    aside = bot_log.rename(tmp_path / "bot1.log")
+    refused = Tty(["resume", str(you)])
+    status = refused.finish(60)
+    text = refused.raw.decode(errors="replace")
+    assert status != 0 and "bot1 has played in this game and its log is not beside" in text, text
+    assert not bot_log.exists() and "Traceback" not in text
+    aside.rename(bot_log)
 
     # A process still writing the bot's log (a bot an earlier version left running): the
     # resume says so in one line and starts nothing.

@@ -135,6 +135,8 @@ def test_play_creates_a_table_adds_two_bots_starts_and_plays(tmp_path: Path) -> 
     tty.send("c")
     text = tty.wait("your table at 127.0.0.1:")
     assert re.search(r"^  0  Dee .* host +ready +← you", text, re.M), text
+    # On the loopback, the address said is this machine's alone: the way to the LAN is said.
+    tty.wait("» (127.0.0.1: this machine only; for the LAN: nertz play --address YOUR-LAN-IP)")
     tty.send("s")  # alone: cannot start yet
     tty.wait("cannot start: waiting for 1 more seat (b adds a bot)")
     # A lookahead bot at speed 9, then (the picker remembers) a greedy one at speed 9.

@@ -520,6 +520,5 @@ def test_a_pass_for_typed_at_the_table_before_the_minute_says_how_long_is_left()
     for key in (":", "P", "@", "1", ENTER):
         assert table.press(key, peer, net.now) == []
     assert table.keys.status == (
-        "illegal: seat 2 has not passed: a pass for seat 1 counts only while every other "
-        "player is stuck"
+        "illegal: seat 2 has not passed: P@1 counts only once every other player is stuck"
     ), table.keys.status

@@ -11,9 +11,9 @@ import pytest
 from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.rules import (
     Card,
+    Illegality,
     Move,
     Pile,
-    Reason,
     Rules,
     Table,
     Tableau,
@@ -29,7 +29,7 @@ PILES = (Pile.NERTS, Pile.WASTE, Pile(1), Pile(2), Pile(3), Pile(4))
 @pytest.mark.parametrize("why", list(Why))
 def test_every_reason_has_words(why: Why) -> None:
     nine, eight = Card.parse("9H"), Card.parse("8S")
-    reason = Reason(
+    reason = Illegality(
         why, nine, needs=Card.parse("8H"), onto=eight, pile=Pile(2), run=(nine, eight),
         count=3, held=2, seat=1, behalf=2, status="blocked",
     )  # fmt: skip
@@ -60,7 +60,7 @@ def test_the_keys_say_the_engine_s_reason_not_their_own() -> None:
     t = Tableau.parse("N: 4C 5D | 1: QH | 2: JS 10D | 3: - | 4: 8C | S: 2C | W: -")
     table = Table.from_tableaux(Rules(), [t, t])
     ctx = Context(table, 0, symbols=False)
-    assert why_illegal(table, 0, Move.parse("2:3>4")) == Reason(
+    assert why_illegal(table, 0, Move.parse("2:3>4")) == Illegality(
         Why.TOO_FEW, pile=Pile(2), held=2, count=3
     )
     assert explain(ctx, Move.parse("2:3>4")) == "illegal: the work pile 2 holds 2 cards, not 3"

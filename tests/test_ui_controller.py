@@ -9,7 +9,7 @@ import signal
 from p2p_nertz.errors import IllegalMoveError
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.peer import Peer
-from p2p_nertz.rules import Card, Move, Reason, Rules, Why
+from p2p_nertz.rules import Card, Illegality, Move, Rules, Why
 from p2p_nertz.sim import SimConfig, Simulation
 from p2p_nertz.ui import Abandon, Leave, PlayMove, TableController, TableView
 from p2p_nertz.ui.controller import BETWEEN_ROUNDS, CTRL_C, Quit, ReleaseReady
@@ -101,7 +101,7 @@ def test_a_pointer_action_is_a_request_like_a_key() -> None:
     # The engine's refusal says its reason as a value: the table words that, never the
     # message (which ends with a tableau dump).
     nine, eight = Card.parse("9H"), Card.parse("8H")
-    reason = Reason(Why.NO_FOUNDATION, nine, needs=eight)
+    reason = Illegality(Why.NO_FOUNDATION, nine, needs=eight)
     table.refused(IllegalMoveError("W>L: 9H fits on no foundation in N: KS | 1: 2D", reason=reason))
     assert table.keys.status == "illegal: 9H fits on no foundation (it needs an 8H on top)"
     table.refused("W>L: a card it needs is not seen here yet")

@@ -64,6 +64,8 @@ def test_the_keys_page_still_lists_every_key_and_points_to_how_to_play() -> None
     assert "? again: how to play" in text
     for key, _ in KEY_HELP:
         assert key.replace("1-6", "1-4") in text  # (this game's four work piles)
+    # A player's words, not the program's: "the engine picks the foundation" (session 35).
+    assert "engine" not in text and "…to the lake (onto the pile it fits there)" in text
 
 
 def test_turn_based_header_says_whose_turn_it_is() -> None:
@@ -99,7 +101,8 @@ def test_keys_after_a_nerts_call_play_nothing() -> None:
     caller = "N: - | 1: 9C | 2: 8C | 3: 7C | 4: 6C | S: 2D 3D | W: -"
     table, _ = script(table_from(caller, IDLE), "0 X")
     state, actions = press(KeyState(), "s", Context(table, 1))
-    assert actions == [] and "the round is over (nerts)" in state.status
+    # In the header's words, not the engine's value (session 35: "the round is over (nerts)").
+    assert actions == [] and state.status == "illegal: the round is over: Nerts! was called"
 
 
 def test_the_status_line_offers_the_pass_when_nothing_is_left_to_play() -> None:

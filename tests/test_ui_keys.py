@@ -165,6 +165,10 @@ def test_keys_bad_notation_is_one_status_line() -> None:
 def test_keys_escape_cancels_a_pick() -> None:
     state, actions = keys(table_of(), ["n", ESC])
     assert state == KeyState() and actions == []
+    # Backspace too (session 35: a newcomer undoing a pick read "no key 'BACKSPACE' here").
+    for sequence in (["n", BACKSPACE], [BACKSPACE]):
+        state, actions = keys(table_of(), sequence)
+        assert state == KeyState() and actions == [], state
 
 
 def test_keys_quit_asks_first() -> None:

@@ -327,3 +327,14 @@ def test_the_lake_heading_counts_each_suit_s_piles_in_words() -> None:
     assert "♣ clubs: 1 pile " in heading and "♦ diamonds: 2 piles " in heading, heading
     assert heading.rstrip().endswith("♠ spades"), heading  # (an empty suit: no count)
     assert "2♦ 01" in text and "A♣ 1" in text  # each pile's top, then its cards' owners
+
+
+def test_the_board_says_an_empty_nerts_pile_cost_nothing_not_minus_nothing() -> None:
+    # A first game won by calling Nerts: the board read "Nerts −2×0 = −0" for the caller.
+    nerts = table_from("N: - | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -", IDLE)
+    called, _ = nerts.play(0, Move.call())
+    board = Board(1, called.score(), (0, -2), called.lake)
+    text = render(_view(table=called, board=board)).text()
+    rows = [line for line in text.splitlines() if " Nerts −2×" in line]
+    assert len(rows) == 2 and "=  0 " in rows[0] and "−0" not in rows[0], rows
+    assert "= −2 " in rows[1], rows  # (seat 1's King left in its Nerts pile)

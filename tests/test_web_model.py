@@ -15,8 +15,9 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Move, MoveKind, Pile, Rules, Table
 from p2p_nertz.ui import PlayMove, TableController, TableView
+from p2p_nertz.ui.keys import ENTER
 from p2p_nertz.ui.tracker import PASSED_TURNS_FOR_YOU
-from p2p_nertz.ui.view import passed_for_words
+from p2p_nertz.ui.view import card_text, passed_for_words
 from p2p_nertz.web.model import (
     BadAction,
     Drop,
@@ -248,6 +249,12 @@ def test_a_drop_moves_exactly_the_run_grabbed_from_a_work_pile() -> None:
     controller = _controller(peer)
     assert controller.drop(source, [target], peer, 0.0, count=len(pile)) == []
     assert controller.keys.status.startswith("illegal: "), controller.keys.status
+    # Said as the same move typed is (the engine's reason, worded in one place), of that run.
+    typed = _controller(peer)
+    for key in (":", *f"{source}:{len(pile)}>{target}", ENTER):
+        typed.press(key, peer, 0.0)
+    assert controller.keys.status == typed.keys.status, typed.keys.status
+    assert f"…{card_text(pile[-1])} does not go on" in typed.keys.status, typed.keys.status
     # Only a top card goes to the lake, whatever is under the one grabbed.
     controller = _controller(peer)
     assert controller.drop(source, ["l"], peer, 0.0, count=len(pile)) == []

@@ -32,7 +32,9 @@ from tests.web_helpers import (
     WebGame,
     browser_missing,
     click,
+    drag_to,
     open_browser,
+    texts,
     wait_for,
 )
 
@@ -109,6 +111,7 @@ def test_web_a_newcomer_finds_the_rules_closes_them_and_is_told_how_to_place_a_p
             "Drag a card",
         ):
             assert words in " ".join(help_text.split()), (words, help_text)
+        assert "peer" not in help_text, help_text  # (a program's word: session 35)
         # Esc closes it (and says nothing to the peer); ? opens it; its button closes it.
         ActionChains(driver).send_keys(Keys.ESCAPE).perform()
         wait_for(driver, lambda d: not _help(d).is_displayed(), "Esc closes the help")
@@ -389,6 +392,35 @@ def test_web_the_newest_announcement_stays_in_sight_under_long_ones(page: Served
         assert newest.text == messages[-1]
 
 
+#: A point of the table (a pile, a button: ``arguments[0]``) the open help does not cover,
+#: near one of its corners, found and measured in one script; null: none is.
+_OFF_HELP = """
+const h = document.getElementById('help').getBoundingClientRect();
+for (const e of document.querySelectorAll(arguments[0])) {
+  const r = e.getBoundingClientRect();
+  for (const [x, y] of [[r.left + 3, r.top + 6], [r.right - 3, r.top + 6],
+                        [r.left + 3, r.bottom - 3], [r.right - 3, r.bottom - 3]]) {
+    const off = x < h.left || x > h.right || y < h.top || y > h.bottom;
+    const hit = document.elementFromPoint(x, y);
+    if (off && hit && hit.closest(arguments[0])) return [Math.round(x), Math.round(y)];
+  }
+}
+return null;
+"""
+
+
+def _click_at(driver: Any, at: tuple[int, int]) -> None:
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+    actions = ActionBuilder(driver, duration=50)
+    actions.pointer_action.move_to_location(*at).click()
+    actions.perform()
+
+
+def _drag_from(driver: Any, at: tuple[int, int]) -> None:
+    drag_to(driver, at, (640, 360))
+
+
 def test_web_a_key_pressed_with_the_help_open_is_the_help_s_and_q_closes_it(
     page: ServedPage,
 ) -> None:
@@ -405,6 +437,15 @@ def test_web_a_key_pressed_with_the_help_open_is_the_help_s_and_q_closes_it(
         ActionChains(driver).send_keys("snwx1l:p").perform()
         ActionChains(driver).send_keys("q").perform()
         wait_for(driver, lambda d: not _help(d).is_displayed(), "q closes the help")
+        # Nor does the pointer (session 35: a click at a card's edge beside the help played
+        # the card unseen): a press off the help, a click or a drag's, only closes it.
+        for act in (_click_at, _drag_from):
+            ActionChains(driver).send_keys("?").perform()
+            wait_for(driver, lambda d: _help(d).is_displayed(), "? opens the help")
+            at = driver.execute_script(_OFF_HELP, "#mine .pile, #lake, #actions button")
+            assert at is not None, "the help covers the whole table"
+            act(driver, (at[0], at[1]))
+            wait_for(driver, lambda d: not _help(d).is_displayed(), "a press off it closes it")
         # The table's keys are the table's again: the first the peer hears is this one.
         ActionChains(driver).send_keys("4").perform()
         action = page.actions.get(timeout=60)
@@ -425,6 +466,9 @@ def test_web_the_header_says_whose_turn_it_is_and_that_the_person_left(
         driver.get(page.url)
         header = driver.find_element("id", "round")
         wait_for(driver, lambda d: "round 1 of 1" in header.text, "the header")
+        assert [b for b in texts(driver, "#actions button") if b] == [
+            "stuck", "Nerts!", "how to play"
+        ]  # fmt: skip
         assert header.text == "round 1 of 1 · playing · your turn", header.text
         for shown, ends in (
             (dataclasses.replace(view, seat=1), "playing · turn: Ann (seat 0)"),
@@ -435,6 +479,17 @@ def test_web_the_header_says_whose_turn_it_is_and_that_the_person_left(
                 ),
                 "round 1 of 1 · playing · you left the game",
             ),
+            # The game over: said once (it read "game over · the game has ended").
+            (
+                dataclasses.replace(
+                    view, table=table_from(IDLE, IDLE), rules=Rules(rounds=1, target=None),
+                    phase="over", final=True,
+                ),
+                "round 1 of 1 · game over",
+            ),
         ):  # fmt: skip
             page.publish(json.dumps(view_json(shown), ensure_ascii=False))
             wait_for(driver, lambda d, ends=ends: header.text.endswith(ends), ends)
+            # Nothing is left to pass or call once the game is done for us: only the help.
+            buttons = ["how to play"] if shown.final else ["stuck", "Nerts!", "how to play"]
+            assert [b for b in texts(driver, "#actions button") if b] == buttons

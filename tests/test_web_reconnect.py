@@ -118,10 +118,14 @@ def test_web_the_page_reconnects_by_itself_when_its_peer_is_back(
         events = driver.execute_script("return getComputedStyle(arguments[0]).pointerEvents", nerts)
         assert events != "none"
         # The peer is done (the game over, say): it says why, and the page stops trying.
-        again.close_pages("the game is over: this page's peer has stopped")
+        again.close_pages("the game is over: your nertz program has stopped")
         done = wait_for(driver, lambda d: (s := shown(d))["down"] and s, "the last word")
-        assert done["status"] == "the game is over: this page's peer has stopped", done
-        assert done["link"] == "disconnected" and not done["retrying"], done
+        assert done["status"] == "the game is over: your nertz program has stopped", done
+        assert done["link"] == "stopped" and not done["retrying"], done  # (no fault: not red)
+        assert driver.execute_script(
+            "return [document.getElementById('link').className,"
+            " document.getElementById('status').className]"
+        ) == ["link", ""]
         # (The last view stays to be read.)
         assert driver.find_elements("css selector", "#mine .nerts .card")
 
@@ -212,7 +216,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             )
             assert answer.startswith("a lobby choice means nothing on this page now"), answer
             resumed.send_signal(signal.SIGTERM)  # the player leaves
-            said = "you left the game: this page's peer has stopped"
+            said = "you left the game: your nertz program has stopped"
             done = wait_for(driver, lambda d: (s := shown(d))["status"] == said and s, "left")
             assert not done["retrying"], done
             _, err = resumed.communicate(timeout=60)

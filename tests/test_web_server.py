@@ -322,7 +322,7 @@ async def test_the_lobby_page_answers_a_drop_and_a_choice_before_it_is_shown() -
             await connected.wait()
             await lobby_left(terminal)
         assert told == ["lobby", "closed"]
-        assert terminal.feed.closed == "you left the lobby: this page's peer has stopped"
+        assert terminal.feed.closed == "you left the lobby: your nertz program has stopped"
         nursery.cancel_scope.cancel()
 
 

@@ -29,7 +29,7 @@ from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
 from p2p_nertz.rules.game import Game, GameResult, Termination
 from p2p_nertz.rules.lake import Claim, Lake, LakeCard, Outcome, Resolution, resolve
 from p2p_nertz.rules.moves import FoundationId, Move, MoveKind, Pile
-from p2p_nertz.rules.reasons import Reason, Why, why_illegal
+from p2p_nertz.rules.reasons import Illegality, Why, why_illegal
 from p2p_nertz.rules.table import LegalMoves, Play, PlayerScore, RoundScore, RoundStatus, Table
 from p2p_nertz.rules.tableau import Tableau, fits_on
 
@@ -43,6 +43,7 @@ __all__ = [
     "FoundationId",
     "Game",
     "GameResult",
+    "Illegality",
     "Lake",
     "LakeCard",
     "LegalMoves",
@@ -51,7 +52,6 @@ __all__ = [
     "Outcome",
     "Pile",
     "Play",
-    "Reason",
     "PlayerScore",
     "Resolution",
     "RoundScore",

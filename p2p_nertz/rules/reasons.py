@@ -1,7 +1,7 @@
 """Why a move is illegal, as a value: the reason the rules engine gives when it refuses one.
 
 Every :class:`~p2p_nertz.errors.IllegalMoveError` the engine raises for a seat's move carries
-a :class:`Reason` (:attr:`~p2p_nertz.errors.IllegalMoveError.reason`): which way the move is
+a :class:`Illegality` (:attr:`~p2p_nertz.errors.IllegalMoveError.reason`): which way the move is
 illegal (:class:`Why`) and the values that say it (the card, the card it needs, the pile, the
 count...). The check that refuses a move sets it where it refuses: a front end words the
 reason (one table, in ``ui/``) and never restates a rule or reads an engine message back.
@@ -30,11 +30,11 @@ if TYPE_CHECKING:
     from p2p_nertz.rules.moves import Move, Pile
     from p2p_nertz.rules.table import Table
 
-__all__ = ["Reason", "Why", "why_illegal"]
+__all__ = ["Illegality", "Why", "why_illegal"]
 
 
 class Why(enum.Enum):
-    """One way a move is illegal (the values a :class:`Reason` fills in for each)."""
+    """One way a move is illegal (the values a :class:`Illegality` fills in for each)."""
 
     ROUND_OVER = "round over"  #: the round has ended (``status``: how)
     NOT_PLAYING = "not playing"  #: the seat (``seat``) plays no part in this round
@@ -50,16 +50,29 @@ class Why(enum.Enum):
     UNDECLARED = "undeclared"  #: a joker (``card``) goes to the lake only declared
     ONTO_ITSELF = "onto itself"  #: a pile onto itself
     TOO_FEW = "too few"  #: ``pile`` holds ``held`` cards, not ``count``
-    NO_FIT = "no fit"  #: ``card`` (of ``run``, from ``pile``) does not go on ``onto``
+    #: ``card``, the bottom of the ``count`` cards moved from ``pile`` (which holds ``run``),
+    #: does not go on ``onto``
+    NO_FIT = "no fit"
     PASS_SELF = "pass self"  #: a seat passes for itself with P, not P@
     STUCK_BY_PASS = "stuck by pass"  #: ``seat`` is stuck by a pass on its behalf
     NOT_ALL_STUCK = "not all stuck"  #: a pass for ``behalf`` while ``seat`` has not passed
     NOT_THEIR_TURN = "not their turn"  #: turn-based: a pass for ``behalf`` off its turn
-    OTHER = "other"  #: any other way (a joker's declaration, a slide-under, not listed...)
+    NO_JOKER = "no joker"  #: the move declares a joker as ``card`` (``=5H``) and fixes none
+    #: the joker ``card`` (on or from ``pile``) must be declared, as one of ``options``
+    JOKER_UNSAID = "joker unsaid"
+    #: ``card`` goes on the joker ``onto`` (on ``pile``) as none of the cards it could be
+    JOKER_NO_FIT = "joker no fit"
+    JOKER_UNDER_JOKER = "joker under joker"  #: a joker slid under the joker of ``pile``
+    SLIDE_EMPTY = "slide empty"  #: a slide-under into the empty work pile ``pile``
+    SLIDE_NO_SPACE = "slide no space"  #: a slide-under while no work pile is empty
+    #: ``card`` (the run's top) slid under ``onto``, the base of ``pile``, which does not go on it
+    SLIDE_NO_FIT = "slide no fit"
+    FACE_DOWN = "face down"  #: a card of ``pile`` the move needs is not turned up yet
+    OTHER = "other"  #: any other way (not listed: a move no key makes)
 
 
 @dataclass(frozen=True, slots=True)
-class Reason:
+class Illegality:
     """Why a move is illegal: the way (:attr:`why`) and the values that say it.
 
     Attributes:
@@ -74,6 +87,7 @@ class Reason:
         seat: the seat it concerns (the one not playing, stuck, or not passed).
         behalf: the seat a pass is made for.
         status: how the round ended (:class:`~p2p_nertz.rules.RoundStatus`'s value).
+        options: what a joker may be declared as (:attr:`Why.JOKER_UNSAID`).
     """
 
     why: Why
@@ -87,9 +101,10 @@ class Reason:
     seat: int | None = None
     behalf: int | None = None
     status: str = ""
+    options: tuple[Card, ...] = ()
 
 
-def why_illegal(table: Table, seat: int, move: Move) -> Reason | None:
+def why_illegal(table: Table, seat: int, move: Move) -> Illegality | None:
     """Why ``seat``'s ``move`` is illegal on ``table`` now, by the engine's own checks
     (:meth:`~p2p_nertz.rules.Table.play`, after the clock: a move in the air after a call
     does not count as played now); ``None``: the engine takes it.
@@ -100,5 +115,5 @@ def why_illegal(table: Table, seat: int, move: Move) -> Reason | None:
     try:
         table.play(seat, move, table.clock + 1)
     except IllegalMoveError as exc:
-        return exc.reason if isinstance(exc.reason, Reason) else Reason(Why.OTHER)
-    return None if move in table.legal_moves(seat) else Reason(Why.OTHER)
+        return exc.reason if isinstance(exc.reason, Illegality) else Illegality(Why.OTHER)
+    return None if move in table.legal_moves(seat) else Illegality(Why.OTHER)

@@ -55,7 +55,7 @@ from p2p_nertz.rules.moves import (
     Move,
     Pile,
 )
-from p2p_nertz.rules.reasons import Reason, Why
+from p2p_nertz.rules.reasons import Illegality, Why
 from p2p_nertz.rules.tableau import (
     Tableau,
     fits_on,
@@ -371,7 +371,7 @@ class Table:
         if not targets:
             raise IllegalMoveError(
                 f"{card} fits on no foundation in the lake",
-                reason=Reason(Why.NO_FOUNDATION, card, needs=needs(card)),
+                reason=Illegality(Why.NO_FOUNDATION, card, needs=needs(card)),
             )
         return targets[0]
 
@@ -408,7 +408,7 @@ class Table:
             alone = self.rules.rotate_alone
             raise IllegalMoveError(
                 f"{move}: rotate only when everyone is stuck" + (" (pass first)" if alone else ""),
-                reason=Reason(Why.ROTATE_NOT_STUCK if alone else Why.ROTATE_NOT_ALL),
+                reason=Illegality(Why.ROTATE_NOT_STUCK if alone else Why.ROTATE_NOT_ALL),
             )
         tableau = self.tableaux[seat] if shown is None else shown
         card: Card | None
@@ -469,14 +469,14 @@ class Table:
         if not self.active[seat]:
             raise IllegalMoveError(
                 f"{move}: seat {seat} is not playing this round",
-                reason=Reason(Why.NOT_PLAYING, seat=seat),
+                reason=Illegality(Why.NOT_PLAYING, seat=seat),
             )
         if self.status is not STATUS_PLAYING and not (
             self.status is STATUS_NERTS and self.cut is not None and lamport <= self.cut
         ):
             raise IllegalMoveError(
                 f"{move}: the round is over ({self.status.value})",
-                reason=Reason(Why.ROUND_OVER, status=self.status.value),
+                reason=Illegality(Why.ROUND_OVER, status=self.status.value),
             )
         return lamport
 
@@ -490,7 +490,10 @@ class Table:
         try:
             card, taken = tableau.take(move.source)
             if is_unknown(card):
-                raise IllegalMoveError("a card not turned up yet cannot be played")
+                raise IllegalMoveError(
+                    "a card not turned up yet cannot be played",
+                    reason=Illegality(Why.FACE_DOWN, pile=move.source),
+                )
             played = _as_played(card, move.declare)
             foundation = move.foundation or self._target(seat, played)
             claim = Claim(seat, played, move.source, foundation, lamport)
@@ -790,12 +793,15 @@ def _as_played(card: Card, declare: Card | None) -> Card:
         if declare is None:
             raise IllegalMoveError(
                 f"declare the joker {card} before it goes to the lake (=5H)",
-                reason=Reason(Why.UNDECLARED, card),
+                reason=Illegality(Why.UNDECLARED, card),
             )
         assert declare.suit is not None
         return card.declare(declare.rank, declare.suit)
     if declare is not None and (not card.is_joker or declare != Card(card.rank, card.suit)):
-        raise IllegalMoveError(f"{card} is not an undeclared joker: nothing to declare")
+        raise IllegalMoveError(
+            f"{card} is not an undeclared joker: nothing to declare",
+            reason=Illegality(Why.NO_JOKER, card=declare),
+        )
     return card
 
 
@@ -1025,19 +1031,19 @@ def _pass_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table,
     assert behalf is not None
     if behalf == seat:
         raise IllegalMoveError(
-            f"{move}: a seat passes for itself with P", reason=Reason(Why.PASS_SELF)
+            f"{move}: a seat passes for itself with P", reason=Illegality(Why.PASS_SELF)
         )
     if not 0 <= behalf < table.seats or not table.active[behalf]:
         raise IllegalMoveError(
             f"{move}: seat {behalf} is not playing this round",
-            reason=Reason(Why.NOT_PLAYING, seat=behalf),
+            reason=Illegality(Why.NOT_PLAYING, seat=behalf),
         )
     if behalf in table.passed_for:  # a repeat: it stands already
         return _evolve(table, clock=lamport), Play(seat, move, lamport)
     if seat in table.passed_for:
         raise IllegalMoveError(
             f"{move}: seat {seat} is stuck by a pass on its behalf: it must pass itself first",
-            reason=Reason(Why.STUCK_BY_PASS, seat=seat),
+            reason=Illegality(Why.STUCK_BY_PASS, seat=seat),
         )
     if table.rules.turn_based:
         return _pass_turn_for(table, seat, move, lamport)
@@ -1048,7 +1054,7 @@ def _pass_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[Table,
         raise IllegalMoveError(
             f"{move}: {who}: a pass for seat {behalf} counts only while every other player "
             "is stuck",
-            reason=Reason(Why.NOT_ALL_STUCK, seat=late, behalf=behalf),
+            reason=Illegality(Why.NOT_ALL_STUCK, seat=late, behalf=behalf),
         )
     marked = _evolve(table, passed_for=tuple(sorted((*table.passed_for, behalf))))
     new, play = _stuck(marked, behalf, Move.pass_(), lamport)
@@ -1101,7 +1107,7 @@ def _out_of_turn(table: Table, seat: int, move: Move) -> None:
         return
     raise IllegalMoveError(
         f"{move}: it is seat {table.turn}'s turn, not seat {seat}'s (turn-based play)",
-        reason=Reason(Why.TURNS_PASSED if seat in table.passed_for else Why.NOT_YOUR_TURN),
+        reason=Illegality(Why.TURNS_PASSED if seat in table.passed_for else Why.NOT_YOUR_TURN),
     )
 
 
@@ -1124,7 +1130,7 @@ def _pass_turn_for(table: Table, seat: int, move: Move, lamport: int) -> tuple[T
         raise IllegalMoveError(
             f"{move}: it is seat {table.turn}'s turn: a pass for seat {behalf} counts only on "
             "its turn (turn-based play)",
-            reason=Reason(Why.NOT_THEIR_TURN, seat=table.turn, behalf=behalf),
+            reason=Illegality(Why.NOT_THEIR_TURN, seat=table.turn, behalf=behalf),
         )
     marked = _evolve(table, passed_for=tuple(sorted((*table.passed_for, behalf))))
     new, play = _stuck(marked, behalf, Move.pass_(), lamport)

@@ -52,7 +52,7 @@ from p2p_nertz.rules.moves import (
     Move,
     Pile,
 )
-from p2p_nertz.rules.reasons import Reason, Why
+from p2p_nertz.rules.reasons import Illegality, Why
 from p2p_nertz.slots import quick_init
 
 __all__ = ["Tableau", "fits_on", "joker_options_on", "joker_options_under"]
@@ -440,7 +440,11 @@ class Tableau:
                 raise _too_few(move, cards, self)
             run = cards[-move.count :]
         if any(is_unknown(c) for c in run):
-            raise IllegalMoveError(f"{move}: a card not turned up yet cannot be played, in {self}")
+            raise _illegal(
+                f"{move}: a card not turned up yet cannot be played, in {self}",
+                Why.FACE_DOWN,
+                pile=source,
+            )
         return run
 
     def _move_cards(self, move: Move) -> Tableau:
@@ -458,9 +462,13 @@ class Tableau:
         run = self._source_run(move)
         dest = self._work_pile(target)
         if dest and (is_unknown(dest[-1]) or (move.kind is MOVE_SLIDE and is_unknown(dest[0]))):
-            raise IllegalMoveError(f"{move}: work pile {target} shows no card yet, in {self}")
+            raise _illegal(
+                f"{move}: work pile {target} shows no card yet, in {self}",
+                Why.FACE_DOWN,
+                pile=target,
+            )
         if move.kind is MOVE_SLIDE:
-            new_dest = self._slide(move, run, dest)
+            new_dest = _slide(self, move, run, dest)
         else:
             new_dest = self._build(move, run, dest)
         # Remove the run from its source, then set the destination.
@@ -479,71 +487,35 @@ class Tableau:
         bottom = run[0]
         if not dest:
             if move.declare is not None:
-                raise IllegalMoveError(f"{move}: no joker is fixed by this move")
+                raise _no_joker(move)
             return run  # RULES.md: an empty work pile takes any card
         exposed = dest[-1]
         if exposed.suit is None:
             # An undeclared joker is fixed by the card placed on it (RULES.md: jokers).
             options = joker_options_on(bottom, dest[-2] if len(dest) > 1 else None)
             if not options:
-                raise IllegalMoveError(f"{move}: {bottom} cannot go on the joker in {self}")
+                raise _illegal(
+                    f"{move}: {bottom} cannot go on the joker in {self}",
+                    Why.JOKER_NO_FIT,
+                    card=bottom,
+                    onto=exposed,
+                    pile=move.target,
+                )
             if move.declare is None or move.declare not in options:
-                raise IllegalMoveError(
+                raise _illegal(
                     f"{move}: say what the joker on pile {move.target} becomes: "
-                    + " or ".join(f"={c}" for c in options)
+                    + " or ".join(f"={c}" for c in options),
+                    Why.JOKER_UNSAID,
+                    card=exposed,
+                    pile=move.target,
+                    options=options,
                 )
             return (*dest[:-1], exposed.declare(move.declare.rank, move.declare.suit), *run)  # type: ignore[arg-type]
         if move.declare is not None:
-            raise IllegalMoveError(f"{move}: no joker is fixed by this move")
+            raise _no_joker(move)
         if not fits_on(bottom, exposed):
             raise _no_fit(move, bottom, exposed, self)
         return dest + run
-
-    def _slide(self, move: Move, run: tuple[Card, ...], dest: tuple[Card, ...]) -> tuple[Card, ...]:
-        if not dest:
-            raise IllegalMoveError(
-                f"{move}: work pile {move.target} is empty: play into it instead"
-            )
-        if not self.has_empty_work_pile():
-            raise IllegalMoveError(f"{move}: slide-under needs an empty work pile, in {self}")
-        top_of_run, base = run[-1], dest[0]
-        if base.suit is None and top_of_run.suit is not None:
-            # Slid under a lone undeclared joker: the joker ends on top of the run, as if the
-            # card had been placed in the space and the joker moved onto it — which does not
-            # fix it either (RULES.md: jokers; slide-under is that two-move play as one).
-            if move.declare is not None:
-                raise IllegalMoveError(
-                    f"{move}: no joker is fixed by this move (a card slid under a lone joker "
-                    "leaves it undeclared)"
-                )
-            if not fits_on(base, top_of_run):
-                raise IllegalMoveError(f"{move}: nothing goes below an ace, in {self}")
-            return run + dest
-        if top_of_run.suit is None:
-            if base.suit is None:
-                raise IllegalMoveError(f"{move}: a joker cannot be slid under a joker")
-            # The pile's base is played onto the joker, which fixes it (RULES.md: jokers).
-            options = joker_options_under(base)
-            if len(run) > 1:
-                # The joker must also fit on the card below it in the run.
-                options = tuple(c for c in options if fits_on(c, run[-2]))
-            if move.declare is None or move.declare not in options:
-                raise IllegalMoveError(
-                    f"{move}: say what the joker becomes: " + " or ".join(f"={c}" for c in options)
-                    if options
-                    else f"{move}: {top_of_run} cannot be slid under {base}"
-                )
-            decl = move.declare
-            assert decl.suit is not None
-            return (*run[:-1], top_of_run.declare(decl.rank, decl.suit), *dest)
-        if move.declare is not None:
-            raise IllegalMoveError(f"{move}: no joker is fixed by this move")
-        if not fits_on(base, top_of_run):
-            raise IllegalMoveError(
-                f"{move}: {top_of_run} cannot be slid under {base} "
-                "(it must be one rank higher, other colour)"
-            )
-        return run + dest
 
     # -- notation -------------------------------------------------------------------------
     def __str__(self) -> str:
@@ -607,8 +579,8 @@ _NAMES = {Pile.NERTS: "Nerts pile", Pile.WASTE: "waste"}
 
 
 def _illegal(message: str, why: Why, **values: Any) -> IllegalMoveError:
-    """The refusal of a move: the engine's ``message``, and why as a :class:`Reason`."""
-    return IllegalMoveError(message, reason=Reason(why, **values))
+    """The refusal of a move: the engine's ``message``, and why as a :class:`Illegality`."""
+    return IllegalMoveError(message, reason=Illegality(why, **values))
 
 
 def _rotate_short(tableau: Tableau) -> IllegalMoveError:
@@ -633,6 +605,86 @@ def _too_few(move: Move, cards: tuple[Card, ...], tableau: Tableau) -> IllegalMo
     )
 
 
+def _slide(
+    tableau: Tableau, move: Move, run: tuple[Card, ...], dest: tuple[Card, ...]
+) -> tuple[Card, ...]:
+    """Work pile ``dest`` with ``run`` slid under it (RULES.md: slide-under): see
+    :meth:`Tableau.apply`."""
+    if not dest:
+        raise _illegal(
+            f"{move}: work pile {move.target} is empty: play into it instead",
+            Why.SLIDE_EMPTY,
+            pile=move.target,
+        )
+    if not tableau.has_empty_work_pile():
+        raise _illegal(
+            f"{move}: slide-under needs an empty work pile, in {tableau}", Why.SLIDE_NO_SPACE
+        )
+    top_of_run, base = run[-1], dest[0]
+    if base.suit is None and top_of_run.suit is not None:
+        # Slid under a lone undeclared joker: the joker ends on top of the run, as if the
+        # card had been placed in the space and the joker moved onto it — which does not
+        # fix it either (RULES.md: jokers; slide-under is that two-move play as one).
+        if move.declare is not None:
+            raise _no_joker(move, " (a card slid under a lone joker leaves it undeclared)")
+        if not fits_on(base, top_of_run):
+            raise _slide_misfit(move, f"{move}: nothing goes below an ace, in {tableau}", run, dest)
+        return run + dest
+    if top_of_run.suit is None:
+        if base.suit is None:
+            raise _illegal(
+                f"{move}: a joker cannot be slid under a joker",
+                Why.JOKER_UNDER_JOKER,
+                pile=move.target,
+            )
+        # The pile's base is played onto the joker, which fixes it (RULES.md: jokers).
+        options = joker_options_under(base)
+        if len(run) > 1:
+            # The joker must also fit on the card below it in the run.
+            options = tuple(c for c in options if fits_on(c, run[-2]))
+        if not options:
+            raise _slide_misfit(
+                move, f"{move}: {top_of_run} cannot be slid under {base}", run, dest
+            )
+        if move.declare is None or move.declare not in options:
+            raise _illegal(
+                f"{move}: say what the joker becomes: " + " or ".join(f"={c}" for c in options),
+                Why.JOKER_UNSAID,
+                card=top_of_run,
+                pile=move.source,
+                options=options,
+            )
+        decl = move.declare
+        assert decl.suit is not None
+        return (*run[:-1], top_of_run.declare(decl.rank, decl.suit), *dest)
+    if move.declare is not None:
+        raise _no_joker(move)
+    if not fits_on(base, top_of_run):
+        raise _slide_misfit(
+            move,
+            f"{move}: {top_of_run} cannot be slid under {base} "
+            "(it must be one rank higher, other colour)",
+            run,
+            dest,
+        )
+    return run + dest
+
+
+def _no_joker(move: Move, more: str = "") -> IllegalMoveError:
+    """A move that declares a joker (``=5H``) and fixes none (RULES.md: jokers)."""
+    return _illegal(
+        f"{move}: no joker is fixed by this move{more}", Why.NO_JOKER, card=move.declare
+    )
+
+
+def _slide_misfit(
+    move: Move, message: str, run: tuple[Card, ...], dest: tuple[Card, ...]
+) -> IllegalMoveError:
+    """The run ``move`` takes slid under the work pile ``dest``, whose base does not go on the
+    run's top card (RULES.md: slide-under)."""
+    return _illegal(message, Why.SLIDE_NO_FIT, card=run[-1], onto=dest[0], pile=move.target)
+
+
 def _no_fit(move: Move, card: Card, onto: Card, tableau: Tableau) -> IllegalMoveError:
     """``card`` (the bottom of the run ``move`` takes) built on ``onto``, where it does not fit."""
     assert move.source is not None
@@ -643,4 +695,5 @@ def _no_fit(move: Move, card: Card, onto: Card, tableau: Tableau) -> IllegalMove
         onto=onto,
         pile=move.source,
         run=tableau.pile(move.source),
+        count=move.count,
     )

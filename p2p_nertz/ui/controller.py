@@ -33,7 +33,7 @@ from p2p_nertz.protocol.gone import GoneReason
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, own_held_back
 from p2p_nertz.protocol.peer import Effect, Peer, TableGone
 from p2p_nertz.protocol.state import GameState
-from p2p_nertz.rules import MoveKind, Pile, Tableau
+from p2p_nertz.rules import Move, MoveKind, Pile
 from p2p_nertz.ui.keys import (
     ENTER,
     Abandon,
@@ -44,13 +44,14 @@ from p2p_nertz.ui.keys import (
     Leave,
     PlayMove,
     Status,
+    explain,
     illegal_words,
     once_dealt,
     press,
 )
 from p2p_nertz.ui.refusals import pass_for_early_words
 from p2p_nertz.ui.tracker import Tracker
-from p2p_nertz.ui.view import NOT_UP, TableView, card_text, cards_up
+from p2p_nertz.ui.view import NOT_UP, TableView, cards_up
 from p2p_nertz.ui.waits import status_wait
 
 __all__ = [
@@ -253,11 +254,8 @@ class TableController:
             for m in ctx.table.legal_moves(ctx.seat)
             if m.source is source and m.target is to and m.count == count and m.plays_card
         ]
-        if not moves:
-            tableau = ctx.table.tableaux[ctx.seat]
-            return KeyState(
-                line=Status.refusing(_run_misfit(tableau, source, to, count, ctx.symbols))
-            ), []
+        if not moves:  # (the engine's reason, worded as a typed move's: the keys' one home)
+            return KeyState(line=Status.refusing(explain(ctx, Move.to_pile(source, to, count)))), []
         # As the keys prefer: a move over a slide-under, an undeclared one over a joker's.
         moves.sort(key=lambda m: (m.kind is not MoveKind.CARD, m.declare is not None))
         return press(KeyState(command=str(moves[0])), ENTER, ctx)
@@ -290,12 +288,12 @@ class TableController:
         page, which then stops trying to reconnect): the person left, the table went on
         without them, or the game is over."""
         if self.left:
-            return "you left the game: this page's peer has stopped"
+            return "you left the game: your nertz program has stopped"
         if self.gone is not None:
-            return f"{_GONE_HINT[self.gone.reason]}: this page's peer has stopped"
+            return f"{_GONE_HINT[self.gone.reason]}: your nertz program has stopped"
         if self.stopped:
-            return "the game is over: this page's peer has stopped"
-        return "this page's peer has stopped: its terminal says why"
+            return "the game is over: your nertz program has stopped"
+        return "your nertz program has stopped: its terminal says why"
 
     def refused(self, why: str | MoveAnswer | IllegalMoveError) -> None:
         """The node refused a move: the status line says why, the core's answer in the
@@ -439,24 +437,6 @@ class TableController:
         self.left = True
         self.tracker.say("leaving the game: waiting for the others to hold our leave…")
         return [Leave()]
-
-
-def _run_misfit(tableau: Tableau, source: Pile, target: Pile, count: int, symbols: bool) -> str:
-    """Why the run of ``count`` cards grabbed from work pile ``source`` cannot go on work pile
-    ``target`` (the keys' reasons speak of whatever part of the pile fits, not of one run)."""
-    run = tableau.pile(source)[-count:]
-    if not run or len(run) < count:
-        return f"illegal: work pile {int(source)} has no {count} cards"
-    what = card_text(run[0], symbols=symbols)
-    if count > 1:
-        what += f"…{card_text(run[-1], symbols=symbols)}"
-    dest = tableau.top(target)
-    where = (
-        f"on {card_text(dest, symbols=symbols)}"
-        if dest is not None
-        else f"to work pile {int(target)}"
-    )
-    return f"illegal: {what} does not go {where}"
 
 
 #: The footer once the table is gone, by why (:attr:`TableView.gone`).

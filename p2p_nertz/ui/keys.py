@@ -9,7 +9,7 @@ Keys (names as the front end reports them: one character, or ``"ENTER"``, ``"ESC
 ``"BACKSPACE"``):
 
 * a **source** — ``n`` the Nerts top card, ``w`` the waste top card, ``1``–``6`` a work pile —
-  then a **destination** — ``l`` or ``f`` the lake (the engine picks the foundation), ``1``–``6``
+  then a **destination** — ``l`` or ``f`` the lake (onto the pile the card fits there), ``1``–``6``
   a work pile (a run moves whole, or slides under when that is the only way), or the source key
   again: straight to the lake;
 * ``s`` or space turns the stock, ``p`` passes (stuck), ``r`` rotates alone (a rules variant),
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from p2p_nertz.errors import IllegalMoveError, NotationError
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer, MoveRefusal, touches
 from p2p_nertz.rules import Card, Move, MoveKind, Pile, Table
-from p2p_nertz.rules.reasons import Reason, Why, why_illegal
+from p2p_nertz.rules.reasons import Illegality, Why, why_illegal
 from p2p_nertz.ui.refusals import (
     HELD_BACK,
     NO_ABANDON,
@@ -60,6 +60,7 @@ from p2p_nertz.ui.view import (
     STUCK_WAITING,
     Gone,
     card_text,
+    ended_words,
     false_call_question,
     open_move_words,
     pile_name,
@@ -280,7 +281,7 @@ def press(state: KeyState, key: str, ctx: Context) -> tuple[KeyState, list[Actio
         return KeyState(
             confirm=Confirm.QUIT, line=Status("leave the game? y leaves, any key stays")
         ), []
-    if k == ESC:
+    if k in (ESC, BACKSPACE):  # (Backspace said "no key 'BACKSPACE' here" of a pick undone)
         return KeyState(), []
     if k == "a":
         return _abandon(state, ctx)
@@ -456,12 +457,12 @@ def explain(ctx: Context, move: Move) -> str:
     return illegal_words(reason, seat, symbols=ctx.symbols)
 
 
-def illegal_words(reason: Reason, seat: int | None, *, symbols: bool = True) -> str:
+def illegal_words(reason: Illegality, seat: int | None, *, symbols: bool = True) -> str:
     """The engine's ``reason`` a move of ``seat`` is illegal, in the player's words, starting
     with ``"illegal: "``.
 
     >>> from p2p_nertz.rules import Card
-    >>> illegal_words(Reason(Why.NO_FOUNDATION, Card.parse("9H"), needs=Card.parse("8H")), 0)
+    >>> illegal_words(Illegality(Why.NO_FOUNDATION, Card.parse("9H"), needs=Card.parse("8H")), 0)
     'illegal: 9♥ fits on no foundation (it needs an 8♥ on top)'
     """
     return "illegal: " + _ILLEGAL[reason.why](reason, seat, symbols)
@@ -472,7 +473,7 @@ def _card(card: Card | None, symbols: bool) -> str:
     return card_text(card, symbols=symbols)
 
 
-def _no_foundation(r: Reason, seat: int | None, symbols: bool) -> str:
+def _no_foundation(r: Illegality, seat: int | None, symbols: bool) -> str:
     card = _card(r.card, symbols)
     if r.needs is None:
         return f"{card} cannot go to the lake now"
@@ -480,27 +481,31 @@ def _no_foundation(r: Reason, seat: int | None, symbols: bool) -> str:
     return f"{card} fits on no foundation (it needs {article} {_card(r.needs, symbols)} on top)"
 
 
-def _no_fit(r: Reason, seat: int | None, symbols: bool) -> str:
+def _no_fit(r: Illegality, seat: int | None, symbols: bool) -> str:
     assert r.pile is not None
     onto = _card(r.onto, symbols)
+    if r.count > 1:  # a run dragged, or typed with its count (3:1>2)
+        first, last = _card(r.card, symbols), _card(r.run[-1], symbols)
+        return f"{first}…{last} does not go on {onto} ({first}: one rank lower, the other colour)"
     if r.pile.is_work and len(r.run) > 1:
         first, last = _card(r.run[0], symbols), _card(r.run[-1], symbols)
         return f"no part of work pile {int(r.pile)} ({first}…{last}) goes on {onto}"
     return f"{_card(r.card, symbols)} does not go on {onto} (one rank lower, the other colour)"
 
 
-def _too_few(r: Reason, seat: int | None, symbols: bool) -> str:
+def _too_few(r: Illegality, seat: int | None, symbols: bool) -> str:
     assert r.pile is not None
     held = f"{r.held} card" + ("" if r.held == 1 else "s")
     return f"the {pile_name(r.pile)} holds {held}, not {r.count}"
 
 
-def _not_all_stuck(r: Reason, seat: int | None, symbols: bool) -> str:
-    who = f"seat {r.seat} has not passed" + (" itself" if r.seat == seat else "")
-    return f"{who}: a pass for seat {r.behalf} counts only while every other player is stuck"
+def _not_all_stuck(r: Illegality, seat: int | None, symbols: bool) -> str:
+    # (One status row of 80 columns: the pass for a seat named as it is typed, P@2.)
+    who = "you have not passed" if r.seat == seat else f"seat {r.seat} has not passed"
+    return f"{who}: P@{r.behalf} counts only once every other player is stuck"
 
 
-def _not_playing(r: Reason, seat: int | None, symbols: bool) -> str:
+def _not_playing(r: Illegality, seat: int | None, symbols: bool) -> str:
     return (
         "you are not playing this round"
         if r.seat == seat
@@ -508,11 +513,27 @@ def _not_playing(r: Reason, seat: int | None, symbols: bool) -> str:
     )
 
 
-_Words = Callable[[Reason, "int | None", bool], str]
+def _unsaid(r: Illegality, seat: int | None, symbols: bool) -> str:
+    # (A typed move names the joker's card in the notation, ``=5H``: the keys pick it.)
+    said = " or ".join(f"={c}" for c in r.options)
+    return f"say what the joker becomes: type the move with {said} at its end"
+
+
+def _slide_no_fit(r: Illegality, seat: int | None, symbols: bool) -> str:
+    card, onto = _card(r.card, symbols), _card(r.onto, symbols)
+    assert r.card is not None
+    if r.card.rank == 1 and r.card.suit is not None:
+        return f"nothing goes on an ace: {card} cannot be slid under {onto}"
+    if r.card.suit is None:
+        return f"the joker cannot be slid under {onto}: it could be no card above it"
+    return f"{card} cannot be slid under {onto} (one rank higher, the other colour)"
+
+
+_Words = Callable[[Illegality, "int | None", bool], str]
 
 #: The words of each reason a move is illegal (every :class:`Why` has some).
 _ILLEGAL: dict[Why, _Words] = {
-    Why.ROUND_OVER: lambda r, s, y: f"the round is over ({r.status})",
+    Why.ROUND_OVER: lambda r, s, y: f"the round is over: {ended_words(r.status)}",
     Why.NOT_PLAYING: _not_playing,
     Why.TURNS_PASSED: lambda r, s, y: (
         "your turns are passed for you (you did not move): p to take them back"
@@ -537,8 +558,22 @@ _ILLEGAL: dict[Why, _Words] = {
     ),
     Why.NOT_ALL_STUCK: _not_all_stuck,
     Why.NOT_THEIR_TURN: lambda r, s, y: (
-        f"it is seat {r.seat}'s turn: a pass for seat {r.behalf} counts only on its turn "
-        "(turn-based play)"
+        f"it is seat {r.seat}'s turn: P@{r.behalf} counts only on its turn (turn-based play)"
+    ),
+    Why.NO_JOKER: lambda r, s, y: "this move fixes no joker: type it without the =…",
+    Why.JOKER_UNSAID: _unsaid,
+    Why.JOKER_NO_FIT: lambda r, s, y: (
+        f"{_card(r.card, y)} does not go on the joker of {pile_name(r.pile or Pile.NERTS)}, "
+        "whatever it becomes"
+    ),
+    Why.JOKER_UNDER_JOKER: lambda r, s, y: "a joker cannot be slid under a joker",
+    Why.SLIDE_EMPTY: lambda r, s, y: (
+        f"{pile_name(r.pile or Pile.NERTS)} is empty: move the cards into it, not under it"
+    ),
+    Why.SLIDE_NO_SPACE: lambda r, s, y: "a slide-under needs an empty work pile to pass through",
+    Why.SLIDE_NO_FIT: _slide_no_fit,
+    Why.FACE_DOWN: lambda r, s, y: (
+        f"the {pile_name(r.pile or Pile.NERTS)} shows no card turned up yet"
     ),
     Why.OTHER: lambda r, s, y: "the rules do not allow it now",
 }
@@ -574,7 +609,7 @@ def _play(ctx: Context, move: Move, done: str = "") -> tuple[KeyState, list[Acti
         try:
             table.play(seat, move, table.clock)
         except IllegalMoveError as exc:  # (the engine's reason, worded)
-            why = exc.reason or Reason(Why.OTHER)
+            why = exc.reason or Illegality(Why.OTHER)
             return KeyState(line=Status.refusing(illegal_words(why, seat, symbols=ctx.symbols))), []
         return KeyState(line=Status(done or _played(ctx, table, move))), [PlayMove(move)]
     # Over, the table still lists what counts up to T* (moves in the air): not a key's move.

@@ -64,7 +64,7 @@ _PACKED_MIN = 6
 #: The keys, as the help screen lists them (the README shows the same table).
 KEY_HELP: tuple[tuple[str, str], ...] = (
     ("n  w  1-6", "pick a card: the Nerts top, the waste top, a work pile"),
-    ("then l (or f)", "…to the lake (the engine picks the foundation)"),
+    ("then l (or f)", "…to the lake (onto the pile it fits there)"),
     ("then 1-6", "…onto that work pile (a run moves whole, or slides under)"),
     ("n n, w w, 3 3", "the same key twice: straight to the lake"),
     ("s  or  space", "turn the stock (three cards, or the waste back over)"),
@@ -620,8 +620,9 @@ class _BoardPainter:
             return [row.spans()]
         row.add(f"lake +{p.lake:<3d}", Style.GOOD)
         penalty = p.nerts_card_penalty * p.nerts_left
+        minus = "−" if penalty else " "  # (an empty Nerts pile costs 0, not "−0")
         row.add(
-            f" Nerts −{p.nerts_card_penalty}×{p.nerts_left:<2d}= −{penalty:<3d}",
+            f" Nerts −{p.nerts_card_penalty}×{p.nerts_left:<2d}= {minus}{penalty:<3d}",
             Style.BAD if p.nerts_left else Style.DIM,
         )
         row.add(f" bonus +{p.bonus:<3d}", Style.GOOD if p.bonus else Style.DIM)

@@ -51,6 +51,7 @@ __all__ = [
     "bots_hint",
     "decided_by",
     "distinct_names",
+    "ended_words",
     "false_call_question",
     "how_to_play",
     "in_reach_words",
@@ -477,10 +478,14 @@ _PHASE_WORDS = {
     "result": "round over: counting",
     "over": "game over",
 }
-_ROUND_OVER = {
-    RoundStatus.NERTS: "round over: Nerts! was called",
-    RoundStatus.BLOCKED: "round over: nobody could play",
-}
+_ENDED = {RoundStatus.NERTS: "Nerts! was called", RoundStatus.BLOCKED: "nobody could play"}
+_ROUND_OVER = {status: f"round over: {how}" for status, how in _ENDED.items()}
+
+
+def ended_words(status: str) -> str:
+    """How a round ended (a :class:`RoundStatus`'s value), in words: ``"Nerts! was called"``,
+    ``"nobody could play"`` (as the header says it)."""
+    return _ENDED.get(RoundStatus(status), status)
 
 
 _LETTERS = {Suit.CLUBS: "C", Suit.DIAMONDS: "D", Suit.HEARTS: "H", Suit.SPADES: "S"}

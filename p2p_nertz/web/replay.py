@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import trio
@@ -124,10 +124,12 @@ async def run_web_replay(
     feed.publish(json.dumps(stepper.view(), ensure_ascii=False))
     async with trio.open_nursery() as nursery:
         app = WebApp(Page(), feed, on_action, takes=KEYS_ONLY)
-        url = await nursery.start(serve_page, app, host, port)
-        on_url(url)
-        with trio.CancelScope() as steps:
-            nursery.start_soon(_cancel_on_sigterm, steps)
+        # (Ours before the URL is out: a SIGTERM sent as soon as it is read reached nertz's
+        # own handler, which raised inside trio, and a traceback spilled on a loaded machine.)
+        with trio.CancelScope() as steps, trio.open_signal_receiver(signal.SIGTERM) as sigterm:
+            nursery.start_soon(_cancel_on_sigterm, sigterm, steps)
+            url = await nursery.start(serve_page, app, host, port)
+            on_url(url)
             async for action in receive:
                 assert isinstance(action, KeyPress)
                 stepper.key(action.key)
@@ -140,9 +142,8 @@ async def run_web_replay(
         raise KeyboardInterrupt
 
 
-async def _cancel_on_sigterm(scope: trio.CancelScope) -> None:
-    """Cancel ``scope`` at the first SIGTERM."""
-    with trio.open_signal_receiver(signal.SIGTERM) as received:
-        async for _signum in received:
-            scope.cancel()
-            return
+async def _cancel_on_sigterm(received: AsyncIterator[int], scope: trio.CancelScope) -> None:
+    """Cancel ``scope`` at the first SIGTERM ``received``."""
+    async for _signum in received:
+        scope.cancel()
+        return

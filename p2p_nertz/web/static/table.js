@@ -249,7 +249,7 @@
       tr.appendChild(elWith("td", "", named(r.name)));
       if (!r.played) { tr.appendChild(el("td", "", "sat out")); table.appendChild(tr); continue; }
       tr.appendChild(el("td", "plus", `+${r.lake}`));
-      tr.appendChild(el("td", r.nerts_penalty ? "minus" : "", `−${r.nerts_penalty} (${r.nerts_left})`));
+      tr.appendChild(el("td", r.nerts_penalty ? "minus" : "", `${r.nerts_penalty ? "−" : ""}${r.nerts_penalty} (${r.nerts_left})`));
       if (bonus) tr.appendChild(el("td", r.bonus ? "plus" : "", `+${r.bonus}`));
       if (falseCall)
         tr.appendChild(el("td", r.false_call ? "minus" : "", r.false_call ? `−${r.false_call}` : ""));
@@ -473,8 +473,9 @@
     const shared = [view.frozen, view.selected];
     // (A person who left stopped their own game, not the table's: "playing · the game has
     // ended" read as a contradiction, the others still at it.)
+    // (Nor "game over · the game has ended", the heading saying it already.)
     const ended = mineNow && mineNow.link === "left" ? " · you left the game"
-      : " · the game has ended";
+      : view.phase === "over" ? "" : " · the game has ended";
     $("#round").textContent = view.heading + (view.turn ? ` · ${view.turn}` : "") +
       (view.gone ? ` · ${view.gone}` : view.final ? ended : "") +
       (view.alone ? " · nobody else is left" : "");
@@ -519,7 +520,10 @@
       !!mineNow.tableau && mineNow.tableau.nerts.count === 0);
     // What only a key did: stuck, Nerts, rotate (when the rules have it), and the end of a
     // game whose other member is gone (its button asks first, as the key does).
-    $("#rotate").hidden = !view.rotate_alone;
+    // Over (or left), nothing is left to pass or call: the buttons go ("stuck" and "Nerts!"
+    // stayed under the game's end, for a newcomer to try).
+    $("#stuck").hidden = $("#call").hidden = !!view.final;
+    $("#rotate").hidden = !view.rotate_alone || !!view.final;
     $("#abandon").hidden = view.abandon === null;
     const ending = /end the game on the totals\?/.test(view.status);
     $("#abandon").textContent = ending ? "yes, end it" : "end the game";
@@ -609,13 +613,17 @@
       // status says why (the last view stays, so a finished game's board can still be read).
       document.body.classList.add("down");
       const link = $("#link"), status = $("#status");
-      link.className = "link down";
-      status.className = "illegal";
       if (farewell !== null) {
-        link.textContent = "disconnected";
+        // Its last word (the game over, say): no fault, nothing to retry; not the red of a
+        // lost connection ("disconnected" in red ended every first game).
+        link.className = "link";
+        link.textContent = "stopped";
+        status.className = "";
         status.textContent = farewell;
         return;
       }
+      link.className = "link down";
+      status.className = "illegal";
       const wait = retryIn;
       retryIn = Math.min(RETRY_MOST, retryIn * 2);
       const next = `${(wait / 1000).toFixed(1)} s`;
@@ -827,6 +835,24 @@
     ev.preventDefault();
     key(k);
   }
+  // The help open covers the table, and owns the pointer as it owns the keys: a press off it
+  // (a card at the table's edge it does not cover, a button) closes it and does nothing else,
+  // its click swallowed with it (a click at a card's edge picked or played it unseen). The
+  // help's own button and the contrast's are theirs (as ? and c are).
+  let offHelp = false;
+  function onDownOffHelp(ev) {
+    offHelp = !$("#help").hidden && !ev.target.closest("#help, #help-button, #contrast");
+    if (!offHelp) return;
+    ev.preventDefault();
+    ev.stopImmediatePropagation();
+    toggleHelp();
+  }
+  function onClickOffHelp(ev) {
+    if (!offHelp) return;
+    offHelp = false;
+    ev.preventDefault();
+    ev.stopImmediatePropagation();
+  }
   function toggleHelp() {
     const help = $("#help");
     // The rules in brief, with this game's numbers: the peer's own words (the terminal's
@@ -860,6 +886,8 @@
   stats.fps = () => (1000 * stats.frames) / (performance.now() - stats.start);
 
   window.addEventListener("DOMContentLoaded", () => {
+    document.addEventListener("pointerdown", onDownOffHelp, true);
+    document.addEventListener("click", onClickOffHelp, true);
     document.addEventListener("pointerdown", onDown);
     document.addEventListener("pointermove", onMove);
     document.addEventListener("pointerup", onUp);
