@@ -48,6 +48,7 @@ from p2p_nertz.protocol.bodies import (
 from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind, Message
 from p2p_nertz.protocol.local import abandoned_by
 from p2p_nertz.protocol.shuffle import DEALT, MAX_SHARES_EVENT, SHARING, DeckRound
+from p2p_nertz.protocol.shuffle_owed import owed_kept
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rules import Tableau, new_deck, shuffled_deck
@@ -111,7 +112,7 @@ class Duties:
         self._box_secret = box_secret
         self._sigmas: dict[tuple[bytes, int], int] = {}  # (round context, dealer) -> share
         #: beats -> what :meth:`_sharable` read and answered last (kept while it reads the same)
-        self._sharable_kept: dict[bool, tuple[object, object, list[_Item], list[_Item]]] = {}
+        self._sharable_kept: dict[bool, tuple[object, object, Sequence[_Item], list[_Item]]] = {}
         self.behalf = PassWatch()  # (a seat that plays nothing, everyone else stuck: behalf.py)
 
     def is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
@@ -321,14 +322,20 @@ class Duties:
         me = deck.member(self.seat)
         beat = self.spec.wire_version >= SHARES_VERSION
         shared, face_up = self.shared, deck.face_up
-        owing = deck.owed(self.seat)
+        owing = owed_kept(deck, self.seat)  # (the round's own tuple: never changed)
         # Kept until what it reads changes (``shared`` only grows; a complaint or its answer
         # changes what we hold): asked two and three times an input, with and without
         # ``beats``, the same each time but where an input moved the round (7% of a shuffle
-        # game's CPU).
+        # game's CPU). The items owed are the same tuple while the round keeps them: told by
+        # identity first, compared only once the round made them again.
         reads = (deck.context, n, len(shared), tuple(deck.complaints.items()))
         kept = self._sharable_kept.get(beats)
-        if kept is not None and kept[0] == reads and kept[1] is face_up and kept[2] == owing:
+        if (
+            kept is not None
+            and kept[0] == reads
+            and kept[1] is face_up
+            and (kept[2] is owing or kept[2] == owing)
+        ):
             return list(kept[3])
         out = []
         # (A loop, the cheap tests first: over every item owed of the positions in flight.)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -149,7 +150,7 @@ class DeckRound:
 
     def copy(self) -> DeckRound:
         """An independent copy (the memo is shared: it only caches pure answers)."""
-        new = dataclasses.replace(self)
+        new = DeckRound(*_INIT_FIELDS(self))  # (what dataclasses.replace passes, by position)
         new.keys = dict(self.keys)
         new.stages = dict(self.stages)
         new.shares = {k: dict(v) for k, v in self.shares.items()}
@@ -575,6 +576,11 @@ class DeckRound:
             stages=tuple(tuple(self.stages[(d, s)] for d in range(n)) for s in range(n)),
         )
         return faults + check_stages(transcript, decks, self.secrets, self.context)
+
+
+#: A round's fields its constructor takes, in order: :meth:`DeckRound.copy` builds from them
+#: in one call (as ``RoundState.copy`` does), several times quicker than ``dataclasses.replace``
+_INIT_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(DeckRound) if f.init))
 
 
 def _unfed(deck: DeckRound, where: tuple[int, int]) -> set[int]:

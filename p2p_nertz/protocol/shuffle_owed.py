@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from p2p_nertz.protocol.shuffle import DeckRound
 
-__all__ = ["Owing", "owed", "partials_owed"]
+__all__ = ["Owing", "owed", "owed_kept", "partials_owed"]
 
 #: ``(of member, deck, position)``: an item a member owes (:func:`owed`)
 Item = tuple[int, int, int]
@@ -44,15 +44,20 @@ class Owing:
     """The answers of :func:`owed` (per member index) and :func:`partials_owed` (per
     position) that still hold for one :class:`~p2p_nertz.protocol.shuffle.DeckRound`."""
 
-    __slots__ = ("by_member", "by_place")
+    __slots__ = ("by_member", "by_place", "flight")
 
     def __init__(
         self,
         by_member: dict[int, tuple[Item, ...]] | None = None,
         by_place: dict[tuple[int, int], tuple[Partials, ...]] | None = None,
+        flight: int = 0,
     ) -> None:
         self.by_member = by_member if by_member is not None else {}
         self.by_place = by_place if by_place is not None else {}
+        #: how many positions, first in turn-up order, the round holds opened: a round only
+        #: turns up and opens more, so they stay opened, and a walk of what is owed by a
+        #: member still in starts past them (it walked every opened one at every move)
+        self.flight = flight
 
     def __reduce__(self) -> tuple[type[Owing], tuple[()]]:
         # Pickled empty: the answers are no part of the round's value (as they are left out
@@ -62,7 +67,7 @@ class Owing:
 
     def copy(self) -> Owing:
         """An independent copy (the answers are tuples: shared)."""
-        return Owing(dict(self.by_member), dict(self.by_place))
+        return Owing(dict(self.by_member), dict(self.by_place), self.flight)
 
     def forget(self) -> None:
         """Everything changed: a key, a member dropped, a complaint or its answer."""
@@ -78,11 +83,17 @@ class Owing:
 
 def owed(deck: DeckRound, seat: int) -> list[Item]:
     """:meth:`DeckRound.owed <p2p_nertz.protocol.shuffle.DeckRound.owed>`, kept."""
+    return list(owed_kept(deck, seat))
+
+
+def owed_kept(deck: DeckRound, seat: int) -> tuple[Item, ...]:
+    """:func:`owed` as kept: the same tuple until the round changes (a caller that keeps
+    what it made of it tells a change by the tuple's identity, not by comparing it)."""
     i = deck.member(seat)
     kept = deck.owing.by_member.get(i)
     if kept is None:
         kept = deck.owing.by_member[i] = tuple(_owed(deck, i))
-    return list(kept)
+    return kept
 
 
 def _owed(deck: DeckRound, i: int) -> list[Item]:
@@ -107,7 +118,11 @@ def _owed(deck: DeckRound, i: int) -> list[Item]:
         return out
     shares = deck.shares
     gone = bool(deck.gone)
-    for w in turned:
+    k, n = deck.owing.flight, len(turned)
+    while k < n and turned[k] in opened:
+        k += 1
+    deck.owing.flight = k
+    for w in turned[k:]:
         if w in opened:
             continue
         if i not in shares.get(w, ()):
