@@ -33,6 +33,7 @@ from tests.web_helpers import (
     browser_missing,
     click,
     drag_to,
+    fit,
     open_browser,
     texts,
     wait_for,
@@ -330,8 +331,9 @@ def test_web_the_other_players_nerts_counts_stay_clear_of_their_work_piles(
     game: WebGame,
 ) -> None:
     # A run grown down a bot's first work pile hid its "Nerts 7" (the pile drawn after it).
-    for width, height in ((1280, 720), (390, 844)):
-        with open_browser(width, height) as driver:
+    with open_browser(1280, 720) as driver:
+        for width, height in ((1280, 720), (390, 844)):
+            fit(driver, width, height)
             _dealt(driver, game.url)
             counts = _nerts_counts_clear(driver)
             assert len(counts) == 2, counts
@@ -345,11 +347,11 @@ def test_web_an_emptied_nerts_pile_asks_for_the_call(page: ServedPage) -> None:
     # (the terminal's row says "empty: call Nerts with x!").
     mine = "N: - | 1: QH | 2: 5S | 3: 5D | 4: 8C | S: 2C 7H 9S | W: 6H AS"
     other = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -"
-    for own, due in ((mine, True), (other, False)):
-        table = table_from(own, other)
-        view = TableView(table=table, seat=0, names=("Ann", "Bob"), rules=Rules())
-        page.publish(json.dumps(view_json(view), ensure_ascii=False))
-        with open_browser(390, 844) as driver:
+    with open_browser(390, 844) as driver:
+        for own, due in ((mine, True), (other, False)):
+            table = table_from(own, other)
+            view = TableView(table=table, seat=0, names=("Ann", "Bob"), rules=Rules())
+            page.publish(json.dumps(view_json(view), ensure_ascii=False))
             driver.get(page.url)
             count = wait_for(
                 driver,

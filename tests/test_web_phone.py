@@ -29,6 +29,7 @@ from tests.web_helpers import (
     ServedPage,
     WebGame,
     browser_missing,
+    fit,
     open_browser,
     point,
     wait_for,
@@ -75,8 +76,9 @@ def test_web_a_crowded_table_fits_a_phone_upright_and_sideways(page: ServedPage)
         table=table, seat=0, names=names, rules=table.rules, messages=messages, last=last
     )
     page.publish(json.dumps(view_json(view), ensure_ascii=False))
-    for width, height in PHONES:
-        with open_browser(width, height, phone=True) as driver:
+    with open_browser(*PHONES[0], phone=True) as driver:
+        for width, height in PHONES:
+            fit(driver, width, height, phone=True)
             driver.get(page.url)
             wait_for(driver, lambda d: len(d.find_elements("css selector", ".player")) == 4, "4")
             assert len(driver.find_elements("css selector", "#foundations .card")) == 12
@@ -94,8 +96,9 @@ def test_web_the_round_board_does_not_scroll_sideways_on_a_phone(page: ServedPag
     net.run(lambda n: len(n.peers[0].final.game.history) >= 1, within=600.0)
     seat.draw()
     seat.table.tick(net.now)
-    for width, height in PHONES:
-        with open_browser(width, height, phone=True) as driver:
+    with open_browser(*PHONES[0], phone=True) as driver:
+        for width, height in PHONES:
+            fit(driver, width, height, phone=True)
             seat.draw()
             driver.get(page.url)
             board = wait_for(
