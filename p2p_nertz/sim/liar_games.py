@@ -136,11 +136,13 @@ def game(
     players: tuple[int, int] = (2, 4),
     two: bool = False,
     lies: Sequence[Lie] = LIES,
+    join: bool = False,
 ) -> tuple[SimConfig, tuple[Liar, ...]]:
     """The seeded game of ``scripts/soak.py --liars`` for ``seed``: its configuration and its
     liars (one home, so that a test replays a soak's seed). ``two``: a second liar at 3 and 4
     players; ``lies``: the lies drawn from (seed by seed in turn, the second liar's at
-    random)."""
+    random); ``join``: every liar lies from its first chance on, its join and first beats
+    among them (``--join``; the draw is the same, so a seed's table and lies are too)."""
     rng = Rng(seed * 11 + 7_000_003)
     low, high = players
     n = low + rng.below(high - low + 1)
@@ -151,7 +153,7 @@ def game(
     for i in range(count):
         lie = lies[seed % len(lies)] if i == 0 else rng.choice(lies)
         at, rate = rng.random() * 8.0, 0.1 + rng.random() * 0.5
-        if lie in SCARCE:
+        if lie in SCARCE or join:
             at, rate = 0.0, 1.0  # (its field is in one or two events of a round)
         liars.append(Liar(seats[i], lie, at=at, times=1 + rng.below(3), rate=rate, seed=seed))
     faults = noisy(
