@@ -44,8 +44,8 @@ The lies, by where they are made:
   while).
 
 Session 36's kinds (:data:`MORE_LIES`, out of :data:`LIES` so that a seed keeps its lie), each
-a check of the peers' that no kind above reached: ``round_wrong`` (a move or claim of another
-round), ``deal_twice`` (its last commit, ready or result signed again), ``play_early`` (a pass
+a check of the peers' that no kind above reached: ``round_wrong`` (a move or claim of a
+later round), ``deal_twice`` (its last commit, ready or result signed again), ``play_early`` (a pass
 or a Nerts call out of play: before its deal, or after the round), ``abandon_live`` (an
 abandon of a member heard, at any table size), ``rejoin_live`` (a readmission of a member
 never dropped), ``flap_forged`` (a vote *flapping* naming a withdrawal that is none),
@@ -436,7 +436,8 @@ def _field_lie(lie: Lie, rng: Rng, body: EventBody) -> EventBody | None:
     if lie is Lie.REVEAL_VALUE and isinstance(body, Reveal):
         return dataclasses.replace(body, value=bytes(rng.below(256) for _ in body.value))
     if lie is Lie.ROUND_WRONG and isinstance(body, Play):
-        return dataclasses.replace(body, round=max(1, body.round + rng.choice((-1, 1, 2))))
+        # (a later round: one before the round played is a late move, which counts for nothing)
+        return dataclasses.replace(body, round=body.round + 1 + rng.below(2))
     return None
 
 
@@ -574,7 +575,7 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
         # A vote on a member heard, sent as one on a seat past the roster (_wire_lie).
         q = state.rng.choice([s for s in range(seats) if s != me])
         author.sign_vote(q, len(peer.events(q)), DropReason.SILENT, None)
-    elif lie in MORE_LIES:
+    elif lie in MORE_LIES and lie not in _BODY | _BEAT:
         _more(peer, lie, state, take)
     elif lie is Lie.WANT_FLOOD and state.flooded < FLOOD_INPUTS and state.now >= liar.at:
         state.told += state.flooded == 0
