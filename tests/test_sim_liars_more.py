@@ -91,3 +91,24 @@ def test_liars_a_join_refused_is_a_member_that_never_came() -> None:
     (honest,) = [run.result.peers[s] for s in _honest(run)]
     assert honest is not None and not honest.events(liars[0].seat)
     assert {seat for _, seat, _gone in run.result.gone} == {honest.seat}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a vote's ids are its voter's word (docs/protocol.md §13, open): a vote holding "
+    "nothing of the member quotes made-up ids the fold cannot tell from a fork",
+)
+def test_liars_a_vote_at_its_join_quoting_ids_it_does_not_hold_cuts_below_what_is_final() -> None:
+    """``--join --two-liars --players 3-4`` seed 15 (the session-32 seed 15 of two liars, lying
+    from their joins): seat 1 (``seq_reuse``) signs a second seq 1 and is voted out on proof by
+    both honest members, each counting 1, its join (final at both) quoted; seat 3
+    (``vote_ahead``), holding nothing of seat 1's feed (its frontier names 0, so the vote
+    contradicts nothing), votes it out for silence counting 3 with made-up ids. The ids part
+    from the honest voters' at seq 1, where seat 1 did fork, and every fold cuts seat 1 at 0,
+    below its join: the audit's game never begins where the honest peers played it out. The
+    kind left argued, not built, since session 32 (the fold would check a vote's ids against
+    the events it counted), met in a game for the first time."""
+    config, liars = game(15, players=(3, 4), two=True, join=True)
+    assert [(liar.seat, liar.lie) for liar in liars] == [(3, Lie.VOTE_AHEAD), (1, Lie.SEQ_REUSE)]
+    run = simulate(config, liars)
+    assert run.result.violations == []
