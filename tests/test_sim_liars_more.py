@@ -93,6 +93,24 @@ def test_liars_a_join_refused_is_a_member_that_never_came() -> None:
     assert {seat for _, seat, _gone in run.result.gone} == {honest.seat}
 
 
+def test_liars_a_want_past_a_members_head_at_its_join_holds_it_back_once() -> None:
+    """``--join`` seed 222, four players, ``want_missing`` at seat 3: its one want, at the
+    start, asks seat 0's events 4 on, past seat 0's head (its join). A want is a member's word
+    that it holds our feed up to where it asks: seat 0 doubts its own feed (§9.6, *our feed
+    claimed past our head*) and signs nothing for ``suspect_after`` (1 s), as it must, while
+    the joins become final and its commit falls due. The doubt ended and nothing signed the
+    commit: what a doubt held back waited for the next step of finality, which the others,
+    waiting on that commit, never made; it came at ``phase_timeout`` (6 s), after every other
+    member's vote *withheld* on seat 0, and the honest seat was dropped at its join. Now what
+    fell due meanwhile is signed as the doubt ends, as at a recovery's end."""
+    config, liars = game(222, join=True)
+    assert [(liar.seat, liar.lie) for liar in liars] == [(3, Lie.WANT_MISSING)]
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    assert run.result.finished
+    assert all(not p.final.dropped for p in run.result.peers if p is not None)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="a vote's ids are its voter's word (docs/protocol.md §13, open): a vote holding "
