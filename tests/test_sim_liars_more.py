@@ -93,7 +93,12 @@ def test_liars_a_join_refused_is_a_member_that_never_came() -> None:
     assert {seat for _, seat, _gone in run.result.gone} == {honest.seat}
 
 
-def test_liars_a_want_past_a_members_head_at_its_join_holds_it_back_once() -> None:
+@pytest.mark.parametrize(
+    ("seed", "lie"), [(222, Lie.WANT_MISSING), (301, Lie.BEAT_AHEAD)], ids=["want", "beat"]
+)
+def test_liars_a_claim_past_a_members_head_at_its_join_holds_it_back_once(
+    seed: int, lie: Lie
+) -> None:
     """``--join`` seed 222, four players, ``want_missing`` at seat 3: its one want, at the
     start, asks seat 0's events 4 on, past seat 0's head (its join). A want is a member's word
     that it holds our feed up to where it asks: seat 0 doubts its own feed (§9.6, *our feed
@@ -102,9 +107,11 @@ def test_liars_a_want_past_a_members_head_at_its_join_holds_it_back_once() -> No
     commit: what a doubt held back waited for the next step of finality, which the others,
     waiting on that commit, never made; it came at ``phase_timeout`` (6 s), after every other
     member's vote *withheld* on seat 0, and the honest seat was dropped at its join. Now what
-    fell due meanwhile is signed as the doubt ends, as at a recovery's end."""
-    config, liars = game(222, join=True)
-    assert [(liar.seat, liar.lie) for liar in liars] == [(3, Lie.WANT_MISSING)]
+    fell due meanwhile is signed as the doubt ends, as at a recovery's end. Seed 301 (three
+    players, ``beat_ahead`` at seat 2): a beat at the start holding more of seat 1's feed than
+    seat 1 signed, the same doubt, the same drop."""
+    config, liars = game(seed, join=True)
+    assert [liar.lie for liar in liars] == [lie]
     run = simulate(config, liars)
     assert run.result.violations == []
     assert run.result.finished

@@ -591,12 +591,16 @@ def _more(peer: Peer, lie: Lie, state: _State, take: Callable[[], object]) -> No
     author, final, rng = peer._author, peer.final, state.rng
     me, seats = peer.seat, peer.spec.seats
     others = [q for q in range(seats) if q != me and q not in final.dropped]
-    if lie is Lie.DEAL_TWICE and state.last_deal is not None and take():
-        author.sign(state.last_deal, None)  # (a second commit, ready or result of a round)
-    elif lie is Lie.PLAY_EARLY and final.phase is not Phase.PLAY and take():
-        round_number = max(1, final.round.number)  # (0 while joining: a bad body, not this)
-        author.sign(Play((), round_number, rng.choice((Move.pass_(), Move.call()))), None)
-    elif not others or not take():
+    if lie is Lie.DEAL_TWICE:
+        if state.last_deal is not None and take():
+            author.sign(state.last_deal, None)  # (a second commit, ready or result of a round)
+        return
+    if lie is Lie.PLAY_EARLY:
+        if final.phase is not Phase.PLAY and take():
+            round_number = max(1, final.round.number)  # (0 while joining: a bad body)
+            author.sign(Play((), round_number, rng.choice((Move.pass_(), Move.call()))), None)
+        return
+    if not others or not take():
         return
     q = rng.choice(others)
     if lie is Lie.ABANDON_LIVE:
