@@ -82,6 +82,7 @@ from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
 from p2p_nertz.sim.liar_games import game as liar_game
 from p2p_nertz.sim.liar_games import simulate as liar_simulate
+from p2p_nertz.sim.liars import LIES, MORE_LIES
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.probes import count_hand_ons, count_lifted_cuts
 
@@ -196,10 +197,13 @@ def one(
     return seed, players, counts, result.violations, f"{rules!r} {faults!r} {peer!r}"
 
 
-def liar_one(args: tuple[int, int, int, bool]) -> tuple[int, int, str, dict[str, int], list[str]]:
+def liar_one(
+    args: tuple[int, int, int, bool, bool, bool],
+) -> tuple[int, int, str, dict[str, int], list[str]]:
     """One game of ``--liars``: its seed, players, first liar's lie, tallies and violations."""
-    seed, low, high, two = args
-    config, liars = liar_game(seed, players=(low, high), two=two)
+    seed, low, high, two, join, more = args
+    lies = MORE_LIES if more else LIES
+    config, liars = liar_game(seed, players=(low, high), two=two, lies=lies, join=join)
     run = liar_simulate(config, liars)
     result, told = run.result, run.told
     liar = liars[0].seat
@@ -225,7 +229,10 @@ def liar_one(args: tuple[int, int, int, bool]) -> tuple[int, int, str, dict[str,
 def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
     """``--liars``: the games, and per lie what the peers and the audit made of it."""
     games, first, workers = args.games, args.seed, args.workers
-    jobs = [(seed, low, high, args.two_liars) for seed in range(first, first + games)]
+    jobs = [
+        (seed, low, high, args.two_liars, args.join, args.more_lies)
+        for seed in range(first, first + games)
+    ]
     start = time.perf_counter()
     per_lie: dict[str, dict[str, int]] = {}
     bad = 0
@@ -313,6 +320,16 @@ def main() -> int:
     )
     parser.add_argument(
         "--two-liars", action="store_true", help="with --liars: a second liar at 3-4 players"
+    )
+    parser.add_argument(
+        "--join",
+        action="store_true",
+        help="with --liars: every liar lies from its first chance on (its join, first beats)",
+    )
+    parser.add_argument(
+        "--more-lies",
+        action="store_true",
+        help="with --liars: the first liar's lie drawn from the kinds added in session 36",
     )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()

@@ -414,16 +414,22 @@ def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:
     forked = run.delivery.forked()
     own: int | None = None
     if view or len(run.logs) == 1:
-        # One log alone is its peer's view: the peer also knew the forks it proved itself
-        # and logged as proof notes (a lie about time, whose two versions no log holds),
-        # and never capped itself (soak seed 685: the audit counted a forked member's
-        # abandon that the log's peer did not, and named a split that was not). (Audited
-        # alone too, not only to compare it with others: the forker's cards that its peer
-        # saw past the fork and that a claim went on, a race lost to the cut, else read
-        # as a claim on a foundation that never was: session 9's scan.)
+        # One log alone is its peer's view: the peer never capped itself (soak seed 685:
+        # the audit counted a forked member's abandon that the log's peer did not, and named
+        # a split that was not). (Audited alone too, not only to compare it with others: the
+        # forker's cards that its peer saw past the fork and that a claim went on, a race
+        # lost to the cut, else read as a claim on a foundation that never was: session 9's
+        # scan.)
         own = run.logs[0].owner
-        for seat, first in run.evidence.noted_forks().items():
-            forked[seat] = min(forked.get(seat, first), first)
+    # A peer knew the forks it proved itself and logged as proof notes, whose other version
+    # no log may hold as an event read (a lie about time; a version whose chain never came:
+    # the lie fuzzer's seq_skip at its join, --join seed 5), and folded with them: so does
+    # the fold of every log, not only one log's view. (Seed 5, two players: the liar's join
+    # reached the other member only as a lie at seq 2, which proved the fork against the
+    # liar's own seq 2, a vote on that member; the audit, blind to the fork, tried the cut
+    # that vote asked and kept it, where the member's vote on proof had cut the liar at 0.)
+    for seat, first in run.evidence.noted_forks().items():
+        forked[seat] = min(forked.get(seat, first), first)
     state = run.fold.decided
     standing = with_forks(state.standing_caps(), forked, own=own)
     kept = _kept_chains(run, forked, own)

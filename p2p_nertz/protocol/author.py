@@ -409,10 +409,10 @@ class Author:
         past our head elsewhere (:class:`~.recovery.Doubt`)."""
         return self.doubt_until is not None or self.elsewhere is not None or self.unheard
 
-    def doubts(self, now: float) -> bool:
+    def doubts(self, now: float, ready_through: int | None = None) -> bool:
         """Decide at an input's end whether a doubt on our own feed holds us back (not while
         recovering: that waits for our feed anyway), or no member's word on it has come since
-        we started (:attr:`unheard`); whether one does."""
+        we started (:attr:`unheard`); whether one does; as it ends, what fell due is signed."""
         told = self.unheard and self.delivery.on_us.told
         if told:
             self.unheard = False
@@ -436,6 +436,7 @@ class Author:
             return True
         if was is not None or told:
             self.released(now)
+            self.act(ready_through)  # (the phase events too: docs/protocol.md §9.6, Doubt)
         return False
 
     def released(self, now: float) -> None:

@@ -670,7 +670,7 @@ class Peer:
         if author.elsewhere is not None:  # (our key signed past our head elsewhere)
             return self._outbox.take_to_stop(Elsewhere(author.elsewhere))
         self._listening.saw(now)
-        doubting = author.doubts(now)  # (before anything is signed in this input)
+        doubting = author.doubts(now, self.player.ready_through)  # (before anything is signed)
         self._advance_final()
         while self._store.redrain:
             self._drain(now)

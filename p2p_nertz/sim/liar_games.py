@@ -11,7 +11,8 @@ plays it and checks DESIGN.md §8 for the honest members
 :func:`check_liars`:
 
 * the game ends within :data:`MAX_TIME` simulated seconds (no freeze) where an end is
-  promised: at two players (the honest member abandons a liar it cannot drop, §9.3) and where
+  promised: at two players (the honest member abandons a liar it cannot drop, §9.3; unless
+  it holds nothing of the liar's feed, whose join it refused: a member that never came) and where
   the honest members are a strict majority (two liars at four players are half: the base
   check's termination only); and the honest peers end alike
   (same final state, same scores; the base check's agreement, split and split brain);
@@ -62,6 +63,7 @@ __all__ = [
     "held_open",
     "holding_open",
     "judge_liars",
+    "never_came",
     "simulate",
 ]
 
@@ -136,11 +138,13 @@ def game(
     players: tuple[int, int] = (2, 4),
     two: bool = False,
     lies: Sequence[Lie] = LIES,
+    join: bool = False,
 ) -> tuple[SimConfig, tuple[Liar, ...]]:
     """The seeded game of ``scripts/soak.py --liars`` for ``seed``: its configuration and its
     liars (one home, so that a test replays a soak's seed). ``two``: a second liar at 3 and 4
     players; ``lies``: the lies drawn from (seed by seed in turn, the second liar's at
-    random)."""
+    random); ``join``: every liar lies from its first chance on, its join and first beats
+    among them (``--join``; the draw is the same, so a seed's table and lies are too)."""
     rng = Rng(seed * 11 + 7_000_003)
     low, high = players
     n = low + rng.below(high - low + 1)
@@ -151,7 +155,7 @@ def game(
     for i in range(count):
         lie = lies[seed % len(lies)] if i == 0 else rng.choice(lies)
         at, rate = rng.random() * 8.0, 0.1 + rng.random() * 0.5
-        if lie in SCARCE:
+        if lie in SCARCE or join:
             at, rate = 0.0, 1.0  # (its field is in one or two events of a round)
         liars.append(Liar(seats[i], lie, at=at, times=1 + rng.below(3), rate=rate, seed=seed))
     faults = noisy(
@@ -192,7 +196,7 @@ def simulate(config: SimConfig, liars: Sequence[Liar]) -> LiarRun:
     result = sim.run()
     problems = check(result) + check_liars(result)
     holding = held_open(result)
-    if holding:
+    if holding or never_came(result.peers, config.faults.cheaters):
         problems = [p for p in problems if not p.startswith(("termination:", "freeze:"))]
     result.violations = problems
     told = {seat: state.told for seat, state in sim.liar_states.items()}
@@ -231,6 +235,21 @@ def holding_open(peers: Sequence[Peer | None], cheaters: frozenset[int]) -> tupl
             return ()
         holding |= open_by
     return tuple(sorted(holding))
+
+
+def never_came(peers: Sequence[Peer | None], cheaters: frozenset[int]) -> bool:
+    """Whether a game of two never began at its honest member: it holds nothing of the liar's
+    feed, whose every event it refused (a join timed 2^33 ahead, a clock jump: ``--join``
+    seed 60). The liar is a member that never came, and the one that came stops unheard
+    (docs/protocol.md §9.9): no abandon is on offer before the game began, and no end is
+    promised."""
+    honest = [p for seat, p in enumerate(peers) if p is not None and seat not in cheaters]
+    return (
+        len(peers) == 2
+        and bool(honest)
+        and not any(p.events(c) for p in honest for c in cheaters)
+        and all(p.final.phase is Phase.JOINING for p in honest)
+    )
 
 
 def abandoned_honest(peer: Peer, cheaters: frozenset[int], seats: int) -> set[int]:
@@ -294,8 +313,11 @@ def judge_liars(
     players = len(peers)
     # (With two members the one left ends the game by an abandon; with liars at half the table
     # or more, nothing can be decided safely, docs/protocol.md §9.3: no end is promised, and
-    # an honest node may then stop, the table gone: two-liar seed 2181.)
-    promised = players == 2 or 2 * len(cheaters) < players
+    # an honest node may then stop, the table gone: two-liar seed 2181. Nor at two members
+    # where the honest one holds nothing of the liar's feed: a liar whose join no peer took,
+    # refused, is a member that never came, and the one that came stops unheard, §9.9;
+    # ``--join`` seed 60, a join timed 2^33 ahead, refused as a clock jump.)
+    promised = (players == 2 and not never_came(peers, cheaters)) or 2 * len(cheaters) < players
     problems = [
         f"gone: seat {seat}'s node stops waiting, its game not over: {answer.why}"
         for seat, answer in gone

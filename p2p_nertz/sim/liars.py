@@ -43,6 +43,19 @@ The lies, by where they are made:
   roster), ``want_flood`` (twenty wants of random ranges to every member, every input for a
   while).
 
+Session 36's kinds (:data:`MORE_LIES`, out of :data:`LIES` so that a seed keeps its lie), each
+a check of the peers' that no kind above reached: ``round_wrong`` (a move or claim of a
+later round), ``deal_twice`` (its last commit, ready or result signed again), ``play_early`` (a pass
+or a Nerts call out of play: before its deal, or after the round), ``abandon_live`` (an
+abandon of a member heard, at any table size), ``rejoin_live`` (a readmission of a member
+never dropped), ``flap_forged`` (a vote *flapping* naming a withdrawal that is none),
+``withdraw_unvoted`` (a withdrawal of a vote never cast), ``beat_head_fork`` (a beat naming
+another id for its own head event).
+
+A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
+(:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
+has no event before it, names a made-up ``prev``.
+
 The simulator installs a liar on its seat's core (and again on each restart) by wrapping the
 outbox's signing and the core's flush (:func:`install`; the simulator's cheats reach into the
 core on purpose, as :mod:`p2p_nertz.sim.cheats` does).
@@ -52,7 +65,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -60,6 +73,7 @@ from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
     VOTE_WINDOW,
     Beat,
+    Commit,
     DeckReveal,
     DeckWant,
     Drop,
@@ -87,7 +101,7 @@ from p2p_nertz.sim.cheats import signed_as
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
 
-__all__ = ["LIES", "Lie", "Liar", "install"]
+__all__ = ["LIES", "MORE_LIES", "Lie", "Liar", "install"]
 
 
 class Lie(enum.StrEnum):
@@ -121,10 +135,32 @@ class Lie(enum.StrEnum):
     BEAT_LAMPORT = "beat_lamport"
     WANT_MISSING = "want_missing"
     WANT_FLOOD = "want_flood"
+    # Session 36's kinds (:data:`MORE_LIES`; not in :data:`LIES`, whose order a seed reads):
+    ROUND_WRONG = "round_wrong"
+    DEAL_TWICE = "deal_twice"
+    PLAY_EARLY = "play_early"
+    ABANDON_LIVE = "abandon_live"
+    REJOIN_LIVE = "rejoin_live"
+    FLAP_FORGED = "flap_forged"
+    WITHDRAW_UNVOTED = "withdraw_unvoted"
+    BEAT_HEAD_FORK = "beat_head_fork"
 
 
-#: Every lie, in a fixed order (a seed draws from it).
-LIES: tuple[Lie, ...] = tuple(Lie)
+#: The lies added in session 36, each a check of the peers' that no lie of :data:`LIES`
+#: reached (``scripts/soak.py --liars --more-lies`` draws from them).
+MORE_LIES: tuple[Lie, ...] = (
+    Lie.ROUND_WRONG,
+    Lie.DEAL_TWICE,
+    Lie.PLAY_EARLY,
+    Lie.ABANDON_LIVE,
+    Lie.REJOIN_LIVE,
+    Lie.FLAP_FORGED,
+    Lie.WITHDRAW_UNVOTED,
+    Lie.BEAT_HEAD_FORK,
+)
+#: Every lie before session 36, in a fixed order (a seed draws from it: the seeds pinned in
+#: the tests and named in docs/protocol.md §13 read it so).
+LIES: tuple[Lie, ...] = tuple(lie for lie in Lie if lie not in MORE_LIES)
 
 #: The lies whose field few events carry (one or two a round: the deal's, the result, the
 #: join): a game draws them from its start, at every chance.
@@ -143,12 +179,22 @@ _BODY = frozenset(
         Lie.RESULT_SCORES,
         Lie.READY_VISIBLE,
         Lie.REVEAL_VALUE,
+        Lie.ROUND_WRONG,
     }
 )
 #: The lies sent on the wire only (the log keeps the honest event).
 _WIRE = frozenset({Lie.SEQ_SKIP, Lie.SEQ_REUSE, Lie.VOTE_NO_SEAT})
 #: The lies in beats and acks.
-_BEAT = frozenset({Lie.BEAT_AHEAD, Lie.BEAT_FORK, Lie.BEAT_BEHIND, Lie.BEAT_HEAD, Lie.BEAT_LAMPORT})
+_BEAT = frozenset(
+    {
+        Lie.BEAT_AHEAD,
+        Lie.BEAT_FORK,
+        Lie.BEAT_BEHIND,
+        Lie.BEAT_HEAD,
+        Lie.BEAT_LAMPORT,
+        Lie.BEAT_HEAD_FORK,
+    }
+)
 
 #: How far a leaping time may leap (past the clock-jump limit, 2^32, docs/protocol.md §4.5).
 LEAP = 1 << 33
@@ -182,6 +228,7 @@ class _State:
         self.swaps: dict[bytes, bytes] = {}  # honest wire -> the lie sent in its place
         self.flooded = 0
         self.last_play: Play | None = None
+        self.last_deal: Commit | Ready | Result | None = None  # (deal_twice signs it again)
         self.leaving = False
         self.twice: tuple[int, int] | None = None  # (member, votes still to sign)
 
@@ -212,6 +259,8 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
         message, signed = honest_event(feeds, seat, body, now)
         if isinstance(signed, Play):
             state.last_play = signed
+        elif isinstance(signed, (Commit, Ready, Result)):
+            state.last_deal = signed
         if liar.lie in _BODY:
             lie = _body_lie(
                 liar.lie, state.rng, feeds=feeds, seat=seat, body=signed, message=message
@@ -386,6 +435,9 @@ def _field_lie(lie: Lie, rng: Rng, body: EventBody) -> EventBody | None:
         return dataclasses.replace(body, visible=tuple(visible))
     if lie is Lie.REVEAL_VALUE and isinstance(body, Reveal):
         return dataclasses.replace(body, value=bytes(rng.below(256) for _ in body.value))
+    if lie is Lie.ROUND_WRONG and isinstance(body, Play):
+        # (a later round: one before the round played is a late move, which counts for nothing)
+        return dataclasses.replace(body, round=body.round + 1 + rng.below(2))
     return None
 
 
@@ -420,8 +472,9 @@ def _wire_lie(
 ) -> _Lied | None:
     """What the wire carries in place of ``message`` (``body``), or ``None``."""
     own = feeds[seat]
-    if lie is Lie.SEQ_SKIP:
-        return body, message.lamport, message.seq + 1, message.prev
+    if lie is Lie.SEQ_SKIP:  # (at its join: a prev naming an event it never signed)
+        prev = message.prev if message.prev is not None else _prefix_id(rng)
+        return body, message.lamport, message.seq + 1, prev
     if lie is Lie.SEQ_REUSE:
         if message.seq < 2:
             return None
@@ -456,6 +509,8 @@ def _beat_lie(lie: Lie, rng: Rng, feeds: Sequence[Sequence[Message]], beat: Beat
         return dataclasses.replace(
             beat, head_seq=beat.head_seq + 1 + rng.below(3), head_id=_prefix_id(rng)
         )
+    elif lie is Lie.BEAT_HEAD_FORK and beat.head_seq:
+        return dataclasses.replace(beat, head_id=_prefix_id(rng))
     return dataclasses.replace(beat, held=tuple(held), held_ids=tuple(ids))
 
 
@@ -520,6 +575,8 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
         # A vote on a member heard, sent as one on a seat past the roster (_wire_lie).
         q = state.rng.choice([s for s in range(seats) if s != me])
         author.sign_vote(q, len(peer.events(q)), DropReason.SILENT, None)
+    elif lie in MORE_LIES and lie not in _BODY | _BEAT:
+        _more(peer, lie, state, take)
     elif lie is Lie.WANT_FLOOD and state.flooded < FLOOD_INPUTS and state.now >= liar.at:
         state.told += state.flooded == 0
         state.flooded += 1
@@ -527,6 +584,34 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
             q = state.rng.below(seats)
             first = 1 + state.rng.below(max(1, len(peer.events(q))))
             _send_want(peer, Want(q, first, first + state.rng.below(50)))
+
+
+def _more(peer: Peer, lie: Lie, state: _State, take: Callable[[], object]) -> None:
+    """Session 36's lies signed as events of their own (:func:`_extra`)."""
+    author, final, rng = peer._author, peer.final, state.rng
+    me, seats = peer.seat, peer.spec.seats
+    others = [q for q in range(seats) if q != me and q not in final.dropped]
+    if lie is Lie.DEAL_TWICE:
+        if state.last_deal is not None and take():
+            author.sign(state.last_deal, None)  # (a second commit, ready or result of a round)
+        return
+    if lie is Lie.PLAY_EARLY:
+        if final.phase is not Phase.PLAY and take():
+            round_number = max(1, final.round.number)  # (0 while joining: a bad body)
+            author.sign(Play((), round_number, rng.choice((Move.pass_(), Move.call()))), None)
+        return
+    if not others or not take():
+        return
+    q = rng.choice(others)
+    if lie is Lie.ABANDON_LIVE:
+        author.sign_vote(q, len(peer.events(q)), DropReason.ABANDON, None)
+    elif lie is Lie.REJOIN_LIVE:
+        author.sign_vote(q, len(peer.events(q)), DropReason.REJOIN, None)
+    elif lie is Lie.FLAP_FORGED:
+        named = 1 + rng.below(max(1, len(peer.events(q))))  # (a withdrawal that is none)
+        author.sign_vote(q, len(peer.events(q)), DropReason.FLAPPING, None, named)
+    elif lie is Lie.WITHDRAW_UNVOTED:
+        author.sign(Drop((), q, 0, DropReason.WITHDRAW), None)
 
 
 def _send_want(peer: Peer, want: Want) -> None:
