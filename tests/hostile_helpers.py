@@ -129,6 +129,9 @@ def child_main(config_path: str, seat: str) -> int:
         "rss_mb": usage.ru_maxrss / 1024,
         "wall": time.monotonic() - started,
         "refused": dict(node.refusals.counts),
+        # (What each asker's wants got answered, and the pace the budget allows.)
+        "answered": peer._delivery.answers.answered,
+        "want_interval": peer._delivery.answers._store.want_interval,
     }
     (logdir / f"result{s}.json").write_text(json.dumps(result))
     return 0
@@ -147,6 +150,9 @@ class HonestResult:
     wall: float | None
     traceback: bool
     stderr: str
+    #: Wants answered, by asker's seat; and the budget's ``want_interval``.
+    answered: dict[int, int] = dataclasses.field(default_factory=dict)
+    want_interval: float = 0.0
 
 
 @dataclasses.dataclass
@@ -619,6 +625,8 @@ def run_game(
                 result.get("wall"),
                 "Traceback" in stderr,
                 stderr[-2000:],
+                {int(k): v for k, v in result.get("answered", {}).items()},
+                result.get("want_interval", 0.0),
             )
         )
     report = audit([LogSource.from_path(logdir / f"peer{s}.log") for s in range(players)])

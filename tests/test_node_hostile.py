@@ -16,6 +16,7 @@ import pytest
 from hostile_helpers import GameOutcome, run_game
 
 from p2p_nertz.audit import FindingKind
+from p2p_nertz.protocol.delivery import ANSWER_BURST
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -44,11 +45,22 @@ def test_a_member_flooding_wants_gets_no_honest_member_voted_out(tmp_path: Path)
     # of 4): the game ends with both members in. Its timers 2/8 s, not 1/3: at a load of 30-40
     # (session 33, twice) a node starved for 3 s by the machine, not the flood, was voted out;
     # the faults this guards were a freeze (120 s) and an abandon at 87 s, longer than either.
+    # The flooder itself may be voted out: the honest node's guard drops, unverified, what a
+    # member sends past its budget (500 messages/s), the flooder's answers to its wants among
+    # them, and under load it then holds events back long enough to be voted out withheld
+    # (session 35: 1 run in 6 at a load of 17). That is the flood's cost to its sender, not a
+    # fault: the honest member is never dropped and the game ends alike.
     outcome = run_game("wants", 2, 3, tmp_path, timeout=GAME_TIMEOUT, timers=(2.0, 8.0))
     check_honest(outcome)
     assert outcome.sent > 1000  # the flood did run
-    assert outcome.honest[0].dropped == []
-    assert outcome.audit_dropped == []
+    assert outcome.honest[0].dropped in ([], [1])
+    assert outcome.audit_dropped == outcome.honest[0].dropped
+    # What the flood got (the fault this guards, whatever the load): no more answers than
+    # the budget allows over the node's whole run, for each of the two feeds it can want.
+    honest = outcome.honest[0]
+    assert honest.wall is not None and honest.want_interval > 0
+    allowed = 2 * (ANSWER_BURST + honest.wall / honest.want_interval)
+    assert 0 < honest.answered.get(1, 0) <= allowed, (honest.answered, allowed)
 
 
 def test_a_member_that_equivocates_to_different_members_is_proven_and_dropped(

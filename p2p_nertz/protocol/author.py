@@ -201,9 +201,8 @@ class Author:
         freezing our announcements of its feed for good (docs/protocol.md §9.2). So too the
         beats that announced holding a third member's feed past ours, where that is what it
         owed (§9.2, *a claim on a silent member's feed*)."""
-        self.outbox.effects.extend(
-            self.delivery.debts.relayed(self.membership.stall_votes, self.feeds)
-        )
+        debts = self.delivery.debts
+        self.outbox.effects.extend(debts.relayed(self.membership.stall_votes, self.feeds))
 
     def vote_flaps(self, now: float | None) -> None:
         """Vote out, reason *flapping*, each member whose flap fault our final fold holds

@@ -110,9 +110,18 @@ class AnswerBudget:
         self._store = store
         #: AnswerBudget left to wants of (asker, feed), and as of when.
         self._tokens: dict[tuple[int, int], tuple[float, float]] = {}
+        #: Wants answered, by asker (what a flood got: at most ``ANSWER_BURST`` and one a
+        #: ``want_interval`` for each feed).
+        self.answered: dict[int, int] = {}
 
     def may(self, asker: int, feed: int, now: float) -> bool:
         """Whether a want of ``asker`` for ``feed`` at ``now`` is answered (it is counted)."""
+        if not self._within(asker, feed, now):
+            return False
+        self.answered[asker] = self.answered.get(asker, 0) + 1
+        return True
+
+    def _within(self, asker: int, feed: int, now: float) -> bool:
         interval = self._store.want_interval
         if interval <= 0:
             return True
