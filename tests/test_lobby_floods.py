@@ -271,9 +271,14 @@ async def test_a_crowd_of_connections_does_not_displace_a_seated_guest() -> None
             streams = [await stranger(endpoint) for _ in range(4 * MAX_LINKS)]
             for stream in streams:
                 await stream.send_all(PREAMBLE)
+            # Every stranger taken (each displacement is made as one is): counted by what the
+            # host accepted, not by what it dropped, which a stranger closed for idleness
+            # (LINK_IDLE) before the last came leaves short (CI rehearsal, session 35: 21 of
+            # the 24 awaited drops, and a 60 s wait).
             with trio.fail_after(HANG):
-                while lobby.drops.total < 3 * MAX_LINKS:
+                while lobby.accepted < 1 + len(streams):
                     await trio.sleep(0.01)
+            assert lobby.drops.total > 0  # the crowd displaced others
             cat.set_ready(True)  # said on Cat's own connection, which the crowd left alone
             with trio.fail_after(HANG):
                 while not all(s.ready for s in lobby.table.seats[1:]):

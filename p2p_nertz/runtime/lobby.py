@@ -275,6 +275,9 @@ class LobbyHost:
         self._beacon_now = trio.Event()
         self._port: int | None = None
         self._links: set[Link] = set()
+        #: Connections accepted since the lobby began to serve (each displacement is made as
+        #: one is accepted).
+        self.accepted = 0
         self._max_links = max_links
         self._link_idle = link_idle
         self._routes: dict[PeerId, Link] = {}
@@ -401,6 +404,7 @@ class LobbyHost:
                 log.warning("cannot take a lobby connection now: %s", exc.strerror)
                 await trio.sleep(_TICK)
                 continue
+            self.accepted += 1
             if len(self._links) >= self._max_links:
                 self._displace()
             link = Link(stream, opened=self._clock(), challenge=os.urandom(CHALLENGE_SIZE))
