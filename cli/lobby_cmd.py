@@ -49,6 +49,7 @@ from cli.bots import (
     spawn_lobby_bot,
     stop_children,
     stop_processes,
+    unnoted_bots_words,
     watch_bots,
 )
 from cli.ended import ended_game, say_ended
@@ -910,6 +911,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
     # A quick game's bots come back with their person (they stopped with the table).
     bots = resume_bots(path, spec, endpoints, signed_in(records, spec))
+    if (unnoted := unnoted_bots_words(path, spec, identity.peer_id)) is not None:
+        out.emit("bots_not_started", unnoted, line=unnoted)
     result: tuple[Peer | None, int | None] | Outcome | None = None
     try:
         result = _trio_run("resume", main)
