@@ -30,13 +30,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from cli.keyfile import keep_key
-from cli.places import game_log_name
+from cli.places import game_log_name, kept_key_path
 from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.logfile import RecordKind
 from p2p_nertz.protocol.envelope import InvalidMessageError, decode_unverified
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.words import plural
 
 TERM_PATIENCE = 5.0  # seconds a bot has to leave after SIGTERM before it is killed
 LEAVE_PATIENCE = 15.0  # seconds the bots get to finish by themselves after a game is over
@@ -479,6 +480,28 @@ def noted_bots(log: Path, spec: GameSpec) -> list[TableBot]:
         and b.stem
         and Path(b.stem).name == b.stem
     ]
+
+
+def unnoted_bots_words(log: Path, spec: GameSpec, own: PeerId) -> str | None:
+    """What the resume of ``own``'s ``log`` says when no note beside it names the game's
+    bots (:func:`noted_bots`: none, or not this game's) while members other than ``own`` have
+    their keys kept on this machine, where a command keeps the keys of the bots it starts: they
+    are not started, and the game waits for them (session 35: it said nothing). ``None``: a note
+    names them, or no other member's key is here (people, who resume their own logs).
+
+    Their logs do not say how they played (a strategy, a speed), so none is started here.
+    """
+    kept = [
+        m.name for m in spec.members if m.peer_id != own and kept_key_path(m.fingerprint).exists()
+    ]
+    if not kept or noted_bots(log, spec):
+        return None
+    n, note = len(kept), str(bots_note(log))
+    return (
+        f"not started with you: {', '.join(kept)} ({plural(n, 'bot')} of this game, "
+        f"{plural(n, 'key')} kept on this machine): no {note!r} says how they played; "
+        "start each from its log: nertz resume LOG --bot STRATEGY"
+    )
 
 
 def signed_in(records: Iterable[LogRecord], spec: GameSpec) -> frozenset[PeerId]:

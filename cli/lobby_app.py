@@ -9,7 +9,6 @@ until a game is fixed; what the screen shows and what a key does are the library
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import math
 import signal
 import subprocess
@@ -45,6 +44,7 @@ from p2p_nertz.ui.lobby import (
     SeatLine,
     SetReady,
     StartGame,
+    loopback_words,
     no_guest_words,
     press_lobby,
     render_lobby,
@@ -62,11 +62,6 @@ _CLOSE_FLUSH = 0.3  # seconds a closed table keeps serving, so the guests hear t
 
 
 _JOIN_TIMEOUT = 10.0  # seconds to wait for a table's first answer
-
-
-LOOPBACK_ONLY = "(127.0.0.1: this machine only; for the LAN: nertz play --address YOUR-LAN-IP)"
-"""Said under the address of a table hosted on the loopback (no ``--address``, ``--discover``
-nor ``--peer`` gave another): nobody on another machine can join it there."""
 
 
 @dataclass
@@ -359,8 +354,8 @@ class LobbyApp:
         self.where = endpoint.removeprefix("tcp://")
         told = f" (announced on {self.args.discover})" if self.args.discover else ""
         self.say(f"you host a table at {self.where}{told}: others join with --peer {self.where}")
-        if ipaddress.ip_address(self.where.rsplit(":", 1)[0]).is_loopback:
-            self.say(LOOPBACK_ONLY)  # (a newcomer gave that address to a friend across the room)
+        if (only := loopback_words("play", self.where)) is not None:
+            self.say(only)
         self.keys = replace(self.keys, line=Status("your table is open: b adds a bot, s starts"))
 
     async def _serve(self, host: LobbyHost, *, task_status: trio.TaskStatus[str]) -> None:

@@ -49,6 +49,7 @@ from cli.bots import (
     spawn_lobby_bot,
     stop_children,
     stop_processes,
+    unnoted_bots_words,
     watch_bots,
 )
 from cli.ended import ended_game, say_ended
@@ -101,7 +102,7 @@ from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
-from p2p_nertz.ui.lobby import no_guest_words
+from p2p_nertz.ui.lobby import loopback_words, no_guest_words
 from p2p_nertz.words import counted
 
 __all__ = ["default_key_path"]
@@ -509,13 +510,14 @@ PROMPT_WORDS = (
 
 def hosting_words(name: str, fingerprint: str, endpoint: str, discover: str | None) -> str:
     """The host's first lines: who hosts, then the command that joins on a line of its own,
-    so an 80-column terminal does not cut the address in two ("--peer 127.0.", "0.1:32867")."""
-    lines = [
-        f"hosting as {name} ({fingerprint})",
-        f"others join with: nertz join --peer {endpoint.removeprefix('tcp://')}",
-    ]
+    so an 80-column terminal does not cut the address in two ("--peer 127.0.", "0.1:32867"),
+    and, on the loopback, that only this machine reaches it (:func:`loopback_words`)."""
+    where = endpoint.removeprefix("tcp://")
+    lines = [f"hosting as {name} ({fingerprint})", f"others join with: nertz join --peer {where}"]
     if discover:
         lines.append(f"              or: nertz join --discover {discover}")
+    if (only := loopback_words("host", where)) is not None:
+        lines.append(only)
     return "\n".join(lines)
 
 
@@ -909,6 +911,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
     # A quick game's bots come back with their person (they stopped with the table).
     bots = resume_bots(path, spec, endpoints, signed_in(records, spec))
+    if (unnoted := unnoted_bots_words(path, spec, identity.peer_id)) is not None:
+        out.emit("bots_not_started", unnoted, line=unnoted)
     result: tuple[Peer | None, int | None] | Outcome | None = None
     try:
         result = _trio_run("resume", main)

@@ -281,3 +281,47 @@ def test_host_bots_resumed_a_bot_that_never_signed_starts_fresh(tmp_path: Path) 
     assert "Traceback" not in err and "error" not in err, err
     report = audit([LogSource.from_bytes(p.name, p.read_bytes()) for p in (you, bot_log)])
     assert report.valid, report.violations
+
+
+def test_resume_without_the_bots_note_says_which_bots_do_not_start(tmp_path: Path) -> None:
+    """``nertz resume`` of the person's log with no ``LOG.bots`` beside it (deleted, or a
+    log copied without it) started no bot and said nothing: the game waited for members that
+    never came. A member whose key is kept on this machine is a bot a command started here:
+    the resume names it, what is missing and what to do, in one line, and plays on."""
+    key, logs = tmp_path / "ann.key", tmp_path / "logs"
+    logs.mkdir()
+    person, bot = make_key(key), Identity.generate()
+    keep_key(bot)
+    you = logs / "you.log"
+    with held_ports(2) as ports:
+        _person_log_alone(you, person, bot, ports)
+        resumed = _started(["resume", str(you), "--key", str(key), "--bot", "greedy", "--json"])
+        said = json_lines_until(resumed, "bots_not_started")
+    assert [line["event"] for line in said][-2:] == ["resume", "bots_not_started"], said
+    line = said[-1]["line"]
+    assert line.startswith(
+        "not started with you: bot1 (bot of this game, key kept on this machine)"
+    )
+    assert f"no {str(you) + '.bots'!r} says how they played" in line, line
+    assert line.endswith("nertz resume LOG --bot STRATEGY") and "\n" not in line
+
+
+def test_the_bots_note_or_no_kept_key_says_nothing_of_bots_not_started(tmp_path: Path) -> None:
+    # (The words' function alone, no process: when a note names the bots, or no other
+    # member's key is on this machine (people resume their own logs), nothing is said.)
+    from cli.bots import unnoted_bots_words
+
+    person, bot, other = Identity.generate(), Identity.generate(), Identity.generate()
+    spec = GameSpec.create(
+        [(person.peer_id, "Ann"), (bot.peer_id, "bot1"), (other.peer_id, "Bob")],
+        Rules(target=None, rounds=1),
+        b"bots-noted-or-not",
+    )
+    you = tmp_path / "you.log"
+    assert unnoted_bots_words(you, spec, person.peer_id) is None  # (no key kept: people)
+    keep_key(bot)
+    keep_key(person)  # (a quick game keeps its person's key too: not named as a bot)
+    words = unnoted_bots_words(you, spec, person.peer_id)
+    assert words is not None and words.startswith("not started with you: bot1 (bot of"), words
+    note_bots(you, spec, [TableBot(1, "bot1", "bot1", "greedy", "10")])
+    assert unnoted_bots_words(you, spec, person.peer_id) is None

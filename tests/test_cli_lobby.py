@@ -409,6 +409,7 @@ def test_the_hosts_first_lines_fit_80_columns_with_the_join_command_whole() -> N
     # "0.1:32867" on the next row of an 80-column terminal.
     from cli.lobby_cmd import OPEN_WORDS, PROMPT_WORDS, hosting_words
     from p2p_nertz.protocol.names import MAX_NAME
+    from p2p_nertz.ui.lobby import loopback_words
 
     longest = "N" * MAX_NAME
     endpoint = "tcp://255.255.255.255:65535"
@@ -419,6 +420,11 @@ def test_the_hosts_first_lines_fit_80_columns_with_the_join_command_whole() -> N
     assert lines[1].split()[-4:] == ["nertz", "join", "--peer", "255.255.255.255:65535"]
     assert lines[2].split()[-3:] == ["join", "--discover", "255.255.255.255"]
     assert len(hosting_words("Ann", "xqiq-b5gz-iwoo-nwm2", endpoint, None).splitlines()) == 2
+    # On the loopback (no --address, no --discover) a last line says it is this machine's
+    # only and how to open a table to the LAN, in the words the play lobby uses.
+    local = hosting_words(longest, "xqiq-b5gz-iwoo-nwm2", "tcp://127.0.0.1:65535", None)
+    assert local.splitlines()[-1] == loopback_words("host", "127.0.0.1:65535")
+    assert all(len(line) <= 80 for line in local.splitlines()), local
 
 
 def test_a_host_started_in_the_background_stops_on_sigterm_in_its_lobby_with_one_line(

@@ -209,6 +209,8 @@ def test_host_and_join_without_bot_seat_two_people_at_the_terminal_table(tmp_pat
         while (told := re.search(rb"nertz join --peer (\S+:\d+)\r?\n", host.raw)) is None:
             assert host.pump(0.1), host.raw
         where = told[1].decode()
+        # On the loopback, the address said is this machine's alone: the way to the LAN is said.
+        host.wait("(127.0.0.1: this machine only; for the LAN: nertz host --address YOUR-LAN-IP)")
         guest = Tty(["join", "--key", str(tmp_path / "bob.key"), "--name", "Bob",
                      "--peer", where, "--log-dir", logs])  # fmt: skip
         for tty, name in ((guest, "Bob"), (host, "Ann")):

@@ -338,3 +338,26 @@ def test_the_board_says_an_empty_nerts_pile_cost_nothing_not_minus_nothing() -> 
     rows = [line for line in text.splitlines() if " Nerts −2×" in line]
     assert len(rows) == 2 and "=  0 " in rows[0] and "−0" not in rows[0], rows
     assert "= −2 " in rows[1], rows  # (seat 1's King left in its Nerts pile)
+
+
+def test_the_rows_points_are_the_games_said_alike_and_the_help_says_when_a_round_scores() -> None:
+    # A newcomer played an ace in round 1 and their row still said "0 pts". RULES.md scores a
+    # round at its end (the -2 for each card left in the Nerts pile is known only then): the
+    # rows show the game's total, in one set of words at the terminal and on the page, and
+    # the help of both says when a round is scored.
+    from p2p_nertz.rules import Pile
+    from p2p_nertz.ui.view import points_words
+
+    table = table_from("N: KS AS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -", IDLE)
+    played, _ = table.play(0, Move.to_lake(Pile.NERTS))
+    assert played.score().players[0].lake == 1  # (the ace is in the lake: +1 at the round's end)
+    view = _view(table=played, totals=(12, -4))
+    rows = render(view, 80, 24).text().splitlines()
+    page = view_json(view)["players"]
+    for seat, total in enumerate((12, -4)):
+        row = next(line for line in rows if line.startswith(f"{seat} ") and "pts" in line)
+        assert row.rstrip().endswith(f" {points_words(total)}"), row
+        assert page[seat]["points"] == points_words(total) == f"{total} pts"
+    for pointer in (False, True):
+        text = " ".join(how_to_play(Rules(), pointer=pointer))
+        assert "Scored at a round's end: +1 for each of your cards in the lake" in text, text

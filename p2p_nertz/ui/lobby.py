@@ -43,6 +43,7 @@ Keys (names as the front end reports them; ``UP``/``DOWN`` are the arrow keys):
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field, replace
 
 from p2p_nertz.defaults import TABLE_BOT_SPEED
@@ -68,6 +69,7 @@ __all__ = [
     "SeatLine",
     "SetReady",
     "StartGame",
+    "loopback_words",
     "no_guest_words",
     "press_lobby",
     "render_lobby",
@@ -431,6 +433,22 @@ def _removing(keys: LobbyKeys, key: str, ctx: LobbyContext) -> tuple[LobbyKeys, 
     if key.isdigit():
         return replace(done, line=Status.refusing(no_guest_words(int(key), ctx.seats))), []
     return replace(done, line=Status("no guest removed")), []
+
+
+def loopback_words(command: str, where: str) -> str | None:
+    """What a host is told of a table at ``where`` (``IPv4:port``) hosted on the loopback by
+    ``nertz COMMAND`` (``host``, ``play``), or ``None``: it is elsewhere. A newcomer read
+    "others join with --peer 127.0.0.1:N" and would give that to a friend across the room.
+
+    >>> loopback_words("host", "127.0.0.1:4000")
+    '(127.0.0.1: this machine only; for the LAN: nertz host --address YOUR-LAN-IP)'
+    >>> loopback_words("play", "192.168.1.20:4000") is None
+    True
+    """
+    address = ipaddress.ip_address(where.rsplit(":", 1)[0])
+    if not address.is_loopback:
+        return None
+    return f"({address}: this machine only; for the LAN: nertz {command} --address YOUR-LAN-IP)"
 
 
 def no_guest_words(seat: int, seats: int) -> str:

@@ -44,6 +44,7 @@ from p2p_nertz.ui.view import (
     decided_by,
     how_to_play,
     pace_words,
+    points_words,
 )
 
 __all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play", "render"]
@@ -471,7 +472,7 @@ class _TablePainter:
         if last == "stuck" and table.stuck[seat]:
             last = ""
         link = view.link(seat)
-        total = f"{view.total(seat):4d} pts"
+        total = points_words(view.total(seat)).rjust(8)  # (the game's: scored at a round's end)
         tail = len(total) + 1 + len(link.value) + 1
         room = max(0, width - (len(row) - start) - tail)
         row.add(_fit(last, room), Style.DIM)

@@ -64,6 +64,7 @@ __all__ = [
     "stuck_words",
     "pile_name",
     "play_words",
+    "points_words",
     "pace_words",
     "reach_words",
     "YOUR_TURN",
@@ -832,9 +833,12 @@ def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
         *gap,
         f"{stock} onto the waste; its top card{'' if pointer else ' [w]'} plays.",
         "",
-        f"Score: +1 for each of your cards in the lake, −{rules.nerts_card_penalty} for each "
-        "card left in",
-        f"your Nerts pile; {goal}.",
+        # (RULES.md: a round is scored as it ends: the rows' points are the game's, and a
+        # newcomer's ace in round 1 added none there. Said, not a running count: the −2s
+        # for the Nerts pile are known only at the end.)
+        f"Scored at a round's end: +1 for each of your cards in the lake, "
+        f"−{rules.nerts_card_penalty} for each",
+        f"card left in your Nerts pile; {goal}.",
         "",
         # (RULES.md, everyone stuck: the stock re-formed first, as when it runs out; a
         # newcomer read only "the top card goes to the bottom" and looked for it there.)
@@ -858,6 +862,17 @@ def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
     book = "the rule book link below" if pointer else "nertz rules (or docs/rules.md)"
     lines.append(f"The whole rule book: {book}.")
     return lines
+
+
+def points_words(total: int) -> str:
+    """A player's game points in their row, at the terminal and on the page: the game's
+    total, which grows only as each round is scored at its end (RULES.md, *Scoring a round*;
+    :func:`how_to_play` says so), so an ace played in round 1 adds nothing to it yet.
+
+    >>> points_words(12), points_words(-4)
+    ('12 pts', '-4 pts')
+    """
+    return f"{total} pts"
 
 
 def board_columns(rules: Rules, score: RoundScore) -> tuple[tuple[str, str], ...]:

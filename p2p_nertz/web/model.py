@@ -40,6 +40,7 @@ from p2p_nertz.ui.view import (
     how_to_play,
     pace_words,
     page_status,
+    points_words,
 )
 
 __all__ = [
@@ -228,7 +229,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
             "seat": seat,
             "name": view.seat_name(seat),
             "link": view.link(seat).value,
-            "total": view.total(seat),
+            "points": points_words(view.total(seat)),  # (the game's: the terminal's words)
             "last": view.last[seat] if seat < len(view.last) else "",
             "tableau": _tableau(table.tableaux[seat], symbols) if table is not None else None,
             "stuck": table is not None and table.stuck[seat],

@@ -122,8 +122,9 @@
     const sw = el("span", "swatch");
     sw.style.background = `var(--p${player.seat % 8})`;
     h.appendChild(sw);
-    // (Its game total, named: "bot1 (seat 0) · 0" left a newcomer guessing what 0 was.)
-    let head = ` · ${player.total} pts`;
+    // (Its game total, named: "bot1 (seat 0) · 0" left a newcomer guessing what 0 was; the
+    // words are the terminal's, ui/view.py points_words: the game's, scored at a round's end.)
+    let head = ` · ${player.points}`;
     if (player.link !== "ok") head += ` · ${player.link}`;
     // (Stuck by a pass on its behalf: it played nothing while everyone else was stuck.)
     if (player.passed) head += " · passed for";
