@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import time
 import weakref
+from collections.abc import Callable
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
@@ -461,6 +463,47 @@ async def test_a_guest_whose_host_dies_leaves_with_a_clear_error() -> None:
             while not errors:
                 await trio.sleep(0.01)
     assert "has not answered for 1 s" in errors[0]
+
+
+def test_a_guest_woken_from_its_own_stop_reads_the_host_before_it_leaves() -> None:
+    """A guest (and its host: one process here) stopped past the guest's patience, as a lid
+    closed on both would: woken, the guest reads the host's answers before it calls the host
+    silent (its loop's turn had come before the host's answer was read: it left, session 35).
+    Real sockets on 127.0.0.1; the stop is a jump of trio's clock, frozen otherwise."""
+    clock = trio.testing.MockClock()
+    errors: list[LobbyError] = []
+    tables: list[float] = []
+
+    async def sit(guest: LobbyGuest) -> None:
+        try:
+            await guest.run()
+        except LobbyError as exc:
+            errors.append(exc)
+
+    async def until(what: Callable[[], bool]) -> None:
+        # (Time stands still: real I/O runs; a real bound on a loaded machine, not a timing.)
+        end = time.monotonic() + 60
+        while not what() and time.monotonic() < end:
+            await trio.sleep(0)
+
+    async def main() -> None:
+        lobby = LobbyHost(ANN, "Ann", Rules(), address="127.0.0.1", game_port=7220)
+        async with trio.open_nursery() as nursery:
+            endpoint = await nursery.start(lobby.serve)
+            guest = LobbyGuest(
+                BOB, "Bob", "tcp://127.0.0.1:7221", endpoint, ready=False, timeout=5.0,
+                on_table=lambda _: tables.append(trio.current_time()),
+            )  # fmt: skip
+            nursery.start_soon(sit, guest)
+            await until(lambda: bool(tables))
+            clock.jump(6.0)  # stopped 6 s: past its patience (5 s), short of LINK_IDLE
+            woke = trio.current_time()
+            await until(lambda: bool(errors) or tables[-1] >= woke)
+            assert not errors, errors
+            assert [s.name for s in lobby.table.seats] == ["Ann", "Bob"]
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=clock)
 
 
 async def test_lobby_host_ignores_garbage_on_its_socket() -> None:
