@@ -3,11 +3,13 @@ the table forms (docs/lobby.md §8).
 
 Real ``nertz host`` and ``nertz bot`` processes on 127.0.0.1, with their default timers: a
 guest gives up on a host silent for 10 s (``--timeout``), a host unseats a guest silent for
-5 s (``GUEST_TIMEOUT``), and the ZMTP heartbeat timeout is 5 s. At a table for 3 one guest sits
-before the host is stopped; at both, a guest starts to join while it is stopped (its TCP
-connection waits in the stopped host's backlog). Stopped 1 s or 6 s, the host seats them and the
-game starts. Stopped 20 s, they give up, each with one line; the host, woken, unseats the one
-that sat, and fresh guests then sit and start the game. Nothing aborts, nothing hangs (the
+5 s (``GUEST_TIMEOUT``), and the ZMTP heartbeat timeout is 5 s; but the guest seated before a
+6 s stop waits 60 s (the stop it sees holds the joining guest's start, seconds under load).
+At a table for 3 one guest sits before the host is stopped; at both, a guest starts to join
+while it is stopped (its TCP connection waits in the stopped host's backlog). Stopped 1 s or
+6 s, the host seats them (never unseating the one that sat) and the game starts. Stopped 20 s,
+they give up, each with one line; the host, woken, unseats the one that sat, and fresh guests
+then sit and start the game. Nothing aborts, nothing hangs (the
 test's timeout). The order of things is read from the processes' JSON lines and exits.
 """
 
