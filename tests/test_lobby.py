@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import time
 import weakref
+from collections.abc import Callable
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
@@ -305,17 +307,58 @@ def test_lobby_refuses_messages_signed_by_another_key_or_for_another_lobby() -> 
     assert len(table.seats) == 1
 
 
+def _ticks(table: HostLobby, start: float, end: float) -> list[str]:
+    """Tick ``table`` every 0.5 s from ``start`` to ``end`` (both included), as the runtime
+    does; the seats' names after the last."""
+    for n in range(round((end - start) * 2) + 1):
+        table.tick(start + n / 2)
+    return [s.name for s in table.seats]
+
+
 def test_lobby_silent_guest_is_unseated_and_bye_leaves() -> None:
     table = host()
     deliver(table, guest(BOB, "Bob", 7001), now=0.0)
+    _ticks(table, 0.5, 3.5)
     cat = guest(CAT, "Cat", 7002)
     deliver(table, cat, now=4.0)  # Bob says ready for the new table at 4.0 too
+    assert _ticks(table, 4.0, 8.0) == ["Ann", "Bob", "Cat"]
     _exchange(table, cat, now=8.0)
+    assert table.tick(8.5) == [] and table.tick(9.0) == []  # (Bob silent 5 s: not more)
     assert table.tick(9.5) != []
     assert [s.name for s in table.seats] == ["Ann", "Cat"]
     table.receive(cat.bye("gone"), 10.0, challenge=CHALLENGE)
     assert [s.name for s in table.seats] == ["Ann"]
     assert table.log[-1].endswith("left: gone")
+
+
+def test_lobby_host_woken_from_its_own_stop_reads_before_it_unseats() -> None:
+    # Session 35: a host stopped 6 s (SIGSTOP) ticked on waking before it read the hellos
+    # that had waited for it, and unseated a live guest for the host's own silence.
+    table = host()
+    bob = guest(BOB, "Bob", 7001)
+    deliver(table, bob, now=0.0)
+    assert _ticks(table, 0.5, 1.0) == ["Ann", "Bob"]  # stopped after the tick at 1.0
+    assert table.tick(7.0) == []  # woken: Bob unheard for 7 s, all of it the host's stop
+    deliver(table, bob, now=7.0)  # then it reads what Bob said meanwhile
+    assert not [line for line in table.log if "timed out" in line]
+    # Bob silent from then on is unseated 5 s later, as any guest.
+    assert _ticks(table, 7.5, 12.0) == ["Ann", "Bob"]
+    assert _ticks(table, 12.5, 12.5) == ["Ann"]
+
+
+def test_lobby_host_woken_unseats_a_guest_gone_meanwhile_once_it_listened() -> None:
+    # Stopped 20 s while Bob gave up on it: woken, it listens LISTEN_GAP (2 s: two hellos of a
+    # live guest) before it unseats Bob. A pause shorter than that is no stop of its own.
+    table = host()
+    deliver(table, guest(BOB, "Bob", 7001), now=0.0)
+    assert _ticks(table, 0.5, 1.0) == ["Ann", "Bob"]
+    assert _ticks(table, 21.0, 23.0) == ["Ann", "Bob"]
+    assert _ticks(table, 23.5, 23.5) == ["Ann"]
+    assert table.log[-1] == f"Bob ({BOB.fingerprint}) timed out"
+    table = host()
+    deliver(table, guest(BOB, "Bob", 7001), now=0.0)
+    assert _ticks(table, 0.5, 4.0) == ["Ann", "Bob"]
+    assert _ticks(table, 5.5, 5.5) == ["Ann"]  # (a pause of 1.5 s: Bob silent 5.5 s)
 
 
 def test_guest_refuses_a_start_that_is_not_the_shown_game() -> None:
@@ -420,6 +463,47 @@ async def test_a_guest_whose_host_dies_leaves_with_a_clear_error() -> None:
             while not errors:
                 await trio.sleep(0.01)
     assert "has not answered for 1 s" in errors[0]
+
+
+def test_a_guest_woken_from_its_own_stop_reads_the_host_before_it_leaves() -> None:
+    """A guest (and its host: one process here) stopped past the guest's patience, as a lid
+    closed on both would: woken, the guest reads the host's answers before it calls the host
+    silent (its loop's turn had come before the host's answer was read: it left, session 35).
+    Real sockets on 127.0.0.1; the stop is a jump of trio's clock, frozen otherwise."""
+    clock = trio.testing.MockClock()
+    errors: list[LobbyError] = []
+    tables: list[float] = []
+
+    async def sit(guest: LobbyGuest) -> None:
+        try:
+            await guest.run()
+        except LobbyError as exc:
+            errors.append(exc)
+
+    async def until(what: Callable[[], bool]) -> None:
+        # (Time stands still: real I/O runs; a real bound on a loaded machine, not a timing.)
+        end = time.monotonic() + 60
+        while not what() and time.monotonic() < end:
+            await trio.sleep(0)
+
+    async def main() -> None:
+        lobby = LobbyHost(ANN, "Ann", Rules(), address="127.0.0.1", game_port=7220)
+        async with trio.open_nursery() as nursery:
+            endpoint = await nursery.start(lobby.serve)
+            guest = LobbyGuest(
+                BOB, "Bob", "tcp://127.0.0.1:7221", endpoint, ready=False, timeout=5.0,
+                on_table=lambda _: tables.append(trio.current_time()),
+            )  # fmt: skip
+            nursery.start_soon(sit, guest)
+            await until(lambda: bool(tables))
+            clock.jump(6.0)  # stopped 6 s: past its patience (5 s), short of LINK_IDLE
+            woke = trio.current_time()
+            await until(lambda: bool(errors) or tables[-1] >= woke)
+            assert not errors, errors
+            assert [s.name for s in lobby.table.seats] == ["Ann", "Bob"]
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=clock)
 
 
 async def test_lobby_host_ignores_garbage_on_its_socket() -> None:

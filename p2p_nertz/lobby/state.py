@@ -56,6 +56,7 @@ from p2p_nertz.lobby.messages import (
     table_digest,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
+from p2p_nertz.protocol.listening import Listening, silence_vote_at
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Rules
 
@@ -71,6 +72,10 @@ __all__ = [
 
 GUEST_TIMEOUT: Final = 5.0
 """Seconds without a ``hello`` after which the host unseats a guest."""
+LISTEN_GAP: Final = 2.0
+"""The longest pause between two of the host's inputs (the runtime ticks every 0.5 s) that is
+not the host's own stop; after a longer one the host listens this long before it unseats
+anybody (:mod:`p2p_nertz.protocol.listening`: a stop of its own is no guest's silence)."""
 KEY_RATE: Final = 5.0
 """Messages a second the host takes from one key (after a first burst of :data:`KEY_BURST`)."""
 KEY_BURST: Final = 10
@@ -221,6 +226,8 @@ class HostLobby:
         self._host = Seat(identity.peer_id, name, check_endpoint(endpoint), True)
         self._guests: dict[PeerId, Hello] = {}
         self._heard: dict[PeerId, float] = {}
+        # Since when we have listened without a break (made at the first input: no clock here).
+        self._ears: Listening | None = None
         self.invited: set[str] | None = (
             None if invited is None else {parse_invite(i) for i in invited}
         )
@@ -318,6 +325,7 @@ class HostLobby:
         """
         if len(challenge) != CHALLENGE_SIZE:
             raise ValueError(f"a connection's challenge is {CHALLENGE_SIZE} bytes")
+        self._saw(now)
         if sender is not None:
             self._admit(sender, now)
         message = decode(data)
@@ -433,11 +441,26 @@ class HostLobby:
         self.removed = {p for p in self.removed if fingerprint(p) != wanted}
         return wanted
 
+    def _saw(self, now: float) -> Listening:
+        if self._ears is None:
+            self._ears = Listening(now, LISTEN_GAP)
+        self._ears.saw(now)
+        return self._ears
+
     def tick(self, now: float) -> list[Out]:
-        """Unseat guests silent for ``guest_timeout``; return what to send."""
+        """Unseat guests silent for ``guest_timeout``; return what to send.
+
+        A silence is counted only while the host listened (:func:`silence_vote_at`): woken
+        from a stop of its own (``SIGSTOP``, a lid, a loaded machine) longer than
+        :data:`LISTEN_GAP`, the host first reads the hellos that waited for it (a live
+        guest says one every second) rather than unseat every guest for its own stop.
+        """
         if self.started is not None:
             return []
-        gone = [p for p, t in self._heard.items() if now - t > self.guest_timeout]
+        ears = self._saw(now)
+        gone = [
+            p for p, t in self._heard.items() if now > silence_vote_at(t, self.guest_timeout, ears)
+        ]
         for who in gone:
             hello = self._guests.pop(who)
             del self._heard[who]

@@ -53,6 +53,7 @@ from p2p_nertz.lobby.messages import (
 from p2p_nertz.lobby.state import (
     KEY_BURST,
     KEY_RATE,
+    LISTEN_GAP,
     NEWCOMER_BURST,
     NEWCOMER_RATE,
     GuestLobby,
@@ -63,6 +64,7 @@ from p2p_nertz.lobby.state import (
     StartRefusedError,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
+from p2p_nertz.protocol.listening import Listening, silence_vote_at
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobbylink import Link, open_link, split_endpoint
@@ -652,6 +654,9 @@ class LobbyGuest:
         self._error: LobbyError | None = None
         self._ran = False
         self._host_heard: float | None = None  # when the host last answered (trio's clock)
+        # Since when we have run without a stop of our own (our loop's inputs, at least one a
+        # HELLO_EVERY): woken, we read what the host said meanwhile before we call it silent.
+        self._ears: Listening | None = None
         self._link: Link | None = None
         self._unlinked = trio.Event()
         self.drops = DropTally(every=SUMMARY_EVERY)
@@ -733,14 +738,16 @@ class LobbyGuest:
             with trio.move_on_after(max(wait, 0.0)):
                 await self._poke.wait()
             self._poke = trio.Event()
+            now = trio.current_time()
+            ears = self._saw(now)
             where = self.lobby_endpoint
             silent = self.state.table is None and self.state.session is None
-            if silent and trio.current_time() >= deadline:
+            if silent and now >= deadline:
                 self._error = LobbyError(f"no answer from a lobby at {where} in {self.timeout:g} s")
             elif (
                 self._host_heard is not None
                 and self.state.session is None
-                and trio.current_time() >= self._host_heard + self.timeout
+                and now >= silence_vote_at(self._host_heard, self.timeout, ears)
             ):
                 # (Nothing hangs: a guest left waiting at the table of a host that died would
                 # wait for ever, and its bots with it.)
@@ -775,9 +782,17 @@ class LobbyGuest:
                 log.debug("lobby connection to %s: %s", self.lobby_endpoint, exc)
             await trio.sleep(HELLO_EVERY)
 
+    def _saw(self, now: float) -> Listening:
+        """An input of ours at ``now`` (the hello loop's turn, a message read)."""
+        if self._ears is None:
+            self._ears = Listening(now, LISTEN_GAP)
+        self._ears.saw(now)
+        return self._ears
+
     async def _got(self, data: bytes, scope: trio.CancelScope) -> bool:
         """Take one message from the host; whether we are done."""
         now = trio.current_time()
+        self._saw(now)
         for line in self.drops.flush(now):
             log.warning("%s", line)
         try:
