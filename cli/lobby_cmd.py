@@ -427,26 +427,14 @@ async def _say_stopped_bots(bots: list[LobbyBot], out: _Out, scope: trio.CancelS
 
 
 def _host_address(args: argparse.Namespace, rules: Rules) -> str:
-    """The address ``nertz host`` announces, once its options are checked.
+    """The address ``nertz host`` announces, once its options are checked (the numbers
+    against each other: cli/parsers.py).
 
     Raises:
-        NertzError: a bad ``--players``, or no way to say when to start.
+        NertzError: a ``--players`` the rules cannot seat, or no way to say when to start.
     """
     if args.players is not None:
-        if not 1 <= args.players <= 8:
-            raise NertzError(f"--players is 1 to 8, not {args.players}")
         rules.validate_players(args.players)
-        if args.bots >= args.players:
-            raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
-        if args.players > args.capacity:
-            raise NertzError(
-                f"--players {args.players} is more than the table seats (--capacity "
-                f"{args.capacity}): it would wait for ever"
-            )
-    if args.bots >= args.capacity:
-        raise NertzError(
-            f"--bots {args.bots} and you are more than the table seats (--capacity {args.capacity})"
-        )
     if args.players is None and not sys.stdin.isatty():
         raise NertzError("say when to start: --players N (or run in a terminal and press Enter)")
     if args.address is not None:
@@ -721,8 +709,6 @@ async def _find(args: argparse.Namespace, out: _Out) -> Offer:
 def _cmd_join(args: argparse.Namespace) -> int:
     config = liveness_from(args)
     _require_player(args, args.command)
-    if (args.peer is None) == (args.discover is None):
-        raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
     # A key given is read before the log directory is made, and a key made after it: a
     # refused command leaves nothing.
     given = None if args.key is None else load_key(args.key)

@@ -27,6 +27,7 @@ from cli.args import (
     beacon_port,
     bind_endpoint,
     bot_speed,
+    check_liveness,
     default_log_dir,
     default_name,
     duration,
@@ -87,6 +88,8 @@ def _later(
     would be)."""
 
     def run(args: argparse.Namespace) -> int:
+        if hasattr(args, "drop_after"):  # (add_liveness_arguments: the timers against each other)
+            check_liveness(args)
         if check is not None:
             check(args)
         command: Callable[[argparse.Namespace], int] = getattr(
@@ -188,7 +191,16 @@ def _add_demo(sub: Any) -> None:
     )
     add_rules_arguments(p)
     add_liveness_arguments(p)
-    p.set_defaults(func=_later("demo", "_cmd_demo"))
+    p.set_defaults(func=_later("demo", "_cmd_demo", _check_demo))
+
+
+def _check_demo(args: argparse.Namespace) -> None:
+    """``--bots``/``--players`` (the same: every player a bot) is a table's size, 4 if not
+    given; set in ``args.players`` for the command."""
+    given = args.bots if args.bots is not None else args.players
+    args.players = 4 if given is None else given
+    if not 2 <= args.players <= MAX_SEATS:
+        raise NertzError(f"a demo has 2 to {MAX_SEATS} players, not {args.players}")
 
 
 def _bot_count(text: str) -> int:
@@ -432,7 +444,27 @@ def _add_host(sub: Any) -> None:
         "docs/pace.md)",
     )  # fmt: skip
     add_rules_arguments(p)
-    p.set_defaults(func=_later("lobby_cmd", "_cmd_host"))
+    p.set_defaults(func=_later("lobby_cmd", "_cmd_host", _check_host))
+
+
+def _check_host(args: argparse.Namespace) -> None:
+    """``nertz host``'s numbers of players, bots and seats leave a seat for each and start.
+
+    Raises:
+        NertzError: they contradict each other (the table would wait for ever, or be full).
+    """
+    if args.players is not None:
+        if args.bots >= args.players:
+            raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
+        if args.players > args.capacity:
+            raise NertzError(
+                f"--players {args.players} is more than the table seats (--capacity "
+                f"{args.capacity}): it would wait for ever"
+            )
+    if args.bots >= args.capacity:
+        raise NertzError(
+            f"--bots {args.bots} and you are more than the table seats (--capacity {args.capacity})"
+        )
 
 
 def _add_join_and_bot(sub: Any) -> None:
@@ -452,7 +484,17 @@ def _add_join_and_bot(sub: Any) -> None:
         )
         if name == "bot":
             add_stop_with_stdin(p)
-        p.set_defaults(func=_later("lobby_cmd", "_cmd_join"))
+        p.set_defaults(func=_later("lobby_cmd", "_cmd_join", _check_join))
+
+
+def _check_join(args: argparse.Namespace) -> None:
+    """``nertz join`` and ``nertz bot`` are told where the table is, one way.
+
+    Raises:
+        NertzError: neither ``--peer`` nor ``--discover``.
+    """
+    if (args.peer is None) == (args.discover is None):  # (both: refused as exclusive)
+        raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
 
 
 def _add_games(sub: Any) -> None:
@@ -576,7 +618,68 @@ def _add_play(sub: Any) -> None:
     add_watcher_argument(p)
     add_rules_arguments(p)
     add_web_arguments(p)
-    p.set_defaults(func=_later("play", "_cmd_play"))
+    p.set_defaults(func=_later("play", "_cmd_play", _check_play))
+
+
+def _check_play(args: argparse.Namespace) -> None:
+    """``nertz play``'s three ways in (``--bots``, a given game, the lobby) take options that
+    do not mix; ``--name`` a good name, and the lobby's ``--peer`` HOST:PORT each (set in
+    ``args.peer`` as pairs for the command).
+
+    Raises:
+        NertzError: options of two ways, a given game without all its parts, a number of
+            bots a table cannot seat, a bad name or lobby address.
+    """
+    given = [args.key, args.spec, args.bind, args.log]
+    lobby_only = args.discover is not None or args.address is not None or args.log_dir is not None
+    if args.bots is not None and (any(given) or args.peer):
+        raise NertzError("--bots makes its own game: do not give --key/--spec/--bind/--peer/--log")
+    if (args.bots is not None or any(given[1:])) and lobby_only:
+        raise NertzError("--discover, --address and --log-dir are for the lobby (no --bots/--spec)")
+    if args.bots is not None and not 2 <= args.bots + 1 <= MAX_SEATS:
+        raise NertzError(
+            f"a table has 2 to {MAX_SEATS} players: give --bots 1 to {MAX_SEATS - 1}, "
+            f"not {args.bots}"
+        )
+    if args.bots is None:
+        _no_quick_options(args)
+        if any(given[1:]) and not all(given):
+            raise NertzError("a given game needs all of --key, --spec, --bind and --log")
+    if args.bots is None and not any(given[1:]):
+        try:
+            args.peer = [host_port(p) for p in args.peer]
+        except argparse.ArgumentTypeError as exc:
+            raise NertzError(f"--peer: {exc}") from None
+    try:
+        if args.name is not None:
+            player_name(args.name)
+    except argparse.ArgumentTypeError as exc:
+        raise NertzError(f"--name: {exc}") from None
+
+
+def _no_quick_options(args: argparse.Namespace) -> None:
+    """Without ``--bots``, the quick game's options would be ignored: ``nertz play
+    --practice`` opened the LAN lobby (or said there was no key), the practice forgotten.
+
+    Raises:
+        NertzError: one of them is given.
+    """
+    given = [
+        flag
+        for flag, on in (
+            ("--practice", args.practice),
+            ("--strategy", args.strategy != "greedy"),
+            ("--speed", args.speed != str(DEFAULT_BOT_SPEED)),
+            ("--seed", args.seed is not None),
+            ("--dir", args.dir is not None),
+        )
+        if on
+    ]
+    if given:
+        raise NertzError(
+            f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for a quick game "
+            f"against bots: add --bots N (nertz play --bots 2 {given[0]} …)"
+        )
 
 
 def _add_lobby_and_screen(p: argparse.ArgumentParser) -> None:
