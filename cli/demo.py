@@ -136,8 +136,7 @@ def _fresh_game_dir(first: Path) -> Path:
 def _cmd_demo(args: argparse.Namespace) -> int:
     if args.rounds is None and args.target is None:
         args.rounds = 1
-    rules = rules_from(args)  # (--players: checked and set by cli/parsers.py)
-    rules.validate_players(args.players)
+    rules = rules_from(args)  # (--players, the seats and the bots: checked by cli/parsers.py)
     players = players_from(args, args.strategy)
     if args.timeout is None:
         args.timeout = DEFAULT_TIMEOUT if rules.racing_demon else TARGET_TIMEOUT

@@ -426,15 +426,13 @@ async def _say_stopped_bots(bots: list[LobbyBot], out: _Out, scope: trio.CancelS
         await watch_bots(list(bots), stopped)
 
 
-def _host_address(args: argparse.Namespace, rules: Rules) -> str:
-    """The address ``nertz host`` announces, once its options are checked (the numbers
-    against each other: cli/parsers.py).
+def _host_address(args: argparse.Namespace) -> str:
+    """The address ``nertz host`` announces, once its options are checked (the numbers of
+    players, bots and seats: cli/parsers.py).
 
     Raises:
-        NertzError: a ``--players`` the rules cannot seat, or no way to say when to start.
+        NertzError: no way to say when to start.
     """
-    if args.players is not None:
-        rules.validate_players(args.players)
     if args.players is None and not sys.stdin.isatty():
         raise NertzError("say when to start: --players N (or run in a terminal and press Enter)")
     if args.address is not None:
@@ -512,7 +510,7 @@ def _cmd_host(args: argparse.Namespace) -> int:
     rules = rules_from(args)
     identity = load_key(args.key)
     out = _Out(args.json)
-    address = _host_address(args, rules)
+    address = _host_address(args)
     invited = _invites(args)
     _log_dir(args)
     game_port = PortHold(address)

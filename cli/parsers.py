@@ -26,6 +26,7 @@ from cli.args import (
     add_web_arguments,
     beacon_port,
     bind_endpoint,
+    bot_choices,
     bot_speed,
     check_liveness,
     default_log_dir,
@@ -38,6 +39,7 @@ from cli.args import (
     player_name,
     port_number,
     positive,
+    rules_from,
     seed_arg,
     whole_number,
 )
@@ -201,6 +203,19 @@ def _check_demo(args: argparse.Namespace) -> None:
     args.players = 4 if given is None else given
     if not 2 <= args.players <= MAX_SEATS:
         raise NertzError(f"a demo has 2 to {MAX_SEATS} players, not {args.players}")
+    _check_seats(args, args.strategy, args.players, "player")
+
+
+def _check_seats(args: argparse.Namespace, strategies: str, bots: int, who: str) -> None:
+    """The rules (:func:`~cli.args.rules_from`) seat the table's players (``args.players``,
+    or ``--bots`` and you), and each of the ``bots`` has a known strategy and speed.
+
+    Raises:
+        NertzError: rules that cannot seat them, a bad list of strategies or speeds.
+    """
+    players = getattr(args, "players", None) or bots + 1
+    rules_from(args).validate_players(players)
+    bot_choices(strategies, args.speed, bots, who)
 
 
 def _bot_count(text: str) -> int:
@@ -454,6 +469,7 @@ def _check_host(args: argparse.Namespace) -> None:
         NertzError: they contradict each other (the table would wait for ever, or be full).
     """
     if args.players is not None:
+        rules_from(args).validate_players(args.players)
         if args.bots >= args.players:
             raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
         if args.players > args.capacity:
@@ -641,7 +657,9 @@ def _check_play(args: argparse.Namespace) -> None:
             f"a table has 2 to {MAX_SEATS} players: give --bots 1 to {MAX_SEATS - 1}, "
             f"not {args.bots}"
         )
-    if args.bots is None:
+    if args.bots is not None:
+        _check_seats(args, args.strategy, args.bots, "bot")
+    else:
         _no_quick_options(args)
         if any(given[1:]) and not all(given):
             raise NertzError("a given game needs all of --key, --spec, --bind and --log")
@@ -830,7 +848,11 @@ def _add_rules_and_match(sub: Any) -> None:
         p.add_argument("--seed", type=seed_arg, default=1, help="the match seed (default 1)")
         p.add_argument("--json", action="store_true", help="print one JSON object per round")
         add_rules_arguments(p, deal=False)  # (no peers: no deal to choose)
-        p.set_defaults(func=_later("match_cmd", "_cmd_match"))
+        p.set_defaults(func=_later("match_cmd", "_cmd_match", _check_match))
+
+
+def _check_match(args: argparse.Namespace) -> None:
+    _check_seats(args, args.bots, args.players, "player")
 
 
 COMMAND_PARSERS: tuple[tuple[Callable[[Any], None], tuple[str, ...]], ...] = (

@@ -129,8 +129,7 @@ def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
     if args.rounds is None and args.target is None:
         args.rounds = 1
     rules = rules_from(args)
-    players = args.bots + 1  # (--bots and --name: checked by cli/parsers.py)
-    rules.validate_players(players)
+    players = args.bots + 1  # (--bots, the seats and --name: checked by cli/parsers.py)
     name = "you" if args.name is None else args.name
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
     identities = [
