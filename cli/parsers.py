@@ -1,7 +1,8 @@
 """Every command's arguments: the parsers of ``nertz``'s commands, and nothing a running
 command needs.
 
-A command line is parsed and its arguments checked (numbers, ports, endpoints, names) before
+A command line is parsed and its arguments checked (numbers, ports, endpoints, names, and
+the options against each other: each command's ``_check_*``, run by :func:`_later`) before
 the command's own module is imported: that module brings trio, ZeroMQ, the runtime, the audit
 or the browser page, a few tenths of a second of CPU that a mistyped argument need not wait
 for (tests/test_cli_help.py holds this). So nothing here imports them: what a parser shows
