@@ -653,22 +653,22 @@ def _check_play(args: argparse.Namespace) -> None:
         raise NertzError("--bots makes its own game: do not give --key/--spec/--bind/--peer/--log")
     if (args.bots is not None or any(given[1:])) and lobby_only:
         raise NertzError("--discover, --address and --log-dir are for the lobby (no --bots/--spec)")
-    if args.bots is not None and not 2 <= args.bots + 1 <= MAX_SEATS:
-        raise NertzError(
-            f"a table has 2 to {MAX_SEATS} players: give --bots 1 to {MAX_SEATS - 1}, "
-            f"not {args.bots}"
-        )
     if args.bots is not None:
+        if not 2 <= args.bots + 1 <= MAX_SEATS:
+            raise NertzError(
+                f"a table has 2 to {MAX_SEATS} players: give --bots 1 to {MAX_SEATS - 1}, "
+                f"not {args.bots}"
+            )
         _check_seats(args, args.strategy, args.bots, "bot")
     else:
         _no_quick_options(args)
         if any(given[1:]) and not all(given):
             raise NertzError("a given game needs all of --key, --spec, --bind and --log")
-    if args.bots is None and not any(given[1:]):
-        try:
-            args.peer = [host_port(p) for p in args.peer]
-        except argparse.ArgumentTypeError as exc:
-            raise NertzError(f"--peer: {exc}") from None
+        if not any(given[1:]):  # (the lobby's --peer: a table's HOST:PORT)
+            try:
+                args.peer = [host_port(p) for p in args.peer]
+            except argparse.ArgumentTypeError as exc:
+                raise NertzError(f"--peer: {exc}") from None
     try:
         if args.name is not None:
             player_name(args.name)
