@@ -14,8 +14,10 @@ light constants of cli/args.py, and each command's function is named by its modu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,6 +66,7 @@ __all__ = [
     "SPEC_FILE",
     "TARGET_TIMEOUT",
     "log_paths",
+    "require_player",
 ]
 
 DEFAULT_TIMEOUT = 300.0
@@ -323,7 +326,25 @@ def _add_node(sub: Any) -> None:
     )
     add_liveness_arguments(p)
     add_watcher_argument(p)
-    p.set_defaults(func=_later("node_cmd", "_cmd_node"))
+    p.set_defaults(func=_later("node_cmd", "_cmd_node", _check_node))
+
+
+def _check_node(args: argparse.Namespace) -> None:
+    """``--fresh`` (``PeerConfig.fresh``), given by a command for the bot it starts in a game
+    it just made (cli/bots.py), is refused on a log that holds anything: a resumed node's key
+    has signed in the game before, maybe elsewhere too (docs/protocol.md §9.6).
+
+    Raises:
+        NertzError: ``--fresh`` with a log that is not empty.
+    """
+    if not args.fresh:
+        return
+    with contextlib.suppress(OSError):
+        if args.log.stat().st_size > 0:
+            raise NertzError(
+                f"--fresh: {str(args.log)!r} already holds this node's game: a node resumed "
+                "from its log is not fresh (leave --fresh out)"
+            )
 
 
 # -- keygen, host, join, bot, games, resume ----------------------------------------------------
@@ -464,11 +485,14 @@ def _add_host(sub: Any) -> None:
 
 
 def _check_host(args: argparse.Namespace) -> None:
-    """``nertz host``'s numbers of players, bots and seats leave a seat for each and start.
+    """``nertz host`` has a player (:func:`require_player`), and its numbers of players, bots
+    and seats leave a seat for each and start.
 
     Raises:
-        NertzError: they contradict each other (the table would wait for ever, or be full).
+        NertzError: no player, or numbers that contradict each other (the table would wait
+            for ever, or be full).
     """
+    require_player(args, "host")
     if args.players is not None:
         rules_from(args).validate_players(args.players)
         if args.bots >= args.players:
@@ -508,10 +532,26 @@ def _check_join(args: argparse.Namespace) -> None:
     """``nertz join`` and ``nertz bot`` are told where the table is, one way.
 
     Raises:
-        NertzError: neither ``--peer`` nor ``--discover``.
+        NertzError: no player (:func:`require_player`), neither ``--peer`` nor ``--discover``.
     """
+    require_player(args, args.command)
     if (args.peer is None) == (args.discover is None):  # (both: refused as exclusive)
         raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
+
+
+def require_player(args: argparse.Namespace, command: str) -> None:
+    """Without ``--bot`` a person plays at the terminal table: that needs a terminal (or,
+    ``resume --web``, a browser: the URL is printed)."""
+    if args.bot is not None:
+        return
+    bots = ", ".join(STRATEGY_NAMES)
+    if getattr(args, "json", False):
+        raise NertzError(f"--json is for a bot player: add --bot STRATEGY ({bots})")
+    if not getattr(args, "web", False) and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise NertzError(
+            f"you play nertz {command} at the terminal table, which needs a terminal; "
+            f"or let a bot play: --bot STRATEGY ({bots})"
+        )
 
 
 def _add_games(sub: Any) -> None:

@@ -107,6 +107,20 @@ REFUSALS = (
     ("demo", "--players", "9"),
     ("demo", "--strategy", "nobody"),
     ("host", "--players", "3", "--pairs"),
+    ("host", "--json", "--players", "2"),
+    ("join", "--peer", "127.0.0.1:5"),
+    (
+        "node",
+        "--key",
+        "k",
+        "--spec",
+        "s",
+        "--bind",
+        "tcp://127.0.0.1:0",
+        "--log",
+        "full.log",
+        "--fresh",
+    ),
     ("match", "--players", "9"),
     ("host", "--suspect-after", "5", "--drop-after", "1"),
     ("host", "--capacity", "2", "--players", "5"),
@@ -151,6 +165,7 @@ def _imports_of(tmp_path: Path, *command_lines: list[str]) -> list[dict[str, obj
 def test_a_wrong_argument_is_refused_before_the_command_is_imported(tmp_path: Path) -> None:
     # A typo is answered at once: the arguments are checked before trio, ZeroMQ, the runtime
     # or the audit are imported (cli/parsers.py), which took a few tenths of a second of CPU.
+    (tmp_path / "full.log").write_bytes(b"a game")  # (node --fresh: a log not new)
     results = _imports_of(tmp_path, *map(list, REFUSALS))
     for argv, result in zip(REFUSALS, results, strict=True):
         assert result["status"] == 2, (argv, result)
