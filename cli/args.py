@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from p2p_nertz.defaults import BOT_SPEEDS, DROP_AFTER, SUSPECT_AFTER
+from p2p_nertz.defaults import BOT_SPEEDS, DROP_AFTER, STRATEGY_NAMES, SUSPECT_AFTER
 from p2p_nertz.errors import NertzError
 
 if TYPE_CHECKING:
@@ -451,16 +451,14 @@ def bot_choices(
     Raises:
         NertzError: a list of another length, an unknown strategy, a speed out of range.
     """
-    from p2p_nertz.bots import STRATEGIES
-
     chosen = []
     for strategy, speed in zip(
         _per_seat(strategies, count, "strategy", who),
         _per_seat(speeds, count, "speed", who),
         strict=True,
     ):
-        if strategy not in STRATEGIES:
-            known = ", ".join(sorted(STRATEGIES))
+        if strategy not in STRATEGY_NAMES:  # (the bots' own list: not imported, see defaults)
+            known = ", ".join(STRATEGY_NAMES)
             raise NertzError(f"unknown strategy {strategy!r} (known: {known})")
         try:
             level = bot_speed()(speed)

@@ -25,7 +25,6 @@ from typing import Any
 from cli.args import (
     EXIT_FAILED,
     EXIT_GONE,
-    check_liveness,
     children_signalled,
     deal_from,
     liveness_argv,
@@ -137,17 +136,11 @@ def _fresh_game_dir(first: Path) -> Path:
 def _cmd_demo(args: argparse.Namespace) -> int:
     if args.rounds is None and args.target is None:
         args.rounds = 1
-    given = args.bots if args.bots is not None else args.players
-    args.players = 4 if given is None else given
-    rules = rules_from(args)
-    if not 2 <= args.players <= 8:
-        raise NertzError(f"a demo has 2 to 8 players, not {args.players}")
-    rules.validate_players(args.players)
+    rules = rules_from(args)  # (--players, the seats and the bots: checked by cli/parsers.py)
     players = players_from(args, args.strategy)
     if args.timeout is None:
         args.timeout = DEFAULT_TIMEOUT if rules.racing_demon else TARGET_TIMEOUT
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
-    check_liveness(args)  # (the two timers against each other)
 
     identities = [
         Identity.generate(derive_seed(b"nertz-demo-key", seed, n)) for n in range(args.players)

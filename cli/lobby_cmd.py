@@ -71,10 +71,10 @@ from cli.node_cmd import (
     say_gone,
     watch_recovery,
 )
+from cli.parsers import require_player
 from cli.places import game_log_name
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
-from p2p_nertz.bots import STRATEGIES
 from p2p_nertz.errors import LogFormatError, NertzError
 from p2p_nertz.lobby.messages import TableView
 from p2p_nertz.lobby.state import (
@@ -323,21 +323,6 @@ def _again(exc: BaseException) -> NertzError:
     return GoneError(str(exc)) if isinstance(exc, GoneError) else NertzError(error_text(exc))
 
 
-def _require_player(args: argparse.Namespace, command: str) -> None:
-    """Without ``--bot`` a person plays at the terminal table: that needs a terminal (or,
-    ``resume --web``, a browser: the URL is printed)."""
-    if args.bot is not None:
-        return
-    bots = ", ".join(sorted(STRATEGIES))
-    if getattr(args, "json", False):
-        raise NertzError(f"--json is for a bot player: add --bot STRATEGY ({bots})")
-    if not getattr(args, "web", False) and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise NertzError(
-            f"you play nertz {command} at the terminal table, which needs a terminal; "
-            f"or let a bot play: --bot STRATEGY ({bots})"
-        )
-
-
 async def _play_human(node: PeerNode, endpoints: dict[PeerId, str]) -> Outcome:
     """Play ``node`` at the terminal table (curses) until the game is over and read, or left."""
     with open_curses() as terminal:
@@ -428,27 +413,13 @@ async def _say_stopped_bots(bots: list[LobbyBot], out: _Out, scope: trio.CancelS
         await watch_bots(list(bots), stopped)
 
 
-def _host_address(args: argparse.Namespace, rules: Rules) -> str:
-    """The address ``nertz host`` announces, once its options are checked.
+def _host_address(args: argparse.Namespace) -> str:
+    """The address ``nertz host`` announces, once its options are checked (the numbers of
+    players, bots and seats: cli/parsers.py).
 
     Raises:
-        NertzError: a bad ``--players``, or no way to say when to start.
+        NertzError: no way to say when to start.
     """
-    if args.players is not None:
-        if not 1 <= args.players <= 8:
-            raise NertzError(f"--players is 1 to 8, not {args.players}")
-        rules.validate_players(args.players)
-        if args.bots >= args.players:
-            raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
-        if args.players > args.capacity:
-            raise NertzError(
-                f"--players {args.players} is more than the table seats (--capacity "
-                f"{args.capacity}): it would wait for ever"
-            )
-    if args.bots >= args.capacity:
-        raise NertzError(
-            f"--bots {args.bots} and you are more than the table seats (--capacity {args.capacity})"
-        )
     if args.players is None and not sys.stdin.isatty():
         raise NertzError("say when to start: --players N (or run in a terminal and press Enter)")
     if args.address is not None:
@@ -522,12 +493,11 @@ def hosting_words(name: str, fingerprint: str, endpoint: str, discover: str | No
 
 
 def _cmd_host(args: argparse.Namespace) -> int:
-    config = liveness_from(args)
-    _require_player(args, "host")
+    config = liveness_from(args)  # (a player, the numbers: checked by cli/parsers.py)
     rules = rules_from(args)
     identity = load_key(args.key)
     out = _Out(args.json)
-    address = _host_address(args, rules)
+    address = _host_address(args)
     invited = _invites(args)
     _log_dir(args)
     game_port = PortHold(address)
@@ -723,9 +693,7 @@ async def _find(args: argparse.Namespace, out: _Out) -> Offer:
 
 def _cmd_join(args: argparse.Namespace) -> int:
     config = liveness_from(args)
-    _require_player(args, args.command)
-    if (args.peer is None) == (args.discover is None):
-        raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
+    # (a player, where the table is: checked by cli/parsers.py)
     # A key given is read before the log directory is made, and a key made after it: a
     # refused command leaves nothing.
     given = None if args.key is None else load_key(args.key)
@@ -870,7 +838,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     ended = ended_game(identity, spec, records, over=args.bot is None)
     if ended is not None and (ended.left_round is not None or args.bot is None):
         return say_ended("resume", path, spec, ended, as_json=args.json)
-    _require_player(args, "resume")
+    require_player(args, "resume")
     out = _Out(args.json)
     args.log_dir = path.parent
     session = Session(spec, endpoints)

@@ -40,7 +40,6 @@ def _cmd_match(args: argparse.Namespace) -> int:
     from p2p_nertz.ui.view import decided_by  # (the screens' words: not for `nertz rules`)
 
     rules = rules_from(args)
-    rules.validate_players(args.players)
     players = players_from(args)
     names = [f"{p.name}:{p.strategy}" for p in players]
     if not args.json:

@@ -27,7 +27,6 @@ non-zero and there is no traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import os
@@ -284,27 +283,8 @@ def result_lines(summary: dict[str, Any], names: list[str]) -> str:
     )
 
 
-def _fresh(args: argparse.Namespace) -> bool:
-    """``--fresh`` (``PeerConfig.fresh``), given by a command for the bot it starts in a game
-    it just made (cli/bots.py); refused on a log that holds anything: a resumed node's key has
-    signed in the game before, maybe elsewhere too (docs/protocol.md §9.6).
-
-    Raises:
-        NertzError: ``--fresh`` with a log that is not empty.
-    """
-    if not args.fresh:
-        return False
-    with contextlib.suppress(OSError):
-        if args.log.stat().st_size > 0:
-            raise NertzError(
-                f"--fresh: {str(args.log)!r} already holds this node's game: a node resumed "
-                "from its log is not fresh (leave --fresh out)"
-            )
-    return True
-
-
 def _cmd_node(args: argparse.Namespace) -> int:
-    config = dataclasses.replace(liveness_from(args), fresh=_fresh(args))
+    config = dataclasses.replace(liveness_from(args), fresh=args.fresh)  # (cli/parsers.py)
     identity = load_identity(args.key)
     spec = load_game_spec(args.spec)  # (a member's log too: a bot resumed from its log)
     if identity.peer_id not in spec.peer_ids:

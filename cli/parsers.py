@@ -1,7 +1,8 @@
 """Every command's arguments: the parsers of ``nertz``'s commands, and nothing a running
 command needs.
 
-A command line is parsed and its arguments checked (numbers, ports, endpoints, names) before
+A command line is parsed and its arguments checked (numbers, ports, endpoints, names, and
+the options against each other: each command's ``_check_*``, run by :func:`_later`) before
 the command's own module is imported: that module brings trio, ZeroMQ, the runtime, the audit
 or the browser page, a few tenths of a second of CPU that a mistyped argument need not wait
 for (tests/test_cli_help.py holds this). So nothing here imports them: what a parser shows
@@ -13,8 +14,10 @@ light constants of cli/args.py, and each command's function is named by its modu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +29,9 @@ from cli.args import (
     add_web_arguments,
     beacon_port,
     bind_endpoint,
+    bot_choices,
     bot_speed,
+    check_liveness,
     default_log_dir,
     default_name,
     duration,
@@ -37,6 +42,7 @@ from cli.args import (
     player_name,
     port_number,
     positive,
+    rules_from,
     seed_arg,
     whole_number,
 )
@@ -60,6 +66,7 @@ __all__ = [
     "SPEC_FILE",
     "TARGET_TIMEOUT",
     "log_paths",
+    "require_player",
 ]
 
 DEFAULT_TIMEOUT = 300.0
@@ -87,6 +94,8 @@ def _later(
     would be)."""
 
     def run(args: argparse.Namespace) -> int:
+        if hasattr(args, "drop_after"):  # (add_liveness_arguments: the timers against each other)
+            check_liveness(args)
         if check is not None:
             check(args)
         command: Callable[[argparse.Namespace], int] = getattr(
@@ -188,7 +197,29 @@ def _add_demo(sub: Any) -> None:
     )
     add_rules_arguments(p)
     add_liveness_arguments(p)
-    p.set_defaults(func=_later("demo", "_cmd_demo"))
+    p.set_defaults(func=_later("demo", "_cmd_demo", _check_demo))
+
+
+def _check_demo(args: argparse.Namespace) -> None:
+    """``--bots``/``--players`` (the same: every player a bot) is a table's size, 4 if not
+    given; set in ``args.players`` for the command."""
+    given = args.bots if args.bots is not None else args.players
+    args.players = 4 if given is None else given
+    if not 2 <= args.players <= MAX_SEATS:
+        raise NertzError(f"a demo has 2 to {MAX_SEATS} players, not {args.players}")
+    _check_seats(args, args.strategy, args.players, "player")
+
+
+def _check_seats(args: argparse.Namespace, strategies: str, bots: int, who: str) -> None:
+    """The rules (:func:`~cli.args.rules_from`) seat the table's players (``args.players``,
+    or ``--bots`` and you), and each of the ``bots`` has a known strategy and speed.
+
+    Raises:
+        NertzError: rules that cannot seat them, a bad list of strategies or speeds.
+    """
+    players = getattr(args, "players", None) or bots + 1
+    rules_from(args).validate_players(players)
+    bot_choices(strategies, args.speed, bots, who)
 
 
 def _bot_count(text: str) -> int:
@@ -295,7 +326,25 @@ def _add_node(sub: Any) -> None:
     )
     add_liveness_arguments(p)
     add_watcher_argument(p)
-    p.set_defaults(func=_later("node_cmd", "_cmd_node"))
+    p.set_defaults(func=_later("node_cmd", "_cmd_node", _check_node))
+
+
+def _check_node(args: argparse.Namespace) -> None:
+    """``--fresh`` (``PeerConfig.fresh``), given by a command for the bot it starts in a game
+    it just made (cli/bots.py), is refused on a log that holds anything: a resumed node's key
+    has signed in the game before, maybe elsewhere too (docs/protocol.md §9.6).
+
+    Raises:
+        NertzError: ``--fresh`` with a log that is not empty.
+    """
+    if not args.fresh:
+        return
+    with contextlib.suppress(OSError):
+        if args.log.stat().st_size > 0:
+            raise NertzError(
+                f"--fresh: {str(args.log)!r} already holds this node's game: a node resumed "
+                "from its log is not fresh (leave --fresh out)"
+            )
 
 
 # -- keygen, host, join, bot, games, resume ----------------------------------------------------
@@ -432,7 +481,31 @@ def _add_host(sub: Any) -> None:
         "docs/pace.md)",
     )  # fmt: skip
     add_rules_arguments(p)
-    p.set_defaults(func=_later("lobby_cmd", "_cmd_host"))
+    p.set_defaults(func=_later("lobby_cmd", "_cmd_host", _check_host))
+
+
+def _check_host(args: argparse.Namespace) -> None:
+    """``nertz host`` has a player (:func:`require_player`), and its numbers of players, bots
+    and seats leave a seat for each and start.
+
+    Raises:
+        NertzError: no player, or numbers that contradict each other (the table would wait
+            for ever, or be full).
+    """
+    require_player(args, "host")
+    if args.players is not None:
+        rules_from(args).validate_players(args.players)
+        if args.bots >= args.players:
+            raise NertzError(f"--bots {args.bots} leaves no seat for anybody else")
+        if args.players > args.capacity:
+            raise NertzError(
+                f"--players {args.players} is more than the table seats (--capacity "
+                f"{args.capacity}): it would wait for ever"
+            )
+    if args.bots >= args.capacity:
+        raise NertzError(
+            f"--bots {args.bots} and you are more than the table seats (--capacity {args.capacity})"
+        )
 
 
 def _add_join_and_bot(sub: Any) -> None:
@@ -452,7 +525,33 @@ def _add_join_and_bot(sub: Any) -> None:
         )
         if name == "bot":
             add_stop_with_stdin(p)
-        p.set_defaults(func=_later("lobby_cmd", "_cmd_join"))
+        p.set_defaults(func=_later("lobby_cmd", "_cmd_join", _check_join))
+
+
+def _check_join(args: argparse.Namespace) -> None:
+    """``nertz join`` and ``nertz bot`` are told where the table is, one way.
+
+    Raises:
+        NertzError: no player (:func:`require_player`), neither ``--peer`` nor ``--discover``.
+    """
+    require_player(args, args.command)
+    if (args.peer is None) == (args.discover is None):  # (both: refused as exclusive)
+        raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
+
+
+def require_player(args: argparse.Namespace, command: str) -> None:
+    """Without ``--bot`` a person plays at the terminal table: that needs a terminal (or,
+    ``resume --web``, a browser: the URL is printed)."""
+    if args.bot is not None:
+        return
+    bots = ", ".join(STRATEGY_NAMES)
+    if getattr(args, "json", False):
+        raise NertzError(f"--json is for a bot player: add --bot STRATEGY ({bots})")
+    if not getattr(args, "web", False) and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise NertzError(
+            f"you play nertz {command} at the terminal table, which needs a terminal; "
+            f"or let a bot play: --bot STRATEGY ({bots})"
+        )
 
 
 def _add_games(sub: Any) -> None:
@@ -576,7 +675,70 @@ def _add_play(sub: Any) -> None:
     add_watcher_argument(p)
     add_rules_arguments(p)
     add_web_arguments(p)
-    p.set_defaults(func=_later("play", "_cmd_play"))
+    p.set_defaults(func=_later("play", "_cmd_play", _check_play))
+
+
+def _check_play(args: argparse.Namespace) -> None:
+    """``nertz play``'s three ways in (``--bots``, a given game, the lobby) take options that
+    do not mix; ``--name`` a good name, and the lobby's ``--peer`` HOST:PORT each (set in
+    ``args.peer`` as pairs for the command).
+
+    Raises:
+        NertzError: options of two ways, a given game without all its parts, a number of
+            bots a table cannot seat, a bad name or lobby address.
+    """
+    given = [args.key, args.spec, args.bind, args.log]
+    lobby_only = args.discover is not None or args.address is not None or args.log_dir is not None
+    if args.bots is not None and (any(given) or args.peer):
+        raise NertzError("--bots makes its own game: do not give --key/--spec/--bind/--peer/--log")
+    if (args.bots is not None or any(given[1:])) and lobby_only:
+        raise NertzError("--discover, --address and --log-dir are for the lobby (no --bots/--spec)")
+    if args.bots is not None:
+        if not 2 <= args.bots + 1 <= MAX_SEATS:
+            raise NertzError(
+                f"a table has 2 to {MAX_SEATS} players: give --bots 1 to {MAX_SEATS - 1}, "
+                f"not {args.bots}"
+            )
+        _check_seats(args, args.strategy, args.bots, "bot")
+    else:
+        _no_quick_options(args)
+        if any(given[1:]) and not all(given):
+            raise NertzError("a given game needs all of --key, --spec, --bind and --log")
+        if not any(given[1:]):  # (the lobby's --peer: a table's HOST:PORT)
+            try:
+                args.peer = [host_port(p) for p in args.peer]
+            except argparse.ArgumentTypeError as exc:
+                raise NertzError(f"--peer: {exc}") from None
+    try:
+        if args.name is not None:
+            player_name(args.name)
+    except argparse.ArgumentTypeError as exc:
+        raise NertzError(f"--name: {exc}") from None
+
+
+def _no_quick_options(args: argparse.Namespace) -> None:
+    """Without ``--bots``, the quick game's options would be ignored: ``nertz play
+    --practice`` opened the LAN lobby (or said there was no key), the practice forgotten.
+
+    Raises:
+        NertzError: one of them is given.
+    """
+    given = [
+        flag
+        for flag, on in (
+            ("--practice", args.practice),
+            ("--strategy", args.strategy != "greedy"),
+            ("--speed", args.speed != str(DEFAULT_BOT_SPEED)),
+            ("--seed", args.seed is not None),
+            ("--dir", args.dir is not None),
+        )
+        if on
+    ]
+    if given:
+        raise NertzError(
+            f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for a quick game "
+            f"against bots: add --bots N (nertz play --bots 2 {given[0]} …)"
+        )
 
 
 def _add_lobby_and_screen(p: argparse.ArgumentParser) -> None:
@@ -727,7 +889,11 @@ def _add_rules_and_match(sub: Any) -> None:
         p.add_argument("--seed", type=seed_arg, default=1, help="the match seed (default 1)")
         p.add_argument("--json", action="store_true", help="print one JSON object per round")
         add_rules_arguments(p, deal=False)  # (no peers: no deal to choose)
-        p.set_defaults(func=_later("match_cmd", "_cmd_match"))
+        p.set_defaults(func=_later("match_cmd", "_cmd_match", _check_match))
+
+
+def _check_match(args: argparse.Namespace) -> None:
+    _check_seats(args, args.bots, args.players, "player")
 
 
 COMMAND_PARSERS: tuple[tuple[Callable[[Any], None], tuple[str, ...]], ...] = (

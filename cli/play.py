@@ -40,7 +40,6 @@ from cli.args import (
     default_name,
     error_text,
     expected_errors,
-    host_port,
     liveness_argv,
     liveness_from,
     player_name,
@@ -92,22 +91,13 @@ __all__ = ["DEFAULT_BOT_SPEED", "bots_game"]
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
-    config = liveness_from(args)  # bad timers are refused before anything starts
-    given = [args.key, args.spec, args.bind, args.log]
-    lobby_only = args.discover is not None or args.address is not None or args.log_dir is not None
-    if args.bots is not None and (any(given) or args.peer):
-        raise NertzError("--bots makes its own game: do not give --key/--spec/--bind/--peer/--log")
-    if (args.bots is not None or any(given[1:])) and lobby_only:
-        raise NertzError("--discover, --address and --log-dir are for the lobby (no --bots/--spec)")
+    config = liveness_from(args)  # (the options' form: checked by cli/parsers.py)
     colour = not args.mono  # (and no NO_COLOR: open_curses)
     symbols = symbols_ok(args)
     if args.bots is not None:
         return _play_bots(args, colour=colour, symbols=symbols)
-    _no_quick_options(args)
-    if not any(given[1:]):
+    if args.spec is None:
         return _play_lobby(args, colour=colour, symbols=symbols)
-    if not all(given):
-        raise NertzError("a given game needs all of --key, --spec, --bind and --log")
     identity = load_identity(args.key)
     spec = load_game_spec(args.spec)  # (a member's log too, as node)
     if identity.peer_id not in spec.peer_ids:
@@ -127,50 +117,20 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return summary(outcome, node, args.log.parent)
 
 
-def _no_quick_options(args: argparse.Namespace) -> None:
-    """Without ``--bots``, the quick game's options would be ignored: ``nertz play
-    --practice`` opened the LAN lobby (or said there was no key), the practice forgotten.
-
-    Raises:
-        NertzError: one of them is given.
-    """
-    given = [
-        flag
-        for flag, on in (
-            ("--practice", args.practice),
-            ("--strategy", args.strategy != "greedy"),
-            ("--speed", args.speed != str(DEFAULT_BOT_SPEED)),
-            ("--seed", args.seed is not None),
-            ("--dir", args.dir is not None),
-        )
-        if on
-    ]
-    if given:
-        raise NertzError(
-            f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} for a quick game "
-            f"against bots: add --bots N (nertz play --bots 2 {given[0]} …)"
-        )
-
-
 def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
     """The keys and the spec of a game against bots (``nertz play --bots``, its arguments
-    parsed): the player's name, ``bot1``…; with ``--seed`` the same each time (a test makes
-    the spec a spectator admits by before the game starts: tests/test_web_watch.py).
+    parsed and checked, cli/parsers.py): the player's name, ``bot1``…; with ``--seed`` the same
+    each time (a test makes the spec a spectator admits by before the game starts:
+    tests/test_web_watch.py).
 
     Raises:
-        NertzError: a bad ``--name`` or number of bots, rules the table cannot have.
+        NertzError: rules the table cannot have.
     """
     if args.rounds is None and args.target is None:
         args.rounds = 1
     rules = rules_from(args)
-    players = args.bots + 1
-    if not 2 <= players <= 8:
-        raise NertzError(f"a table has 2 to 8 players: give --bots 1 to 7, not {args.bots}")
-    rules.validate_players(players)
-    try:
-        name = player_name("you" if args.name is None else args.name)
-    except argparse.ArgumentTypeError as exc:
-        raise NertzError(f"--name: {exc}") from None
+    players = args.bots + 1  # (--bots, the seats and --name: checked by cli/parsers.py)
+    name = "you" if args.name is None else args.name
     seed: int = args.seed if args.seed is not None else secrets.randbits(32)
     identities = [
         Identity.generate(derive_seed(b"nertz-play-key", seed, n)) for n in range(players)
@@ -306,14 +266,8 @@ def _identity(args: argparse.Namespace, name: str) -> tuple[Identity, str]:
 
 
 def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
-    try:
-        peers = [host_port(p) for p in args.peer]
-    except argparse.ArgumentTypeError as exc:
-        raise NertzError(f"--peer: {exc}") from None
-    try:
-        name = player_name(args.name) if args.name is not None else default_name()
-    except argparse.ArgumentTypeError as exc:
-        raise NertzError(f"--name: {exc}") from None
+    peers = args.peer  # (HOST:PORT each, and --name: checked by cli/parsers.py)
+    name = args.name if args.name is not None else default_name()
     rules = rules_from(args)
     identity, name = _identity(args, name)
     if args.address is not None:
