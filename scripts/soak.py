@@ -329,7 +329,7 @@ def main() -> int:
     parser.add_argument(
         "--more-lies",
         action="store_true",
-        help="with --liars: the first liar's lie drawn from the kinds added in session 36",
+        help="with --liars: the first liar's lie drawn from the kinds added in session 35",
     )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()

@@ -1,4 +1,4 @@
-"""The lie fuzzer's session-36 kinds (:data:`~p2p_nertz.sim.liars.MORE_LIES`) and its liars
+"""The lie fuzzer's session-35 kinds (:data:`~p2p_nertz.sim.liars.MORE_LIES`) and its liars
 lying at their join (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``).
 
 Each new kind is a check of the peers' that no kind of :data:`~p2p_nertz.sim.liars.LIES`

@@ -43,7 +43,7 @@ The lies, by where they are made:
   roster), ``want_flood`` (twenty wants of random ranges to every member, every input for a
   while).
 
-Session 36's kinds (:data:`MORE_LIES`, out of :data:`LIES` so that a seed keeps its lie), each
+Session 35's kinds (:data:`MORE_LIES`, out of :data:`LIES` so that a seed keeps its lie), each
 a check of the peers' that no kind above reached: ``round_wrong`` (a move or claim of a
 later round), ``deal_twice`` (its last commit, ready or result signed again), ``play_early`` (a pass
 or a Nerts call out of play: before its deal, or after the round), ``abandon_live`` (an
@@ -135,7 +135,7 @@ class Lie(enum.StrEnum):
     BEAT_LAMPORT = "beat_lamport"
     WANT_MISSING = "want_missing"
     WANT_FLOOD = "want_flood"
-    # Session 36's kinds (:data:`MORE_LIES`; not in :data:`LIES`, whose order a seed reads):
+    # Session 35's kinds (:data:`MORE_LIES`; not in :data:`LIES`, whose order a seed reads):
     ROUND_WRONG = "round_wrong"
     DEAL_TWICE = "deal_twice"
     PLAY_EARLY = "play_early"
@@ -146,7 +146,7 @@ class Lie(enum.StrEnum):
     BEAT_HEAD_FORK = "beat_head_fork"
 
 
-#: The lies added in session 36, each a check of the peers' that no lie of :data:`LIES`
+#: The lies added in session 35, each a check of the peers' that no lie of :data:`LIES`
 #: reached (``scripts/soak.py --liars --more-lies`` draws from them).
 MORE_LIES: tuple[Lie, ...] = (
     Lie.ROUND_WRONG,
@@ -158,7 +158,7 @@ MORE_LIES: tuple[Lie, ...] = (
     Lie.WITHDRAW_UNVOTED,
     Lie.BEAT_HEAD_FORK,
 )
-#: Every lie before session 36, in a fixed order (a seed draws from it: the seeds pinned in
+#: Every lie before session 35, in a fixed order (a seed draws from it: the seeds pinned in
 #: the tests and named in docs/protocol.md §13 read it so).
 LIES: tuple[Lie, ...] = tuple(lie for lie in Lie if lie not in MORE_LIES)
 
@@ -587,7 +587,7 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
 
 
 def _more(peer: Peer, lie: Lie, state: _State, take: Callable[[], object]) -> None:
-    """Session 36's lies signed as events of their own (:func:`_extra`)."""
+    """Session 35's lies signed as events of their own (:func:`_extra`)."""
     author, final, rng = peer._author, peer.final, state.rng
     me, seats = peer.seat, peer.spec.seats
     others = [q for q in range(seats) if q != me and q not in final.dropped]
