@@ -56,7 +56,7 @@ from p2p_nertz.lobby.messages import (
     table_digest,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
-from p2p_nertz.protocol.listening import Listening, silence_vote_at
+from p2p_nertz.protocol.listening import Listening, heard_at, silence_vote_at
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Rules
 
@@ -442,9 +442,7 @@ class HostLobby:
         return wanted
 
     def _saw(self, now: float) -> Listening:
-        if self._ears is None:
-            self._ears = Listening(now, LISTEN_GAP)
-        self._ears.saw(now)
+        self._ears = heard_at(self._ears, now, LISTEN_GAP)
         return self._ears
 
     def tick(self, now: float) -> list[Out]:

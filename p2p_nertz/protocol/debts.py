@@ -51,6 +51,7 @@ __all__ = [
     "DebtNoteError",
     "Debts",
     "claimed_past",
+    "excused",
     "note_due",
     "owed_head",
     "owed_relays",
@@ -111,6 +112,13 @@ def unsigned_claims(
         and 0 < h <= held[q]
         and prefix(q, h)[:ID_PREFIX] != beat.held_ids[q][:ID_PREFIX]
     ]
+
+
+def excused(dropped: Collection[int], forked: Collection[int]) -> set[int]:
+    """The members whose feeds nobody owes of a claim on them (:func:`owed_relays`): out of
+    the game (``dropped``), or proven to fork (``forked``: an honest member may hold the other
+    version of a forked feed)."""
+    return {*dropped, *forked}
 
 
 def owed_relays(

@@ -37,7 +37,7 @@ from p2p_nertz.protocol.bodies import (
     parse_body,
 )
 from p2p_nertz.protocol.chains import Chains
-from p2p_nertz.protocol.debts import DEBT_NOTE, Debts, note_due
+from p2p_nertz.protocol.debts import DEBT_NOTE, Debts, excused, note_due
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Equivocation, Note, Record, Rejected, Send, Suspected
 from p2p_nertz.protocol.envelope import (
@@ -170,7 +170,9 @@ class Delivery:
         self.inbox = chains.inbox
         self.outbox = chains.outbox
         self.duties = duties
-        self.debts = Debts(lambda: (*self.folds.final.dropped, *self.membership.proof.forked_at))
+        self.debts = Debts(
+            lambda: excused(self.folds.final.dropped, self.membership.proof.forked_at)
+        )
         self.words = Relays(membership=self.membership, peer_ids=peer_ids)  # (§9.2, relays)
         self.answers = AnswerBudget(self.store)  # which wants we answer
 
@@ -267,12 +269,10 @@ class Delivery:
                 else:
                     yield from self._clock_lie(seat, message, wrong.event, now)
                 return
-            # Even an old beat (a relayed proof arrives that way) may contradict an event
-            # still to come: keep it for that check.
+            # Even an old beat (a relayed proof) may contradict an event to come: kept for that.
             held = len(self.feeds[seat])
             self.membership.proof.watch_beat(seat, message, beat.head_seq, held)
-            # And one announcing a head of its author's feed, or a third member's, not held here
-            # is the author's debt, of any age (one is relayed with a vote withheld: debts).
+            # And one announcing any feed past what is held here is its author's debt (debts).
             if self.debts.note(seat, message, beat, held):
                 self.finality.note_head(seat, self.debts.beats[seat][0])
                 if note_due(self.folds.tentative.roster, seat, beat):  # (for the audit)

@@ -29,7 +29,7 @@ flood it cannot read within the bound) votes at that time all the same.
 
 from __future__ import annotations
 
-__all__ = ["Listening", "silence_vote_at"]
+__all__ = ["Listening", "heard_at", "silence_vote_at"]
 
 
 class Listening:
@@ -58,6 +58,16 @@ class Listening:
         if now - self.last > self.gap:
             self.since = now
         self.last = max(self.last, now)
+
+
+def heard_at(ears: Listening | None, now: float, gap: float) -> Listening:
+    """An input at ``now`` of a process that began listening at its first one (``ears``:
+    ``None`` before it; a lobby has no clock of its own before its first input): its
+    :class:`Listening`, made then with ``gap``."""
+    if ears is None:
+        ears = Listening(now, gap)
+    ears.saw(now)
+    return ears
 
 
 def silence_vote_at(

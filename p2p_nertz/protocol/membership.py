@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
-from p2p_nertz.protocol.debts import owed_relays
+from p2p_nertz.protocol.debts import excused, owed_relays
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
@@ -411,7 +411,7 @@ class Membership:
         for q in [q for q in stall if q in final.dropped]:
             del stall[q]  # out of the game: it owes nothing
         counts: list[int | None] | None = None  # (:meth:`_counts`, once a scan and a vote)
-        lengths, excused = [len(f) for f in feeds], {*final.dropped, *self.proof.forked_at}
+        lengths, owe_none = [len(f) for f in feeds], excused(final.dropped, self.proof.forked_at)
         for q in members:
             if q == self.seat:
                 continue
@@ -428,7 +428,7 @@ class Membership:
             held = _cover(finality.held_by[q], owing)
             due = _due(q, counts, view, held, owing)
             owed_cover = tuple(d if held[r] < d else 0 for r, d in enumerate(due))
-            relay = owed_relays(q, finality.claimed[q], lengths, excused)
+            relay = owed_relays(q, finality.claimed[q], lengths, owe_none)
             owes = owed_feed > 0 or any(owed_cover) or any(relay)
             record = stall.get(q)
             if record is not None and not _progress(record, lengths, q, held, due, relay=relay):
@@ -469,7 +469,7 @@ class Membership:
         members = [q for q in range(self.n) if q not in final.dropped]
         out = []
         counts: list[int | None] | None = None
-        lengths, excused = [len(f) for f in feeds], {*final.dropped, *self.proof.forked_at}
+        lengths, owe_none = [len(f) for f in feeds], excused(final.dropped, self.proof.forked_at)
         for q, record in sorted(self.stall_votes.items()):
             if q not in self.voted or q not in members or q in self.proof.forked_at:
                 # (Proven to fork since: the vote stands, as one on proof would.)
@@ -481,7 +481,7 @@ class Membership:
             owing = unexcused(q, view.roster, feeds, finality, _ours(self, final, now))
             held = _cover(finality.held_by[q], owing)
             due = _due(q, counts, view, held, owing)
-            relay = owed_relays(q, finality.claimed[q], lengths, excused)
+            relay = owed_relays(q, finality.claimed[q], lengths, owe_none)
             if _progress(record, lengths, q, held, due, relay=relay) and self._undecided(q, folds):
                 counts = None  # (a vote withdrawn: we count more of its feed)
                 del self.stall_votes[q]

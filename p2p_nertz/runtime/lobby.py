@@ -64,7 +64,7 @@ from p2p_nertz.lobby.state import (
     StartRefusedError,
 )
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
-from p2p_nertz.protocol.listening import Listening, silence_vote_at
+from p2p_nertz.protocol.listening import Listening, heard_at, silence_vote_at
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobbylink import Link, open_link, split_endpoint
@@ -784,9 +784,7 @@ class LobbyGuest:
 
     def _saw(self, now: float) -> Listening:
         """An input of ours at ``now`` (the hello loop's turn, a message read)."""
-        if self._ears is None:
-            self._ears = Listening(now, LISTEN_GAP)
-        self._ears.saw(now)
+        self._ears = heard_at(self._ears, now, LISTEN_GAP)
         return self._ears
 
     async def _got(self, data: bytes, scope: trio.CancelScope) -> bool:
