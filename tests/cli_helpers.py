@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import forkserver
+
 from cli.keyfile import default_key_path, save_key, write_key
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
@@ -46,10 +48,32 @@ def nertz(
     (seconds) is a hang guard: past it, ``subprocess.TimeoutExpired``."""
     if home is not None:
         env = dict(os.environ if env is None else env, NERTZ_HOME=str(home))
+    args = [sys.executable, "-m", "cli", *argv]
+    if os.environ.get(FORKSERVER_ENV) != "0":
+        launcher = forkserver.launcher()
+        if launcher.serves(os.environ if env is None else env):
+            with open(os.devnull, "rb") as devnull:
+                return launcher.run(
+                    argv, env=os.environ if env is None else env, cwd=cwd,
+                    stdin=devnull.fileno(), timeout=timeout, args=args,
+                )  # fmt: skip
     return subprocess.run(
-        [sys.executable, "-m", "cli", *argv], capture_output=True, text=True, cwd=cwd, env=env,
-        timeout=timeout, stdin=subprocess.DEVNULL, check=False,
+        args, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
+        stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
+
+
+def nertz_process(*argv: str, **kw: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen([python, -m, cli, *argv], **kw)``: a ``nertz`` process the test
+    talks to, signals and waits for, forked from the fork server (tests/forkserver.py) where
+    it starts alike (:func:`forkserver.popen`)."""
+    on = os.environ.get(FORKSERVER_ENV) != "0"
+    return forkserver.popen(forkserver.launcher() if on else None, argv, **kw)
+
+
+FORKSERVER_ENV = "NERTZ_TEST_FORKSERVER"
+"""Set to ``0``, :func:`nertz` starts each command as a process of its own rather than a
+child of the fork server (tests/forkserver.py): to measure one against the other."""
 
 
 @contextlib.contextmanager
@@ -205,7 +229,7 @@ def node_game(
             write_key(tmp_path / f"{n}.key", identity)
             logs.append(tmp_path / f"{n}.log")
             procs.append(
-                subprocess.Popen(
+                cli_popen(
                     [
                         *wrap(n), sys.executable, "-m", "cli", "node",
                         "--key", str(tmp_path / f"{n}.key"),
@@ -225,6 +249,14 @@ def node_game(
         stop_all(procs)
         raise
     return spec, procs, logs
+
+
+def cli_popen(command: Sequence[str], **kw: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen(command, **kw)``, through :func:`nertz_process` for a command line
+    ``[python, -m, cli, …]``."""
+    if list(command[:3]) == [sys.executable, "-m", "cli"]:
+        return nertz_process(*command[3:], **kw)
+    return subprocess.Popen(command, **kw)
 
 
 def introduce(

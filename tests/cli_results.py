@@ -4,11 +4,11 @@ and the audit of their logs (the real ``nertz audit`` command)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from cli_helpers import nertz
 
 
 def json_events(out: str) -> list[dict[str, Any]]:
@@ -23,8 +23,5 @@ def final_event(out: str) -> dict[str, Any]:
 
 def assert_audit_valid(logs: Iterable[Path]) -> None:
     """``nertz audit --json`` of ``logs`` exits 0: the logs are a valid game."""
-    audit = subprocess.run(
-        [sys.executable, "-m", "cli", "audit", "--json", *map(str, logs)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    audit = nertz("audit", "--json", *map(str, logs), timeout=60)
     assert audit.returncode == 0, audit.stdout + audit.stderr

@@ -25,6 +25,7 @@ import pytest
 import trio
 from cli_helpers import (
     at_end_of_test,
+    cli_popen,
     descendants,
     held_ports,
     json_lines_until,
@@ -149,7 +150,7 @@ def _grows(path: Path, size: int, timeout: float) -> bool:
 
 
 def _started(argv: list[str]) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
+    proc = cli_popen(
         [sys.executable, "-m", "cli", *argv],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
     )  # fmt: skip

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until, node_game, stop_all
+from cli_helpers import cli_popen, json_lines_until, node_game, stop_all
 from cli_results import assert_audit_valid, final_event, json_events
 
 from p2p_nertz.rules import Rules
@@ -52,7 +52,7 @@ def test_cli_chaos_torn_a_node_killed_with_a_torn_log_resumes_and_finishes_with_
         victim.communicate()
         torn_size = logs[2].stat().st_size - TORN
         os.truncate(logs[2], torn_size)
-        resumed = subprocess.Popen(
+        resumed = cli_popen(
             [sys.executable, "-m", "cli", "resume", str(logs[2]), "--key",
              str(tmp_path / "2.key"), "--bot", "greedy", "--json", *TIMERS],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import held_port, held_udp_port, json_lines_until, make_key, nertz
+from cli_helpers import cli_popen, held_port, held_udp_port, json_lines_until, make_key, nertz
 from test_cli_play import Tty, watched_to_the_leave
 
 from cli.args import DEALS
@@ -141,7 +141,7 @@ def test_host_deal_shuffle_reaches_the_guest_through_the_lobby(tmp_path: Path) -
     for home in (ann, bob):
         make_key(home / "key")
     logs = tmp_path / "logs"
-    host = subprocess.Popen(
+    host = cli_popen(
         [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
          "--players", "2", "--log-dir", str(logs), "--json", "--rounds", "1",
          "--deal", "shuffle"],
@@ -153,7 +153,7 @@ def test_host_deal_shuffle_reaches_the_guest_through_the_lobby(tmp_path: Path) -
         assert host.stdout is not None
         lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
         assert lobby["event"] == "lobby", lobby
-        guest = subprocess.Popen(
+        guest = cli_popen(
             [sys.executable, "-m", "cli", "join", "--name", "Bob", "--bot", "greedy", "--peer",
              lobby["endpoint"].removeprefix("tcp://"), "--json", "--log-dir", str(logs)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -255,7 +255,7 @@ def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path, beacon_port: 
     beacon's deal byte), beacons sent to 127.0.0.1 (the same path as a LAN's broadcast)."""
     ann = tmp_path / "ann"
     make_key(ann / "key")
-    host = subprocess.Popen(
+    host = cli_popen(
         [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
          "--players", "2", "--json", "--deal", "shuffle", "--discover", "127.0.0.1",
          "--beacon-port", str(beacon_port), "--log-dir", str(tmp_path / "logs")],
@@ -277,7 +277,7 @@ def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path, beacon_port: 
         # `join --discover` says the deal of the table it found, before it sits down.
         bob = tmp_path / "bob"
         make_key(bob / "key")
-        guest = subprocess.Popen(
+        guest = cli_popen(
             [sys.executable, "-m", "cli", "join", "--name", "Bob", "--bot", "greedy",
              "--discover", "127.0.0.1", "--beacon-port", str(beacon_port), "--json",
              "--log-dir", str(tmp_path / "logs")],
@@ -310,7 +310,7 @@ def test_play_lobby_lists_a_tables_deal_heard_and_asked(tmp_path: Path, beacon_p
     dee = tmp_path / "dee.key"
     make_key(dee)
     logs = str(tmp_path / "logs")
-    host = subprocess.Popen(
+    host = cli_popen(
         [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
          "--players", "2", "--json", "--deal", "shuffle", "--discover", "127.0.0.1",
          "--beacon-port", str(beacon_port), "--log-dir", logs],

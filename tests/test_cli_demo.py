@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_helpers import nertz
+from cli_helpers import cli_popen, nertz
 from key_helpers import secret_in
 
 from cli.demo import _tiebreak
@@ -180,7 +180,7 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     # call the game failed: it names P3, with P3's own reason, and reports the others.
     # (Timers long enough that a loaded machine does not make P1 and P2 drop each other.)
     work = tmp_path / "demo"
-    demo = subprocess.Popen(
+    demo = cli_popen(
         [sys.executable, "-m", "cli", "demo", "--players", "3", "--rounds", "1", "--speed",
          "10", "--seed", "7", "--dir", str(work), "--suspect-after", "1", "--drop-after",
          "4", "--timeout", "120"],
@@ -241,7 +241,7 @@ def test_a_demo_bot_abandons_a_member_frozen_from_the_start_not_stopping_unheard
     # tell that from its own key playing on another machine. They are fresh by construction
     # (the command made the game and their keys just now): the healthy one abandons the other.
     work = tmp_path / "demo"
-    demo = subprocess.Popen(
+    demo = cli_popen(
         [sys.executable, "-m", "cli", "demo", "--players", "2", "--rounds", "1", "--dir",
          str(work), "--suspect-after", "0.5", "--drop-after", "2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,

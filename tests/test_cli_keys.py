@@ -18,7 +18,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from cli_helpers import held_ports, lobby_where, make_key, one_error_line
+from cli_helpers import cli_popen, held_ports, lobby_where, make_key, one_error_line
 from key_helpers import secret_in
 
 from cli.keyfile import keep_key, kept_key_path, load_identity, write_key
@@ -173,7 +173,7 @@ class _Proc:
     def __init__(self, base: Path, argv: list[str], env: dict[str, str]) -> None:
         self.out, self.err = base.with_suffix(".out"), base.with_suffix(".err")
         with self.out.open("wb") as out, self.err.open("wb") as err:
-            self.proc = subprocess.Popen(
+            self.proc = cli_popen(
                 [*NERTZ, *argv], stdout=out, stderr=err, env=env, stdin=subprocess.DEVNULL
             )
 

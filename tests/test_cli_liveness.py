@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import held_port, json_lines_until, lobby_where
+from cli_helpers import cli_popen, held_port, json_lines_until, lobby_where
 
 from cli.args import EXIT_UNHEARD, liveness_argv, liveness_from
 from cli.keyfile import write_key
@@ -180,7 +180,7 @@ def test_host_or_join_whose_opponent_is_killed_abandons_after_its_own_timers(
     procs: dict[str, subprocess.Popen[str]] = {}
     try:
         for who in ("host", "join"):
-            procs[who] = subprocess.Popen(
+            procs[who] = cli_popen(
                 [sys.executable, "-m", "cli", *argv[who]],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 stdin=subprocess.DEVNULL, env=dict(os.environ, NERTZ_HOME=str(homes[who])),

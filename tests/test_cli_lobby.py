@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from cli_helpers import (
     background,
+    cli_popen,
     foreground,
     held_port,
     interrupted_by_sigterm,
@@ -134,7 +135,7 @@ def test_join_says_at_once_where_it_connects_on_stderr_not_in_the_json(
                 "--log-dir", str(tmp_path / "logs")]  # fmt: skip
         if command == "join":
             argv += ["--bot", "greedy"]
-        proc = subprocess.Popen(
+        proc = cli_popen(
             [sys.executable, "-m", "cli", *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -200,7 +201,7 @@ def test_host_join_and_bot_in_separate_processes_play_a_game(tmp_path: Path) -> 
         keygen(home)
     env = dict(os.environ, NERTZ_HOME=str(ann))
     common = ["--json", "--rounds", "1"]
-    host = subprocess.Popen(
+    host = cli_popen(
         [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
          "--players", "3", "--log-dir", str(tmp_path / "logs"), *common],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -211,7 +212,7 @@ def test_host_join_and_bot_in_separate_processes_play_a_game(tmp_path: Path) -> 
         assert host.stdout is not None
         where = lobby_where(json.loads(host.stdout.readline()))  # said once it is bound
         guests += [
-            subprocess.Popen(
+            cli_popen(
                 [
                     sys.executable,
                     "-m",
@@ -349,7 +350,7 @@ def test_a_bot_started_for_a_table_waits_for_a_host_that_is_slow_to_answer(
     ann = tmp_path / "ann"
     keygen(ann)
     logs = tmp_path / "logs"
-    host = subprocess.Popen(
+    host = cli_popen(
         [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
          "--players", "2", "--rounds", "1", "--json", "--log-dir", str(logs)],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import cli_popen
 
 from p2p_nertz.lobby.state import LobbyError, StartRefusedError
 from p2p_nertz.protocol.identity import Identity
@@ -22,7 +23,7 @@ from tests.test_cli_lobby import after_connecting, keygen, one_error_line
 
 
 def popen(*argv: str, home: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return cli_popen(
         [sys.executable, "-m", "cli", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from cli_helpers import cli_popen
 
 from p2p_nertz.testing.netns import BROADCAST, Lab
 from tests.cli_helpers import make_key
@@ -48,7 +49,7 @@ def lobby(tmp_path: Path, *args: str, name: str = "Dee") -> Tty:
 
 def spawn(tmp_path: Path, label: str, argv: list[str]) -> subprocess.Popen[str]:
     with (tmp_path / f"{label}.err").open("w") as err:
-        return subprocess.Popen(
+        return cli_popen(
             [sys.executable, "-m", "cli", *argv],
             stdout=subprocess.PIPE,
             stderr=err,

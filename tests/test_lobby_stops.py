@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_lines_until, lobby_where, make_key
+from cli_helpers import cli_popen, json_lines_until, lobby_where, make_key
 
 pytestmark = [
     pytest.mark.slow,
@@ -40,7 +40,7 @@ GUEST_PATIENCE = 10.0
 def _spawn(tmp_path: Path, name: str, *argv: str) -> subprocess.Popen[str]:
     home = tmp_path / name
     make_key(home / "key")
-    return subprocess.Popen(
+    return cli_popen(
         [sys.executable, "-m", "cli", *argv, "--name", name, "--json",
          "--log-dir", str(tmp_path / "logs")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import cli_popen
 from helpers_rules import table_from
 
 from p2p_nertz.rules import Rules
@@ -163,7 +164,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             tries = said["tries"]
             again = wait_for(driver, lambda d: (s := shown(d))["tries"] > tries and s, "a try")
             assert again["status"] == said["status"] and again["down"], again
-            resumed = subprocess.Popen(
+            resumed = cli_popen(
                 [sys.executable, "-m", "cli", *shlex.split(command)[1:], "--no-open"],
                 cwd=ROOT,
                 stdout=subprocess.PIPE,

@@ -1,0 +1,171 @@
+"""The tests' forking launcher (tests/forkserver.py): a command run as a child of the server
+answers as ``python -m cli`` run as a process of its own does: the same status, stdout and
+stderr, in the test's directory and environment; a child killed by a signal says which; one
+past its timeout is killed with what it started; an environment Python would start otherwise
+in is not served."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import forkserver
+import pytest
+from cli_helpers import FORKSERVER_ENV, descendants, make_key, nertz, nertz_process
+
+from cli.main import build_parser
+from cli.play import bots_game
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, *argv: str, **kw: object) -> tuple[object, object]:
+    """``nertz ARGV`` through the server, then as a process of its own: (status, stdout,
+    stderr) of each."""
+    forked = nertz(*argv, **kw)  # type: ignore[arg-type]
+    with monkeypatch.context() as m:
+        m.setenv(FORKSERVER_ENV, "0")
+        alone = nertz(*argv, **kw)  # type: ignore[arg-type]
+    return (
+        (forked.returncode, forked.stdout, forked.stderr),
+        (alone.returncode, alone.stdout, alone.stderr),
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--version"],
+        ["rules"],
+        ["rules", "no-such-topic"],
+        ["no-such-command"],
+        ["node", "--key", "missing.key", "--spec", "missing.spec", "--log", "x.log"],
+        ["audit", "missing.log"],
+    ],
+)
+def test_forkserver_child_answers_as_its_own_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    forked, alone = _both(monkeypatch, *argv, cwd=tmp_path)
+    assert forked == alone
+    assert forked[0] in (0, 1, 2), forked  # (each of them ran: none of them is a launch failure)
+
+
+def test_forkserver_child_takes_the_directory_and_environment_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key made at a path relative to the directory given, shown from ``$NERTZ_HOME``."""
+    (tmp_path / "a").mkdir()
+    done = nertz("keygen", "--key", "made.key", cwd=tmp_path / "a")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "a" / "made.key").is_file()
+    home = tmp_path / "home"
+    make_key(home / "key")
+    forked, alone = _both(monkeypatch, "keygen", "--show", home=home)
+    assert forked == alone
+    assert forked[0] == 0, forked
+
+
+def _waiting_watch(tmp_path: Path) -> list[str]:
+    """A ``nertz watch --web --no-open``: it serves its page until stopped."""
+    spec = bots_game(build_parser("play").parse_args(["play", "--bots", "1", "--seed", "1"]))[1]
+    (tmp_path / "game.spec").write_bytes(spec.to_wire())
+    make_key(tmp_path / "spy.key")
+    return [
+        "watch", "--spec", str(tmp_path / "game.spec"), "--bind", "127.0.0.1:0",
+        "--key", str(tmp_path / "spy.key"), "--web", "--no-open",
+    ]  # fmt: skip
+
+
+def test_forkserver_child_killed_by_a_signal_says_which(tmp_path: Path) -> None:
+    argv = _waiting_watch(tmp_path)
+    server = forkserver.launcher().server
+    before = descendants(server.pid)
+    done: list[subprocess.CompletedProcess[str]] = []
+    runner = threading.Thread(target=lambda: done.append(nertz(*argv, timeout=100)))
+    runner.start()
+    try:
+        started: set[int] = set()
+        while not started and runner.is_alive():  # (the child forked: a condition, polled)
+            started = {pid for pid in descendants(server.pid) - before if _is_child(pid, server)}
+            runner.join(0.05)
+        assert started, done
+        for pid in started:
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        runner.join(100)
+    assert done[0].returncode == -signal.SIGKILL, done[0]
+
+
+def _is_child(pid: int, server: subprocess.Popen[bytes]) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1]) == server.pid
+    except OSError:
+        return False
+
+
+def test_forkserver_child_past_its_timeout_is_killed_with_what_it_started(
+    tmp_path: Path,
+) -> None:
+    server = forkserver.launcher().server
+    before = descendants(server.pid)
+    with pytest.raises(subprocess.TimeoutExpired) as raised:
+        nertz(*_waiting_watch(tmp_path), timeout=3)
+    assert raised.value.cmd[:3] == [sys.executable, "-m", "cli"]
+    left = descendants(server.pid) - before
+    for pid in left:  # (killed, maybe not reaped yet: a zombie at most)
+        with open(f"/proc/{pid}/stat") as f:
+            assert f.read().rsplit(")", 1)[1].split()[0] == "Z", pid
+
+
+def test_forkserver_serves_only_an_environment_python_starts_alike() -> None:
+    launcher = forkserver.launcher()
+    env = dict(os.environ)
+    assert launcher.serves(env)
+    assert not launcher.serves({**env, "PYTHONIOENCODING": "ascii"})
+    assert not launcher.serves({**env, "LC_ALL": "C" if env.get("LC_ALL") != "C" else "C.UTF-8"})
+    assert launcher.serves({**env, "NERTZ_HOME": "/elsewhere", "COLUMNS": "20"})
+
+
+@pytest.mark.parametrize("argv", [["rules"], ["no-such-command"]])
+def test_forkserver_process_reads_and_writes_as_its_own(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    forked = nertz_process(*argv, **pipes, text=True)
+    assert isinstance(forked, forkserver.ForkedPopen)
+    with monkeypatch.context() as m:
+        m.setenv(FORKSERVER_ENV, "0")
+        alone = nertz_process(*argv, **pipes, text=True)
+    assert not isinstance(alone, forkserver.ForkedPopen)
+    said = [(*proc.communicate("\n", timeout=60), proc.returncode) for proc in (forked, alone)]
+    assert said[0] == said[1]
+
+
+def test_forkserver_process_is_signalled_polled_and_waited_for_itself(tmp_path: Path) -> None:
+    proc = nertz_process(
+        *_waiting_watch(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert isinstance(proc, forkserver.ForkedPopen)
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("http://127.0.0.1:")  # (serving its page)
+        assert proc.poll() is None
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(0.2)
+        assert _is_child(proc.pid, forkserver.launcher().server)
+        assert os.getsid(proc.pid) == proc.pid  # (start_new_session)
+        proc.kill()
+        proc.communicate(timeout=60)
+        assert proc.returncode == -signal.SIGKILL
+        assert proc.poll() == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
