@@ -63,6 +63,37 @@ def nertz(
     )  # fmt: skip
 
 
+def cli_run(
+    command: Sequence[str],
+    *,
+    input: str | bytes | None = None,
+    capture_output: bool = False,
+    timeout: float | None = None,
+    check: bool = False,
+    **kw: Any,
+) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run(command, …)`` with its process started by :func:`cli_popen`."""
+    if capture_output:
+        kw["stdout"] = kw["stderr"] = subprocess.PIPE
+    if input is not None:
+        kw["stdin"] = subprocess.PIPE
+    with cli_popen(command, **kw) as proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            proc.kill()
+            exc.stdout, exc.stderr = proc.communicate()
+            raise
+        except BaseException:
+            proc.kill()
+            raise
+        status = proc.poll()
+        assert status is not None
+    if check and status:
+        raise subprocess.CalledProcessError(status, proc.args, out, err)
+    return subprocess.CompletedProcess(proc.args, status, out, err)
+
+
 def nertz_process(*argv: str, **kw: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen([python, -m, cli, *argv], **kw)``: a ``nertz`` process the test
     talks to, signals and waits for, forked from the fork server (tests/forkserver.py) where

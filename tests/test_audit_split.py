@@ -11,9 +11,10 @@ rule ends an abandoned game.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
+
+from cli_helpers import cli_run
 
 from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, audit
 from p2p_nertz.protocol.bodies import RevealWhat
@@ -134,7 +135,7 @@ def test_audit_split_command_prints_one_json_object_per_line(tmp_path: Path) -> 
         path = tmp_path / f"p{i + 1}.log"
         path.write_bytes(data)
         paths.append(str(path))
-    done = subprocess.run(
+    done = cli_run(
         [sys.executable, "-m", "cli", "audit", "--json", *paths],
         cwd=ROOT,
         capture_output=True,

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_popen, nertz
+from cli_helpers import cli_popen, cli_run, nertz
 from key_helpers import secret_in
 
 from cli.demo import _tiebreak
@@ -221,7 +221,7 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     finals = [e for n in (1, 2) for e in _json_events(work / f"p{n}.out") if e["event"] == "final"]
     assert [f["dropped"] for f in finals] == [[2], [2]]
     assert {f["digest"] for f in finals} == {finals[0]["digest"]}
-    audit = subprocess.run(
+    audit = cli_run(
         [sys.executable, "-m", "cli", "audit", *map(str, sorted(work.glob("p*.log")))],
         capture_output=True,
         text=True,

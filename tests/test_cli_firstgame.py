@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import nertz
+from cli_helpers import cli_run, nertz
 from test_cli_play import ROOT, Tty, leave
 
 from cli.keyfile import load_identity
@@ -96,7 +96,7 @@ def test_first_run_asks_for_a_name_and_makes_the_identity(tmp_path: Path) -> Non
 
 def test_without_a_terminal_play_says_how_to_get_a_key_in_one_line(tmp_path: Path) -> None:
     env = dict(os.environ, NERTZ_HOME=str(tmp_path))
-    done = subprocess.run(
+    done = cli_run(
         [sys.executable, "-m", "cli", "play"],
         stdin=subprocess.DEVNULL,
         capture_output=True,

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from cli_helpers import cli_popen, held_ports, lobby_where, make_key, one_error_line
+from cli_helpers import cli_popen, cli_run, held_ports, lobby_where, make_key, one_error_line
 from key_helpers import secret_in
 
 from cli.keyfile import keep_key, kept_key_path, load_identity, write_key
@@ -49,7 +49,7 @@ def _env(tmp_path: Path, who: str) -> dict[str, str]:
 
 
 def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return cli_run(
         [*NERTZ, *argv], capture_output=True, text=True, timeout=60, env=env,
         stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip
@@ -154,7 +154,7 @@ def test_load_identity_accepts_a_key_readable_by_its_owner_only(tmp_path: Path, 
 
 def test_keygen_writes_the_key_0600_whatever_the_umask(tmp_path: Path) -> None:
     env = _env(tmp_path, "ann")
-    done = subprocess.run(
+    done = cli_run(
         [*NERTZ, "keygen"], capture_output=True, text=True, timeout=60, env=env, check=False,
         preexec_fn=lambda: os.umask(0),
     )  # fmt: skip

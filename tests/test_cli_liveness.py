@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import cli_popen, held_port, json_lines_until, lobby_where
+from cli_helpers import cli_popen, cli_run, held_port, json_lines_until, lobby_where
 
 from cli.args import EXIT_UNHEARD, liveness_argv, liveness_from
 from cli.keyfile import write_key
@@ -108,7 +108,7 @@ def test_bad_timers_are_refused_in_one_line_with_status_2(
 
 def test_help_of_host_and_join_says_the_timers_are_this_nodes_own() -> None:
     for command in ("host", "join"):
-        done = subprocess.run(
+        done = cli_run(
             [sys.executable, "-m", "cli", command, "--help"],
             capture_output=True,
             text=True,
@@ -139,7 +139,7 @@ def test_node_alone_in_a_game_of_two_stops_after_its_own_drop_after_signing_noth
     write_key(tmp_path / "ann.key", ids[0])
     other = spec.seat_of(ids[1].peer_id)
     with held_port() as port:  # Bob's: bound, never listening (he never comes)
-        done = subprocess.run(
+        done = cli_run(
             [sys.executable, "-m", "cli", "node", "--key", str(tmp_path / "ann.key"),
              "--spec", str(tmp_path / "game.spec"), "--bind", "tcp://127.0.0.1:0",
              "--peer", f"{other}=tcp://127.0.0.1:{port}", "--log", str(tmp_path / "ann.log"),

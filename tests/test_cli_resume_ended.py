@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until, node_game, stop_all
+from cli_helpers import cli_run, json_lines_until, node_game, stop_all
 
 from cli.args import EXIT_LEFT
 from cli.keyfile import load_identity
@@ -34,7 +34,7 @@ _QUICK = 30.0
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
     """``nertz argv…`` without a terminal (stdin and stdout not a tty)."""
-    return subprocess.run(
+    return cli_run(
         [*NERTZ, *argv],
         capture_output=True,
         text=True,

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import msgpack  # type: ignore[import-untyped]
 import pytest
 import trio
-from cli_helpers import held_ports, introduce, json_lines_until, stop_all
+from cli_helpers import cli_run, held_ports, introduce, json_lines_until, stop_all
 
 from cli.args import EXIT_GONE, GoneError
 from cli.keyfile import write_key
@@ -172,7 +172,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     own = _own_events(logs["bob"])
     assert sorted(m.seq for m in own) == list(range(1, len(own) + 1))  # each once, no gap
     assert lost.id in {m.id for m in own}  # taken back, not signed anew
-    audit = subprocess.run(
+    audit = cli_run(
         [*NERTZ, "audit", str(logs["ann"]), str(logs["bob"])],
         capture_output=True, text=True, timeout=DEADLINE, check=False,
     )  # fmt: skip
@@ -254,7 +254,7 @@ def test_resume_with_everyone_else_gone_stops_with_a_clear_error_and_signs_nothi
     # The torn frame may have been an event Bob sent; Ann, who would hold it, never answers.
     torn = encode_record(LogRecord.sent_event(b"x" * 200))[:-50]
     path, key, _ = _lone_log(tmp_path, torn, ports)
-    done = subprocess.run(
+    done = cli_run(
         [*NERTZ, "resume", str(path), "--key", str(key), "--bot", "greedy", "--json",
          "--suspect-after", "0.3", "--drop-after", "1"],
         capture_output=True, text=True, timeout=DEADLINE, check=False, stdin=subprocess.DEVNULL,
@@ -300,7 +300,7 @@ def test_node_on_a_torn_log_with_everyone_else_gone_stops_as_resume_does(
     path, key, _ = _lone_log(tmp_path, torn, ports)
     spec = GameSpec.from_wire((tmp_path / "game.spec").read_bytes())
     ann = next(seat for seat, m in enumerate(spec.members) if m.name == "Ann")
-    done = subprocess.run(
+    done = cli_run(
         [*NERTZ, "node", "--key", str(key), "--spec", str(tmp_path / "game.spec"),
          "--bind", "127.0.0.1:0", "--peer", f"{ann}=127.0.0.1:{ports[0]}", "--log", str(path),
          "--json", "--suspect-after", "0.3", "--drop-after", "1"],

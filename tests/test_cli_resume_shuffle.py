@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until, node_game, stop_all
+from cli_helpers import cli_run, json_lines_until, node_game, stop_all
 from test_cli_resume_recovery import _frames, _own_events
 
 from p2p_nertz.logfile.format import RecordKind
@@ -113,7 +113,7 @@ def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_val
     assert sorted(m.seq for m in mine) == list(range(1, len(mine) + 1))  # each once, no gap
     if lost is not None:
         assert lost.id in {m.id for m in mine}  # taken back, not signed anew
-    audit = subprocess.run(
+    audit = cli_run(
         [*NERTZ, "audit", "--json", *map(str, logs)],
         capture_output=True, text=True, timeout=DEADLINE, check=False,
     )  # fmt: skip

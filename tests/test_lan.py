@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import cli_run
 
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import decode_message
@@ -146,7 +147,7 @@ def check_finished_and_agreed(
 
 def audited_valid(players: list[Player]) -> dict[str, Any]:
     """The verdict of ``nertz audit --json`` on the players' logs, checked valid."""
-    audit = subprocess.run(
+    audit = cli_run(
         [sys.executable, "-m", "cli", "audit", "--json", *(str(p.log()) for p in players)],
         capture_output=True,
         text=True,

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import foreground, make_key, nertz, one_error_line
+from cli_helpers import cli_run, foreground, make_key, nertz, one_error_line
 
 from cli.args import LONGEST_WORD
 
@@ -43,7 +43,7 @@ def _run_closed(
     argv: list[str], fds: tuple[int, ...], cwd: Path
 ) -> subprocess.CompletedProcess[str]:
     """``nertz ARGV`` with the standard descriptors ``fds`` closed as it starts."""
-    return subprocess.run(
+    return cli_run(
         [*NERTZ, *argv], capture_output=True, text=True, timeout=120, cwd=cwd, check=False,
         stdin=subprocess.DEVNULL, preexec_fn=_closed(fds),  # type: ignore[arg-type]
     )  # fmt: skip

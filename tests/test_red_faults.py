@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until, node_game
+from cli_helpers import cli_run, json_lines_until, node_game
 from cli_results import assert_audit_valid, final_event
 from script_helpers import load_script
 
@@ -135,7 +135,7 @@ def test_a_second_process_of_one_player_is_refused_before_it_signs(tmp_path: Pat
     # cannot end first, whatever the machine's load.
     procs[1].send_signal(signal.SIGSTOP)
     twin_log = tmp_path / "bob-again.log"
-    twin = subprocess.run(
+    twin = cli_run(
         [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
          "--bind", "tcp://127.0.0.1:0", "--peer", f"0={endpoints[0]}", "--log", str(twin_log),
          "--json", "--speed", "10", *SLOW_TIMERS],
@@ -179,7 +179,7 @@ def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
     procs[1].communicate(timeout=60)
     logs[1].unlink()  # the log lost whole
     # (The same endpoint, as a node with a fixed --bind comes back: Ann's DEALER reconnects.)
-    again = subprocess.run(
+    again = cli_run(
         [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
          "--bind", endpoints[bob], "--peer", f"{ann}={endpoints[ann]}",
          "--log", str(logs[1]), "--json", "--speed", "10", *MID_TIMERS],
@@ -215,7 +215,7 @@ def test_a_node_started_again_after_its_log_was_lost_stops_without_signing(
     assert report.valid and "begun again" in bobs[0].detail
     # `nertz resume` of it learns Bob's feed from the others before it signs: Ann has gone
     # home, so nobody answers, and it refuses in one line (status 3), having signed nothing.
-    resume = subprocess.run(
+    resume = cli_run(
         [*NERTZ, "resume", "--key", str(tmp_path / "1.key"), "--bot", "greedy",
          "--suspect-after", "1", "--drop-after", "3", str(logs[1])],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
@@ -249,7 +249,7 @@ def test_a_second_machine_of_one_player_that_hears_nobody_stops_unheard_without_
     ann = next(s for s, m in enumerate(spec.members) if m.name == "Ann")
     twin_log = tmp_path / "bob-elsewhere.log"
     env = {**os.environ, SCOPE_ENV: f"{os.environ.get(SCOPE_ENV, '')} another machine"}
-    twin = subprocess.run(
+    twin = cli_run(
         [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
          "--bind", "tcp://127.0.0.1:0", "--peer", f"{ann}={endpoints[ann]}",
          "--log", str(twin_log), "--json", "--speed", "10",

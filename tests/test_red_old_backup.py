@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until, node_game
+from cli_helpers import cli_run, json_lines_until, node_game
 from cli_results import assert_audit_valid, final_event
 
 from p2p_nertz.logfile.format import LogDecoder, RecordKind, TailState
@@ -85,7 +85,7 @@ def test_old_copies_of_a_log_resumed_after_the_game_sign_nothing_and_say_why(
     gone = f"{spec.seat_of(ann)}={session[1][ann]}"  # (Ann's endpoint: nobody there now)
 
     def node(log: Path, key: str = "1.key") -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return cli_run(
             [*NERTZ, "node", "--key", str(tmp_path / key), "--spec", str(tmp_path / "game.spec"),
              "--bind", "tcp://127.0.0.1:0", "--peer", gone, "--log", str(log), "--json",
              "--speed", "10", *AFTER],

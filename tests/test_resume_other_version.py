@@ -11,11 +11,11 @@ the replay still read it (``GameSpec.read_versions``).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import cli_run
 
 from cli.keyfile import load_key
 from p2p_nertz.errors import LogFormatError
@@ -79,7 +79,7 @@ def test_nertz_resume_of_a_version_3_shuffle_log_says_so_and_changes_nothing(
 ) -> None:
     env = {**os.environ, "NERTZ_HOME": str(tmp_path / "home")}
     game = tmp_path / "game"
-    done = subprocess.run(
+    done = cli_run(
         [*NERTZ, "demo", "--bots", "2", "--deal", "shuffle", "--seed", "20", "--dir", str(game)],
         env=env,
         capture_output=True,
@@ -113,11 +113,11 @@ def test_nertz_resume_of_a_version_3_shuffle_log_says_so_and_changes_nothing(
     with create_log(log, header) as writer:
         writer.append_many(old)
     before = log.read_bytes()
-    audit = subprocess.run(
+    audit = cli_run(
         [*NERTZ, "audit", str(log)], env=env, capture_output=True, text=True, check=False
     )
     assert "version 3" not in audit.stderr and "Traceback" not in audit.stderr + audit.stdout
-    resumed = subprocess.run(
+    resumed = cli_run(
         [*NERTZ, "resume", "--bot", "greedy", str(log)],
         env=env,
         capture_output=True,

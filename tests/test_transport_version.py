@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import trio
 import zmq
-from cli_helpers import one_error_line
+from cli_helpers import cli_run, one_error_line
 
 from cli.args import EXIT_FAILED
 from cli.keyfile import write_key
@@ -126,7 +126,7 @@ def test_a_node_whose_peer_speaks_transport_version_one_stops_and_says_so(
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
     write_key(tmp_path / "ann.key", ANN)
     with version_one_router() as endpoint:
-        done = subprocess.run(
+        done = cli_run(
             [
                 sys.executable, "-m", "cli", "node",
                 "--key", str(tmp_path / "ann.key"),

@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from cli_helpers import at_end_of_test, json_lines_until, node_game, stop_all
+from cli_helpers import at_end_of_test, cli_run, json_lines_until, node_game, stop_all
 
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.rules import Rules
@@ -108,7 +108,7 @@ def test_a_key_in_two_live_processes_is_said_once_and_a_restart_is_not(
     # Ann's key on a second machine, told Bob's endpoint only: Bob sends to the first Ann, so
     # it hears nobody, signs nothing new and stops in its line (status 5).
     env = {**os.environ, SCOPE_ENV: f"{os.environ.get(SCOPE_ENV, '')} another machine"}
-    twin = subprocess.run(
+    twin = cli_run(
         [*NERTZ, "node", "--key", str(tmp_path / "0.key"), "--spec", str(tmp_path / "game.spec"),
          "--bind", "tcp://127.0.0.1:0", "--peer", f"{bob_seat}={bob_end}",
          "--log", str(tmp_path / "ann-elsewhere.log"), "--json", "--speed", "10",
