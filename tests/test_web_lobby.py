@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import make_key
+from tests.cli_helpers import cli_popen, make_key
 from tests.web_helpers import ROOT, browser_missing, click, open_browser, texts, wait_for
 
 pytestmark = [
@@ -33,7 +33,7 @@ class Lobby:
     def __init__(self, tmp_path: Path, name: str, *more: str) -> None:
         key = tmp_path / f"{name}.key"
         self.fingerprint = make_key(key).fingerprint
-        self.proc = subprocess.Popen(
+        self.proc = cli_popen(
             [
                 *(sys.executable, "-m", "cli", "play", "--web", "--no-open", "--key", str(key)),
                 *("--name", name, "--log-dir", str(tmp_path / f"{name}-logs"), *more),

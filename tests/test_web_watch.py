@@ -16,6 +16,7 @@ from cli.main import build_parser
 from cli.play import bots_game
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import derive_seed
+from tests.cli_helpers import cli_popen
 from tests.web_helpers import ROOT, WebGame, browser_missing, open_browser, wait_for
 
 pytestmark = [
@@ -41,7 +42,7 @@ def test_web_watch_follows_a_live_game_as_a_spectator(tmp_path: Path, deal: str)
     spec_path.write_bytes(spec.to_wire())
     command = [sys.executable, "-m", "cli", "watch", "--web", "--no-open", "--spec",
                str(spec_path), "--key", str(key), "--bind", "127.0.0.1:0"]  # fmt: skip
-    with subprocess.Popen(
+    with cli_popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as watch:
         player = None

@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tests.cli_helpers import cli_popen
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -202,7 +204,7 @@ class WebGame:
     ) -> None:
         args = [sys.executable, "-m", "cli", "play", "--web", *([] if opens else ["--no-open"])]
         self.dir = tmp_path / "game"
-        self.proc = subprocess.Popen(
+        self.proc = cli_popen(
             [*args, "--dir", str(self.dir), *more],
             cwd=ROOT,
             stdout=subprocess.PIPE,
