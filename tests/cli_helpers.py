@@ -80,9 +80,9 @@ def cli_run(
     with cli_popen(command, **kw) as proc:
         try:
             out, err = proc.communicate(input, timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            proc.kill()
-            exc.stdout, exc.stderr = proc.communicate()
+        except subprocess.TimeoutExpired:
+            proc.kill()  # (as subprocess.run on POSIX: killed and reaped, its pipes not read)
+            proc.wait()
             raise
         except BaseException:
             proc.kill()
@@ -103,8 +103,9 @@ def nertz_process(*argv: str, **kw: Any) -> subprocess.Popen[Any]:
 
 
 FORKSERVER_ENV = "NERTZ_TEST_FORKSERVER"
-"""Set to ``0``, :func:`nertz` starts each command as a process of its own rather than a
-child of the fork server (tests/forkserver.py): to measure one against the other."""
+"""Set to ``0``, :func:`nertz`, :func:`cli_run`, :func:`cli_popen` and :func:`nertz_process`
+start each command as a process of its own rather than a child of the fork server
+(tests/forkserver.py): to measure one against the other, or to rule the server out."""
 
 
 @contextlib.contextmanager

@@ -28,6 +28,10 @@ Theory of operation:
 - A child runs with the interpreter the server started with: the server is used only for an
   environment whose variables that Python reads at its start (``PYTHON*``, the locale's) are
   the server's own (:func:`Launcher.serves`); another is run as a real process.
+- :class:`ForkedPopen` is a :class:`subprocess.Popen` whose ``_execute_child`` asks the
+  server instead of forking and whose waits read the status the server sends: the test
+  holds the child's real pid (signals go to the child itself, ``start_new_session`` makes it
+  a session leader, ``cli_helpers.kill_tree`` finds what it started), its pipes and status.
 - The server ends when its stdin (a pipe from the pytest worker) closes.
 """
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import forkserver
 import pytest
-from cli_helpers import FORKSERVER_ENV, descendants, make_key, nertz, nertz_process
+from cli_helpers import FORKSERVER_ENV, cli_run, descendants, make_key, nertz, nertz_process
 
 from cli.main import build_parser
 from cli.play import bots_game
@@ -169,3 +169,18 @@ def test_forkserver_process_is_signalled_polled_and_waited_for_itself(tmp_path: 
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+def test_forkserver_cli_run_answers_as_subprocess_run() -> None:
+    command = [sys.executable, "-m", "cli", "no-such-command"]
+    forked = cli_run(command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    alone = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False
+    )
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        alone.returncode, alone.stdout, alone.stderr,
+    )  # fmt: skip
+    assert forked.returncode == 2, forked
+    with pytest.raises(subprocess.CalledProcessError) as raised:
+        cli_run(command, capture_output=True, check=True, stdin=subprocess.DEVNULL)
+    assert raised.value.returncode == 2
