@@ -40,6 +40,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
+import io
 import json
 import locale
 import os
@@ -77,8 +78,15 @@ def startup_environment(env: Mapping[str, str]) -> dict[str, str]:
     """The variables of ``env`` that Python reads as it starts (its own ``PYTHON*`` ones,
     and the locale's, which choose the standard streams' encoding)."""
     return {
-        k: v for k, v in env.items() if k.startswith(("PYTHON", "LC_")) or k in ("LANG", "LANGUAGE")
+        k: v
+        for k, v in env.items()
+        if (k.startswith(("PYTHON", "LC_")) or k in ("LANG", "LANGUAGE")) and k not in _APPLIED
     }
+
+
+#: The start-up variables a child applies itself (:func:`_streams`), so that a test asking
+#: for them is served by the server all the same (the browser tests' ``PYTHONUNBUFFERED``).
+_APPLIED = frozenset({"PYTHONUNBUFFERED"})
 
 
 _MAX_REQUEST = 1 << 20
@@ -172,8 +180,28 @@ def _take(request: dict[str, Any], fds: Sequence[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    _streams(unbuffered=bool(os.environ.get("PYTHONUNBUFFERED")))
     sys.path[0] = os.getcwd()
     sys.argv[:] = ["-m", *request["argv"]]
+
+
+def _streams(*, unbuffered: bool) -> None:
+    """In the child: stdout and stderr as Python makes them at its start on the descriptors
+    now in place, with ``PYTHONUNBUFFERED``'s unbuffered binary layer where it is set (the
+    server's own were made by its environment, which may differ)."""
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        old = getattr(sys, name)
+        raw = io.FileIO(fd, "w", closefd=False)
+        binary: Any = raw if unbuffered else io.BufferedWriter(raw)
+        new = io.TextIOWrapper(
+            binary,
+            encoding=old.encoding,
+            errors=old.errors,
+            line_buffering=os.isatty(fd) or (name == "stderr" and not unbuffered),
+            write_through=unbuffered,
+        )
+        setattr(sys, name, new)
+        setattr(sys, f"__{name}__", new)
 
 
 # --- the client ------------------------------------------------------------------------------

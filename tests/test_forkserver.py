@@ -130,6 +130,44 @@ def test_forkserver_serves_only_an_environment_python_starts_alike() -> None:
     assert not launcher.serves({**env, "PYTHONIOENCODING": "ascii"})
     assert not launcher.serves({**env, "LC_ALL": "C" if env.get("LC_ALL") != "C" else "C.UTF-8"})
     assert launcher.serves({**env, "NERTZ_HOME": "/elsewhere", "COLUMNS": "20"})
+    # (the child makes its streams as PYTHONUNBUFFERED says: served either way)
+    unbuffered = {k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"}
+    assert launcher.serves(unbuffered)
+    assert launcher.serves({**unbuffered, "PYTHONUNBUFFERED": "1"})
+
+
+_PROBE = (
+    "import sys; print(type(sys.stdout.buffer).__name__, sys.stdout.write_through,"
+    " sys.stdout.line_buffering, type(sys.stderr.buffer).__name__, sys.stderr.write_through,"
+    " sys.stderr.line_buffering)"
+)
+
+
+@pytest.mark.parametrize("unbuffered", [False, True])
+@pytest.mark.parametrize("server_unbuffered", [False, True])
+def test_forkserver_child_makes_its_streams_as_pythonunbuffered_says(
+    unbuffered: bool, server_unbuffered: bool
+) -> None:
+    """A child's stdout and stderr are as a process's started with or without
+    ``PYTHONUNBUFFERED`` (served either way), whatever the server's own were."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    started = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        env={**env, "PYTHONUNBUFFERED": "1"} if unbuffered else env,
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    remade = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import forkserver; forkserver._streams(unbuffered={unbuffered}); {_PROBE}",
+        ],
+        env={**env, "PYTHONUNBUFFERED": "1"} if server_unbuffered else env,
+        cwd=Path(forkserver.__file__).parent,
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert remade.stdout == started.stdout
+    assert started.stdout.split()[0] == ("FileIO" if unbuffered else "BufferedWriter")
 
 
 @pytest.mark.parametrize("argv", [["rules"], ["no-such-command"]])
