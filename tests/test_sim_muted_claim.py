@@ -13,10 +13,11 @@ by their own votes' freezes. What must hold all the same: the honest peers agree
 other and with the audit, nobody honest is cut, and the audit names the claimer.
 
 A mute shorter than the timers ends as session 35's game (seat 0's vote comes once it may
-sign again); a member that signs nothing at all, beats neither (a crash for good), is voted
-out for silence by every member heard, the claimer's core among them, and the claimer then by
-the honest two, a majority of three. And a voter restored from its log knows why its vote on
-the claimer was cast: its ``debt`` note is read back into the core (``Debts.read_back``).
+sign again); a member that signs nothing at all, beats neither (its process gone past
+``drop_after``), is voted out for silence by every member heard, the claimer's core among
+them, and the claim on its feed is owed no more: the game ends. And a voter restored from its
+log knows why its vote on the claimer was cast: its ``debt`` note is read back into the core
+(``Debts.read_back``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from p2p_nertz.sim import liar_games
 from p2p_nertz.sim.liar_games import MAX_TIME, check, check_liars, game
 from p2p_nertz.sim.liars import Lie
 from p2p_nertz.sim.logfiles import log_files
-from p2p_nertz.sim.network import Crash, SimResult
+from p2p_nertz.sim.network import QUICK_TIMERS, Crash, SimResult
 from tests.test_sim_blame import _votes
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
@@ -138,22 +139,30 @@ def test_muted_claim_a_mute_shorter_than_phase_timeout_ends_the_claimer_out(
         assert set(peer.final.dropped) == {1}
 
 
-def test_muted_claim_a_member_signing_nothing_at_all_is_voted_out_then_the_claimer() -> None:
-    # Seat 0 beats neither (its process gone for good at 9 s): silent, it is voted out for
-    # silence by every member that hears the others (the claimer's core too: three of four),
-    # and the claimer, withheld, by the honest two, a majority of the three left.
+@pytest.mark.parametrize(
+    "down", [0.5, 2.0, 5.0, None], ids=["0.5s", "2s", "past-drop_after", "for-good"]
+)
+def test_muted_claim_a_member_signing_nothing_at_all_ends_the_game(down: float | None) -> None:
+    # Seat 0 beats neither: its process dies at 9 s, restarted after ``down`` (or never).
+    # Back within drop_after, it votes the claimer out with the honest two; gone longer, it is
+    # voted out for silence by every member that hears the others (the claimer's core too:
+    # three of four), and the claim on its feed is owed no more (a member out of the game).
     config, liars = game(3185, two=True, players=(3, 4))
-    crash = Crash(0, MUTED_AT, None)
+    crash = Crash(0, MUTED_AT, down)
     faults = dataclasses.replace(config.faults, crashes=(crash,))
     result = liar_games._Simulation(dataclasses.replace(config, faults=faults), liars).run()
     assert check(result) + check_liars(result) == []
     assert result.finished
-    assert {voter for voter, seat in _votes(result, DropReason.SILENT) if seat == 0} == {1, 2, 3}
+    silenced = {voter for voter, seat in _votes(result, DropReason.SILENT) if seat == 0}
+    back = down is not None and down < QUICK_TIMERS.drop_after
+    assert silenced == (set() if back else {1, 2, 3})
+    if back:
+        assert _withheld_on(result, 1) == {0, 2, 3}
     for seat in (2, 3):
         peer = result.peers[seat]
         assert peer is not None
         assert peer.final.phase is Phase.OVER
-        assert 0 in peer.final.dropped
+        assert set(peer.final.dropped) == ({1} if back else {0})
 
 
 @pytest.mark.parametrize("down", [0.5, 5.0], ids=["under-suspect_after", "past-drop_after"])
