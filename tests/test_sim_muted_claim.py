@@ -35,12 +35,15 @@ from p2p_nertz.protocol.effects import Effect, Note, Send
 from p2p_nertz.protocol.finality import KNOWN
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
+from p2p_nertz.rng import Rng
+from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import resume_point
 from p2p_nertz.sim import liar_games
-from p2p_nertz.sim.liar_games import MAX_TIME, check, check_liars, game
-from p2p_nertz.sim.liars import Lie
+from p2p_nertz.sim.liar_games import MAX_TIME, check, check_liars, game, marks
+from p2p_nertz.sim.liars import Liar, Lie
 from p2p_nertz.sim.logfiles import log_files
-from p2p_nertz.sim.network import QUICK_TIMERS, Crash, SimResult
+from p2p_nertz.sim.mixes import noisy
+from p2p_nertz.sim.network import QUICK_TIMERS, Crash, SimConfig, SimResult
 from tests.test_sim_blame import _votes
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
@@ -229,3 +232,39 @@ def test_muted_claim_a_node_log_file_restores_the_claim_its_vote_was_cast_on(
     debts = peer._delivery.debts
     assert debts.stall(1, frontier, 200.0) == (200.0, 0, (0, 0, 0, 0), (6, 0, 0, 0))
     assert bare._delivery.debts.stall(1, frontier, 200.0) is None
+
+
+class _IdleFrom4(liar_games._Simulation):
+    """Seat 0's player stops at 4 s (its core beats, votes and signs its phase events)."""
+
+    def _bot(
+        self, seat: int, peer: Peer, now: float, crash_plan: dict[tuple[int, float], Crash]
+    ) -> None:
+        if seat != 0 or now < 4.0:
+            super()._bot(seat, peer, now, crash_plan)
+
+
+@pytest.mark.parametrize("down", [0.3, 2.0], ids=["under-suspect_after", "under-drop_after"])
+def test_muted_claim_at_three_players_a_voter_restored_between_the_votes_ends_alike(
+    down: float,
+) -> None:
+    # Three players: seat 1 claims seat 0's feed past its head once (5 s), seat 0's player
+    # idle from 4 s. Seat 2 votes it out withheld at 11.6 s, keeping the claim's beat as a
+    # debt note; seat 0 at 12.4 s. Seat 2's process dies at 11.8 s, between the two votes,
+    # and is restored from its log: its vote, read back with its cause, stands, and the two
+    # votes drop the claimer, as without the restart.
+    seed = 4
+    liars = (Liar(1, Lie.BEAT_AHEAD, at=5.0, times=1, rate=1.0, seed=seed),)
+    faults = noisy(Rng(seed), deck_cheats=marks(liars))
+    faults = dataclasses.replace(faults, crashes=(Crash(2, 11.8, down),))
+    rules = Rules(target=None, rounds=1)
+    config = SimConfig(
+        players=3, seed=seed, rules=rules, faults=faults, peer=QUICK_TIMERS, max_time=MAX_TIME
+    )
+    result = _IdleFrom4(config, liars).run()
+    assert check(result) + check_liars(result) == []
+    assert result.finished
+    assert len([n for _, n in result.notes[2] if n.name == DEBT_NOTE]) == 1
+    assert _withheld_on(result, 1) == {0, 2}
+    assert (2, 1) not in _votes(result, DropReason.WITHDRAW)
+    assert all(p is not None and set(p.final.dropped) == {1} for p in result.peers)
