@@ -11,6 +11,7 @@ import pytest
 
 from p2p_nertz.protocol.bodies import Beat, encode_body
 from p2p_nertz.protocol.debts import DebtNoteError, Debts, owed_head, past_freeze, read_note
+from p2p_nertz.protocol.effects import Rejected
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.identity import Identity
@@ -115,3 +116,32 @@ def test_a_debt_note_is_read_only_as_a_signed_beat_of_the_game() -> None:
         read_note(
             message.wire, game_id=bytes(32), roster=roster, versions=(message.version,), seats=3
         )
+
+
+def test_a_vote_read_back_is_given_the_claims_past_its_frontier_as_its_cause() -> None:
+    # (Debts.stall, Author.recall: docs/protocol.md §13, *a claim on a silent member's feed*,
+    # session 36.) Seat 1's beat claims 6 of seat 0's feed and 3 of seat 2's; our vote on it
+    # held 4 of seat 0's and 3 of seat 2's: it was cast on seat 0's events 5 and 6 alone.
+    debts = Debts()
+    message, beat = _beat(2, 10, held=(6, 2, 3))
+    feeds: list[list[Message]] = [[], [], []]  # (a restore reads its notes before its events)
+    assert debts.note_claims(1, message, beat, feeds) == [(0, 6), (2, 3)]
+    assert debts.stall(1, (4, 2, 3), now=7.0) == (7.0, 0, (0, 0, 0), (6, 0, 0))
+    assert debts.stall(1, (6, 2, 3), now=7.0) is None  # (held then: not its cause)
+    assert debts.stall(2, (4, 2, 3), now=7.0) is None  # (no claim of that member's)
+
+
+def test_debt_notes_read_back_are_taken_as_when_they_came_and_kept_once() -> None:
+    feeds: list[list[Message]] = [[], [], []]
+    finality = Finality(0, feeds)
+    debts = Debts()
+    message, beat = _beat(2, 10, held=(6, 2, 0))
+    refused = Rejected("malformed", "not a message")
+    inbox = SimpleNamespace(
+        open=lambda data, clock: (1, message, beat) if data == message.wire else refused
+    )
+    debts.read_back([b"garbage", message.wire], inbox, 50, feeds, finality)  # type: ignore[arg-type]
+    assert finality.claimed_most[0] == 6  # (seat 0's term capped again, §7.1)
+    assert finality.claimed[1][1] == 2  # (its own head: owed)
+    assert debts.claims[1, 0][0] == 6
+    assert debts.noted == {message.wire}  # (relayed with our vote, not noted again)

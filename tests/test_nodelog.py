@@ -8,6 +8,7 @@ import math
 from p2p_nertz.logfile import LogHeader, TailState
 from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.logfile.store import Recovery
+from p2p_nertz.protocol.debts import DEBT_NOTE
 from p2p_nertz.protocol.peer import Note, Record, Recovered, Reserve, Send
 from p2p_nertz.runtime.nodelog import (
     CLOCK_NOTE,
@@ -61,8 +62,23 @@ def test_a_log_with_events_resumes_from_them_and_its_highest_clock() -> None:
     point = resume_point(recovery(*records))
     assert point is not None
     assert (point.wires, point.reserved, point.recover) == ([b"e1", b"e2"], 40, False)
+    assert point.debts == []
     assert not recovery_unfinished(records)
     assert recovery_unfinished(records[:-1])
+
+
+def test_a_log_resumes_with_the_beats_of_its_debt_notes_and_no_other_note() -> None:
+    # (Why its votes on a claim were cast: docs/protocol.md §13, session 36.)
+    records = (
+        LogRecord.sent_event(b"e1"),
+        LogRecord.note(DEBT_NOTE, b"beat 1"),
+        LogRecord.note("proof", b"two"),
+        LogRecord.received_event(b"e2"),
+        LogRecord.note(DEBT_NOTE, b"beat 2"),
+    )
+    point = resume_point(recovery(*records))
+    assert point is not None
+    assert (point.wires, point.debts) == ([b"e1", b"e2"], [b"beat 1", b"beat 2"])
 
 
 def test_read_session_finds_no_session_in_a_log_without_a_spec_note() -> None:

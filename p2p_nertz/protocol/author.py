@@ -371,15 +371,13 @@ class Author:
                 self.outbox.effects.append(notice)
 
     def recall(self, now: float) -> None:
-        """Why each vote *withheld* of ours read back from our log was cast (the record of it
-        died with the process), once the final fold says: the event its phase waits for from
-        the member, else what the member owes of its deal that neither the final fold nor our
-        share store holds (docs/shuffle.md §10.13, §10.14). Such a vote is then withdrawn once
-        the held fold (or the store) has it, as it was before the restart
-        (:meth:`Membership.withheld_relieved`); else it stood for good, froze our
-        announcements of the member's feed, and the round could wait for ever. A vote the
-        final fold says nothing of (a stall's, or one on an event final since) stands; the
-        final fold of a peer restored catches up as the others announce what they hold."""
+        """Why each vote *withheld* of ours read back from our log was cast (its record died
+        with the process): third members' events it claimed past our vote's frontier (``debt``
+        notes, ``Debts.stall``: session 36; first, as a restored final fold lags and may wait
+        for the member's phase event); else, once the final fold says, the event its phase
+        waits for, or what it owes of its deal that neither that fold nor our share store holds
+        (docs/shuffle.md §10.13, §10.14). Withdrawn once held here, as before the restart
+        (``Membership.relieved``, ``withheld_relieved``); any other (its head, cover) stands."""
         membership = self.membership
         final = self.final
         waiting = final.waiting() if final.phase in WAITING_PHASES else frozenset()
@@ -388,6 +386,8 @@ class Author:
             records = (membership.phase_votes, membership.share_votes, membership.stall_votes)
             if q not in membership.voted or any(q in r for r in records):
                 pass  # (withdrawn since, or voted again by this process)
+            elif stall := self.delivery.debts.stall(q, membership.withheld_back[q], now):
+                membership.stall_votes[q] = stall  # (a claim: withdrawn once it is paid)
             elif q in waiting:
                 membership.phase_votes[q] = (now, Awaited.of(final, q))
             else:
@@ -399,7 +399,7 @@ class Author:
                 if q not in shares.items:
                     continue  # (not yet: the final fold catches up)
                 membership.share_votes[q] = (now, tuple(shares.items[q]))
-            membership.withheld_back.discard(q)
+            del membership.withheld_back[q]
 
     # -- our feed claimed past our head (recovery.Doubt) ----------------------------------------
     @property

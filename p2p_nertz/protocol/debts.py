@@ -40,11 +40,16 @@ once in the log as a ``debt`` note, which the audit reads against every log
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence, Sized
+from typing import TYPE_CHECKING
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, open_noted
-from p2p_nertz.protocol.effects import Effect, Note, Send
+from p2p_nertz.protocol.effects import Effect, Note, Rejected, Send
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.state import Roster, freezes
+
+if TYPE_CHECKING:
+    from p2p_nertz.protocol.finality import Finality
+    from p2p_nertz.protocol.inbox import Inbox
 
 __all__ = [
     "DEBT_NOTE",
@@ -209,6 +214,56 @@ class Debts:
             return False
         self.beats[seat] = (head, message)
         return True
+
+    def take(
+        self, seat: int, message: Message, beat: Beat, feeds: Sequence[Sized], finality: Finality
+    ) -> bool:
+        """Take what ``seat``'s sound beat ``beat`` makes it owe here (``feeds``: what is held):
+        the head of its own feed past what is held (:meth:`note`; ``finality.note_head``) and
+        the third members' feeds it announces holding past ours (:meth:`note_claims`;
+        ``finality.note_claims``, which caps their terms, §7.1); whether a head was kept. One
+        home for a beat come live and one read back from a ``debt`` note (:meth:`read_back`)."""
+        kept = self.note(seat, message, beat, len(feeds[seat]))
+        if kept:
+            finality.note_head(seat, self.beats[seat][0])
+        finality.note_claims(seat, self.note_claims(seat, message, beat, feeds))
+        return kept
+
+    def read_back(
+        self,
+        notes: Sequence[bytes],
+        inbox: Inbox,
+        clock: int,
+        feeds: Sequence[Sized],
+        finality: Finality,
+    ) -> None:
+        """Take back, on a restore, the signed beats our log's ``debt`` notes keep (``notes``;
+        ``inbox`` opens each, as of our ``clock``; anything but a member's beat is skipped),
+        before our events (``feeds`` empty yet): every claim each announced is kept, so a vote
+        *withheld* of ours read back knows which of them it was cast on (:meth:`stall`,
+        ``Author.recall``), and the word caps those feeds' terms again (§7.1), as when it came
+        (:meth:`take`). Each is noted already: not kept in the log a second time."""
+        for data in notes:
+            opened = inbox.open(data, clock)
+            if not isinstance(opened, Rejected) and type(opened[2]) is Beat:
+                self.noted.add(data)
+                self.take(opened[0], opened[1], opened[2], feeds, finality)
+
+    def stall(
+        self, seat: int, frontier: Sequence[int], now: float
+    ) -> tuple[float, int, tuple[int, ...], tuple[int, ...]] | None:
+        """The stall record (``Membership.stall_votes``, as of ``now``) that a vote *withheld*
+        of ours on ``seat`` read back from our log was cast on, where ``seat`` then owed the
+        events of third members' feeds it claimed (:attr:`claims`, our ``debt`` notes' among
+        them: :meth:`read_back`) past what the vote's ``frontier`` says we held: those feeds
+        up to those counts, owed until held here (``Membership.relieved`` then withdraws the
+        vote, as before the restart); ``None`` where it owed none."""
+        claims = self.claims
+        relay = tuple(
+            claims[seat, q][0] if (seat, q) in claims and claims[seat, q][0] > h else 0
+            for q, h in enumerate(frontier)
+        )
+        return (now, 0, (0,) * len(relay), relay) if any(relay) else None
 
     def evidence(self, seat: int, owed: int, held: int) -> bytes | None:
         """The signed beat that makes ``seat`` owe its feed up to ``owed`` (a head past

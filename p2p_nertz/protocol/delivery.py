@@ -20,7 +20,7 @@ next, as :meth:`Membership.stalls` does. Nothing here calls back into the peer.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.errors import LogFormatError
@@ -273,11 +273,9 @@ class Delivery:
             held = len(self.feeds[seat])
             self.membership.proof.watch_beat(seat, message, beat.head_seq, held)
             # And one announcing any feed past what is held here is its author's debt (debts).
-            if self.debts.note(seat, message, beat, held):
-                self.finality.note_head(seat, self.debts.beats[seat][0])
-                if note_due(self.folds.tentative.roster, seat, beat):  # (for the audit)
-                    self.outbox.effects.append(Note(DEBT_NOTE, message.wire))
-            self.finality.note_claims(seat, self.debts.note_claims(seat, message, beat, self.feeds))
+            kept = self.debts.take(seat, message, beat, self.feeds, self.finality)
+            if kept and note_due(self.folds.tentative.roster, seat, beat):  # (for the audit)
+                self.outbox.effects.append(Note(DEBT_NOTE, message.wire))
         new = self.inbox.new_beat(seat, message.lamport)
         # An old beat (replayed, overtaken in the network, or relayed as a game ended:
         # last_words) is taken only for what it says of its author's feed and cover, if more.
@@ -593,9 +591,9 @@ class Delivery:
         return ForkVote(seat, seq, now)
 
     # -- our log read back ----------------------------------------------------------------------
-    def read_back(self, records: list[bytes], now: float) -> Iterator[Ask]:
+    def read_back(self, records: list[bytes], now: float, debts: Sequence[bytes]) -> Iterator[Ask]:
         """Take our log back: every event as it came (nothing is logged or sent again), our own
-        events as done (:meth:`take_back`)."""
+        events as done (:meth:`take_back`), after the beats of its ``debt`` notes (``debts``)."""
         chains, feeds, store = self.chains, self.feeds, self.store
         for data in records:
             # Our votes on proof of a fork first: the events we delivered past that fork (on
@@ -616,6 +614,7 @@ class Delivery:
             if fork is not None:
                 self.membership.proof.proven_fork(*fork)
                 chains.cap(fork[0], self.membership.proof.forked_at[fork[0]] - 1)
+        self.debts.read_back(debts, self.inbox, self.outbox.clock, feeds, self.finality)
         for data in records:
             held = [len(feed) for feed in feeds]
             yield from self.receive(data, now, Source.LOG, None)

@@ -125,7 +125,7 @@ class Membership:
         #: it is held: withheld_relieved); the members whose event is held, not waited for
         self.phase_votes: dict[int, tuple[float, Awaited]] = {}
         self.held_waits: frozenset[int] = frozenset()
-        self.withheld_back: set[int] = set()  # seats of our votes *withheld* in our log
+        self.withheld_back: dict[int, Sequence[int]] = {}  # our votes *withheld* in our log
         self.suspected: set[int] = set()
         self.back: dict[int, float] = {}  # seat -> when last heard again, suspected (relays)
         self.voted: dict[int, int] = {}  # seat -> seq we voted to drop it at (frozen there)
@@ -524,7 +524,7 @@ class Membership:
             if vote.reason in _STANDING:
                 self.proven_seats.add(vote.seat)  # not withdrawn when heard (§9.2)
             if vote.reason is DropReason.WITHHELD:
-                self.withheld_back.add(vote.seat)  # (why: Author.recall)
+                self.withheld_back[vote.seat] = frontier  # (why: Author.recall)
         else:
             self.voted.pop(vote.seat, None)
 

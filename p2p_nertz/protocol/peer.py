@@ -77,7 +77,7 @@ Faults.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from p2p_nertz.defaults import DROP_AFTER, SUSPECT_AFTER
@@ -531,11 +531,12 @@ class Peer:
         recover: bool = False,
         envelopes: EnvelopeCache | None = None,
         prepare: Callable[[Peer], None] | None = None,
+        debts: Sequence[bytes] = (),
     ) -> tuple[Peer, list[Effect]]:
-        """Rebuild a peer from its log (every event it sent or received) after a crash: its
-        own events taken back as sent (no seq reused), its clock from ``reserved`` (the last
-        durable :class:`Reserve`); the effects announce it (a beat) and re-send its latest
-        event in case the crash came before the send.
+        """Rebuild a peer from its log (every event it sent or received, and the beats of its
+        ``debt`` notes, ``debts``) after a crash: its own events taken back as sent (no seq
+        reused), its clock from ``reserved`` (the last durable :class:`Reserve`); the effects
+        announce it (a beat) and re-send its latest event in case the crash came before the send.
 
         With ``recover`` (a log that lost or may have lost its end) the peer first learns its
         own feed from the others, signing nothing, until every member still in has said what
@@ -551,7 +552,7 @@ class Peer:
             prepare(peer)
         peer._started = True
         peer._outbox.clock = peer._outbox.reserved = reserved
-        for ask in peer._delivery.read_back(list(records), now):
+        for ask in peer._delivery.read_back(list(records), now, debts):
             peer._do(ask, now)
         own = peer._feeds[peer.seat]
         peer._author.unheard = peer._n > 1 and (len(own) <= 1 or not recover)  # (a copy: unheard)

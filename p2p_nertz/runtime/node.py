@@ -729,6 +729,7 @@ class PeerNode:
                 self._config,
                 reserved=resume.reserved,
                 recover=resume.recover,
+                debts=resume.debts,
             )
             self.restored = True
             log.info("rebuilt from %s: %d events", self.log_path, len(resume.wires))

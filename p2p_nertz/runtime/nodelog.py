@@ -58,6 +58,7 @@ import trio
 from p2p_nertz.logfile.format import LogHeader, RecordKind, TailState, encode_header
 from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.store import LogWriter, Recovery, create_log, open_for_append
+from p2p_nertz.protocol.debts import DEBT_NOTE
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, Note, Record, Recovered, Reserve
 from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
@@ -179,6 +180,8 @@ class ResumePoint:
     """The highest clock a durable note reserved."""
     recover: bool
     """Whether the peer learns its own feed from the others before it signs."""
+    debts: list[bytes]
+    """The signed beats of the log's ``debt`` notes (why its votes on a claim were cast)."""
 
 
 def resume_point(recovery: Recovery, *, recover: bool = False) -> ResumePoint | None:
@@ -191,7 +194,8 @@ def resume_point(recovery: Recovery, *, recover: bool = False) -> ResumePoint | 
     recover = recover or recovery.cut or recovery_unfinished(records)
     if not wires and not recover:
         return None
-    return ResumePoint(wires, reserved_by(records), recover)
+    debts = [r.data for r in records if r.kind is RecordKind.NOTE and r.name == DEBT_NOTE]
+    return ResumePoint(wires, reserved_by(records), recover, debts)
 
 
 def durable_record(effect: Effect) -> LogRecord | None:

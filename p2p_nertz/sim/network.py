@@ -37,6 +37,7 @@ import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
 from p2p_nertz.protocol.bodies import Play, encode_body, held_ids
+from p2p_nertz.protocol.debts import DEBT_NOTE
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
     InvalidMessageError,
@@ -792,6 +793,7 @@ class Simulation:
             envelopes=self.envelopes,
             # (Before it reads its log back: a cheater restarted acts on it as a cheater.)
             prepare=lambda peer: self._cheat(seat, peer, restarted=True),
+            debts=[note.data for _, note in self.notes[seat] if note.name == DEBT_NOTE],
         )
         self.peers[seat] = restored
         self.generation[seat] += 1

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
+from p2p_nertz.protocol.debts import DEBT_NOTE
 from p2p_nertz.protocol.peer import Effect, Elsewhere, Note, Peer, Record, Send
 from p2p_nertz.rng import Rng, derive_seed
 
@@ -145,6 +146,7 @@ class Twins:
                 sim.config.peer,
                 reserved=sim.reserved[seat],
                 envelopes=sim.envelopes,
+                debts=[note.data for _, note in self.notes[index] if note.name == DEBT_NOTE],
             )
         else:
             new = Peer(
