@@ -89,9 +89,6 @@ class Folds:
         self._tentative: GameState | None = final.copy()
         self._capped: dict[int, int] = {}  # (capped_drops, made with the tentative fold)
         self._uncut: dict[int, tuple[int, frozenset[int]]] = {}  # (uncut_drops, likewise)
-        #: The first round of the last tentative fold made, grown by the events added after
-        #: it rather than made again (:class:`_FirstRound`); ``None`` once it cannot be.
-        self._first: _FirstRound | None = None
 
     # -- the held events --------------------------------------------------------------------
     def add(self, event: Event, stable: int) -> list[Notice]:
@@ -104,10 +101,7 @@ class Folds:
             index = bisect.bisect(self.keys, key)
             self.nonfinal.insert(index, event)
             self.keys.insert(index, key)
-            if self._first is not None and index < len(self._first.counts):
-                self._first = None  # (before events it folded: made again)
             return []
-        self._first = None  # (the final fold reads it: made again)
         return self.final.observe(event)
 
     def never_counts(self, seat: int, seq: int, lamport: int) -> bool:
@@ -166,7 +160,6 @@ class Folds:
         self.nonfinal = kept
         self.keys = [e.key for e in kept]
         self._tentative = None
-        self._first = None
 
     # -- the tentative fold -----------------------------------------------------------------
     @property
@@ -234,7 +227,7 @@ class Folds:
         the others made final, would else drop a member in the past of what they decided
         (variants soak seed 5066). The cuts only grow, so this ends."""
         first: list[GameState] = []
-        t = self._fold({}, {}, {}, first=first, grow=True)
+        t = self._fold({}, {}, {}, first=first)
 
         def fold_with(cuts: dict[int, int]) -> Trial[GameState]:
             trial = self._fold(cuts, {}, {}, imposed=cuts)
@@ -318,7 +311,6 @@ class Folds:
         imposed: dict[int, int] | None = None,
         *,
         first: list[GameState] | None = None,
-        grow: bool = False,
     ) -> GameState:
         """The final fold plus every held event not final, in order, skipping those past
         ``cuts`` and in ``gaps``, and the votes past ``caps`` (see the module docstring), then
@@ -328,12 +320,11 @@ class Folds:
         Otherwise the held view could show what the final fold never will: a vote past its
         author's cut deciding a drop, or a round that a member's invalid moves kept from
         ending, and its readmission missing (soak seeds 236, 472). ``first``: gets the first
-        round's fold (for :meth:`_cut_unheld`, from the round with no cuts, gaps or caps);
-        ``grow``: that first round is :class:`_FirstRound`'s, grown from the last one made.
+        round's fold (for :meth:`_cut_unheld`, from the round with no cuts, gaps or caps).
         """
 
         def round_(given: Round, last: bool) -> tuple[GameState, Round | None]:
-            t, next_round = self._round(*given, imposed, grow=grow and not first)
+            t, next_round = self._round(*given, imposed)
             if first is not None and not first:
                 first.append(t)
             if last or not (t.dropped or t.gaps or t.votes):
@@ -350,35 +341,26 @@ class Folds:
         gaps: Gaps,
         caps: dict[int, Cap],
         imposed: dict[int, int] | None,
-        *,
-        grow: bool = False,
     ) -> tuple[GameState, Callable[[], Round | None]]:
         """One round of :meth:`_fold`: the fold with ``cuts``, ``gaps`` and ``caps``, and
-        what the next round is folded with (``None``: this one stands), to ask if need be.
-        ``grow``: the first round of the tentative fold (no cuts, gaps or imposed cuts),
-        grown from the last one made (:class:`_FirstRound`)."""
+        what the next round is folded with (``None``: this one stands), to ask if need be."""
         final = self.final
+        t = final.copy()
         caps = st.with_forks(caps, self.forked_at, own=self.own)
+        t.vote_caps = caps
         counted: list[Event] = []
         skipped: list[Event] = []  # (by the cuts and gaps given, not by the fold's own rules)
         back = final.gaps  # (readmissions final already: where a cut's member came back)
-        if grow:
-            self._first = first = _FirstRound.grown(self._first, final, caps, self.nonfinal)
-            t = first.fold
-            counted = first.counted(self.nonfinal)
-        else:
-            t = final.copy()
-            t.vote_caps = caps
-            for ev in self.nonfinal:
-                if skips(ev, cuts, gaps, back):
-                    t.observe(ev)
-                    skipped.append(ev)
-                    continue
-                if not t.counts(ev.seat, ev.seq):
-                    t.observe(ev)
-                    continue
-                t.apply(ev)
-                counted.append(ev)
+        for ev in self.nonfinal:
+            if skips(ev, cuts, gaps, back):
+                t.observe(ev)
+                skipped.append(ev)
+                continue
+            if not t.counts(ev.seat, ev.seq):
+                t.observe(ev)
+                continue
+            t.apply(ev)
+            counted.append(ev)
 
         def next_round() -> Round | None:
             # (Exactly what this fold decided: a cut kept from a fold that decided otherwise
@@ -446,32 +428,18 @@ class Folds:
         final = self.final
         notices: list[Notice] = []
         moved = 0
-        first = self._first
-        if first is not None and final.vote_caps != first.fold.vote_caps:
-            first = None  # (the final fold takes these events with other caps)
-        elif first is not None:
-            # (Grown first by the events it lacks that the final fold takes now: the next
-            # tentative fold would fold them, from the final fold, all the same.)
-            due = bisect.bisect_left(self.keys, (stable + 1,))
-            if due > len(first.counts):
-                first = _FirstRound.grown(first, final, first.fold.vote_caps, self.nonfinal[:due])
         for event in self.nonfinal:
             if event.lamport > stable:
                 break
+            moved += 1
             if not self.admits(event, excluded, gaps):
                 self._tentative = None  # the tentative fold counted it; this one never will
-                first = None
                 notices.extend(final.observe(event))
-                moved += 1
                 continue
-            if first is not None and not first.took(moved):
-                first = None
-            moved += 1
             notices.extend(final.apply(event))
         if moved:
             del self.nonfinal[:moved]
             del self.keys[:moved]
-            self._first = first.moved(moved) if first is not None else None
         return moved, notices
 
     def finals(
@@ -483,7 +451,6 @@ class Folds:
         ``final.apply`` if it counts and ``final.observe`` if not, and reports on each (the
         audit). The events walked are no longer held once the walk ends (or stops)."""
         moved = 0
-        self._first = None  # (the caller folds them)
         try:
             for event in self.nonfinal:
                 if event.lamport > stable:
@@ -497,77 +464,6 @@ class Folds:
             if moved:
                 del self.nonfinal[:moved]
                 del self.keys[:moved]
-
-
-class _FirstRound:
-    """The first round of the tentative fold (no cuts, gaps or imposed cuts: the caps of the
-    members proven to fork alone), kept to be grown rather than made again.
-
-    That round is the final fold with each held event, in order, applied if it counts and
-    observed if not: a fold of the events one at a time. Made again after an event is added
-    at the end of the order (as most are), it would apply again every event held before; it
-    is this fold, copied, with the events added after them, the same, event for event. It is
-    made again (:class:`Folds` drops it) when an event comes before those it folded, an event
-    is given up or read by the final fold alone, the final fold takes an event otherwise than
-    it did (not admitted, or with other caps), or the caps it was made with change (a fork
-    proven). Attributes: ``fold``, the round's fold; ``counts``, for each held event it
-    folded (the first of ``Folds.nonfinal``, in order), whether it counted.
-    """
-
-    __slots__ = ("counts", "fold")
-
-    def __init__(self, fold: GameState, counts: list[bool]) -> None:
-        self.fold = fold
-        self.counts = counts
-
-    @classmethod
-    def grown(
-        cls, last: _FirstRound | None, final: GameState, caps: dict[int, Cap], held: list[Event]
-    ) -> _FirstRound:
-        """The first round over the ``held`` events: ``last`` grown by those it lacks, or,
-        made with other caps or none, made from ``final``."""
-        if last is not None and last.fold.vote_caps == caps:
-            if len(last.counts) == len(held):
-                return last
-            t = last.fold.copy()
-            counts = list(last.counts)
-        else:
-            t = final.copy()
-            t.vote_caps = caps
-            counts = []
-        for ev in held[len(counts) :]:
-            counted = t.counts(ev.seat, ev.seq)
-            if counted:
-                t.apply(ev)
-            else:
-                t.observe(ev)
-            counts.append(counted)
-        deck, final_deck = t.round.deck, final.round.deck
-        if (
-            final_deck is not None
-            and deck is not None
-            and deck.memo is not final_deck.memo
-            and deck.context == final_deck.context
-        ):
-            # One memo of the checks for the deal, as a copy of the final fold has (the round
-            # grew its own deal before the final fold took it).
-            final_deck.memo.update(deck.memo)
-            deck.memo = final_deck.memo
-        return cls(t, counts)
-
-    def counted(self, held: list[Event]) -> list[Event]:
-        """The ``held`` events the round counted."""
-        return [ev for ev, counted in zip(held, self.counts, strict=True) if counted]
-
-    def took(self, index: int) -> bool:
-        """Whether the round folded the held event at ``index`` and counted it, as the final
-        fold now does (applied: :meth:`Folds.admits`)."""
-        return index < len(self.counts) and self.counts[index]
-
-    def moved(self, moved: int) -> _FirstRound:
-        """This round once the final fold took the first ``moved`` held events."""
-        del self.counts[:moved]
-        return self
 
 
 def refold(
