@@ -19,7 +19,7 @@ from peer_helpers import PeerNetwork
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import Kind
-from p2p_nertz.protocol.local import abandon_answer
+from p2p_nertz.protocol.local import abandon_answer, abandoned_by
 from p2p_nertz.protocol.peer import Effect, PeerConfig
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Rules
@@ -123,3 +123,36 @@ def test_abandon_answer_refuses_a_second_abandon_of_the_same_member() -> None:
     assert why is not None and "abandoned the game already" in why
     effects: list[Effect] = peer.abandon(now)
     assert effects and peer.abandon_answer(now).why is not None
+
+
+def test_abandoned_by_reads_each_drop_of_the_feed_once_as_it_grows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``abandoned_by`` with what it read kept (the table's abandon answer asks at every look,
+    session 36): the same members as read afresh, before and after the abandon, each drop's
+    body parsed once, and a drop of another id read anew."""
+    net, a, b = _last_two(1, 3)
+    peer = net.peers[a]
+    now = net.now + 2 * QUICK.drop_after
+    for n in range(1, 13):
+        peer.tick(net.now + n * QUICK.drop_after / 6)
+    own = peer._feeds[a]
+    read: dict[bytes, int | None] = {}
+    votes = [m for m in own if m.kind is Kind.DROP]
+    assert votes  # (the votes that dropped the others: not abandons)
+    assert abandoned_by(own, net.n, read) == abandoned_by(own, net.n) == set()
+    assert read == {m.id: None for m in votes}
+    assert peer.abandon(now)
+    own = peer._feeds[a]
+    parsed: list[int] = []
+
+    def counting(kind: Kind, body: object, seats: int) -> object:
+        parsed.append(seats)
+        return parse_body(kind, body, seats)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("p2p_nertz.protocol.local.parse_body", counting)
+    assert abandoned_by(own, net.n, read) == {b}
+    assert len(parsed) == 1  # (the abandon alone: the votes were read before)
+    assert abandoned_by(own, net.n, read) == {b} and len(parsed) == 1
+    assert abandoned_by(own, net.n) == {b}  # (afresh: every drop parsed again)
+    assert len(parsed) == 2 + len(votes)

@@ -20,7 +20,6 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, SimConfig, run
-from p2p_nertz.sim.invariants import audit_logs
 from tests.peer_helpers import restored as restored_peer
 
 
@@ -83,7 +82,8 @@ def test_soak_seed_8227_every_fold_at_once_keeps_the_cut_of_a_member_readmitted(
     result = run(SimConfig.soak(8227, players=(2, 4), peer=QUICK_TIMERS))
     assert result.spec.seats == 3
     assert result.violations == []  # (sim.run checks the invariants, the audit's among them)
-    audited = audit_logs(result).state
+    assert result.audit is not None  # (the audit of every log the invariants made: audit_logs)
+    audited = result.audit.state
     assert (audited.dropped, audited.gaps) == ({2: 112}, {1: ((93, 99),)})
     for seat, peer in enumerate(result.peers):
         assert peer is not None

@@ -8,6 +8,7 @@ simulator's partitions. The real processes are in ``tests/test_cli_gone.py``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import pytest
 from peer_helpers import PeerNetwork
@@ -58,14 +59,23 @@ def _ticks(peer: Peer, start: float, end: float) -> float | None:
 def _woken(seed: int) -> tuple[PeerNetwork, Peer, float]:
     """A game of three where seat 2 falls asleep in play (its process runs nothing) while the
     others vote it out and finish the round. Returns the network, the sleeper as it was when
-    it fell asleep, and when the others were done."""
+    it fell asleep (a new one each call: the tests feed and tick it), and when the others
+    were done."""
+    net, inputs = _slept(seed)
+    return net, net.clone(2, inputs), net.now
+
+
+@functools.cache
+def _slept(seed: int) -> tuple[PeerNetwork, int]:
+    """:func:`_woken`'s game, played once a seed (ten tests read three games; nothing they
+    do changes the network): the network and how many inputs seat 2 had taken asleep."""
     net = PeerNetwork(3, seed=seed, rules=Rules(target=None, rounds=1), config=QUICK)
     net.run(_in_play)
     inputs = len(net.inputs[2])
     net.silence(2)
     net.run_until_over()
     assert all(2 in p.final.dropped for p in net.peers[:2])
-    return net, net.clone(2, inputs), net.now
+    return net, inputs
 
 
 def _waiting(net: PeerNetwork, sleeper: Peer) -> list[bytes]:

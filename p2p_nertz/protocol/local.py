@@ -212,15 +212,28 @@ def abandon_answer(
     return AbandonAnswer(why, partner, drop_after + gone, -gone, refusal=Refusal.HEARD, back=back)
 
 
-def abandoned_by(own: Sequence[Message], seats: int) -> set[int]:
+def abandoned_by(
+    own: Sequence[Message], seats: int, read: dict[bytes, int | None] | None = None
+) -> set[int]:
     """The members the abandons in ``own`` (a member's feed) put out (§9.3): the one test of
-    "signed already" for the abandon we sign and the one we answer with."""
+    "signed already" for the abandon we sign and the one we answer with. ``read``: message id
+    -> the member its abandon puts out (``None``: not an abandon), kept by a caller that asks
+    again as the feed grows (the table's abandon answer, at every look: the bodies of a
+    soak's votes parsed again and again were 8% of its CPU)."""
     out = set()
     for m in own:
         if m.kind is Kind.DROP:
-            body = parse_body(m.kind, m.body, seats)
-            if isinstance(body, Drop) and body.reason is DropReason.ABANDON:
-                out.add(body.seat)
+            if read is not None and m.id in read:
+                target = read[m.id]
+            else:
+                body = parse_body(m.kind, m.body, seats)
+                target = None
+                if isinstance(body, Drop) and body.reason is DropReason.ABANDON:
+                    target = body.seat
+                if read is not None:
+                    read[m.id] = target
+            if target is not None:
+                out.add(target)
     return out
 
 

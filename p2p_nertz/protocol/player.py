@@ -51,6 +51,7 @@ class LocalPlayer:
         self.rules = rules
         self.names = names
         self._author = author
+        self._abandons: dict[bytes, int | None] = {}  # (abandoned_by's, of our feed)
         #: The last round whose ``ready`` the peer signs by itself (``None``: every round). A
         #: person's table holds the next round's ``ready`` while the player reads the board of
         #: the last one, then lets it go (:meth:`release`). Nothing on the wire changes: the
@@ -167,6 +168,6 @@ class LocalPlayer:
             names=self.names,
             recovering=author.recovery is not None or (author.held_back and not author.unheard),
             left=author.left,
-            abandoned=abandoned_by(author.feeds[self.seat], len(self.names)),
+            abandoned=abandoned_by(author.feeds[self.seat], len(self.names), self._abandons),
             unheard=author.unheard and author.recovery is None,
         )
