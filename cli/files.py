@@ -19,7 +19,14 @@ from p2p_nertz.logfile.format import MAGIC, RecordKind
 from p2p_nertz.logfile.store import open_regular, read_log
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, SPEC_NOTE, GameSpec
 
-__all__ = ["load_game_spec", "load_spec", "make_directory", "read_small_file", "refuse_a_spec"]
+__all__ = [
+    "load_game_spec",
+    "load_spec",
+    "make_directory",
+    "read_small_file",
+    "refuse_a_file_for_a_directory",
+    "refuse_a_spec",
+]
 
 
 def read_small_file(path: Path, limit: int) -> tuple[bytes, int]:
@@ -44,15 +51,26 @@ def make_directory(path: Path, what: str, option: str) -> None:
         NertzError: ``path`` names a file or a device (``mkdir`` says only "File exists"), or
             it cannot be made; the line names ``option``.
     """
+    refuse_a_file_for_a_directory(path, what, option)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create {what} {str(path)!r}: {exc.strerror}") from None
+
+
+def refuse_a_file_for_a_directory(path: Path, what: str, option: str) -> None:
+    """Refuse ``path`` for the directory ``what`` that ``option`` names if it names a file or
+    a device (what :func:`make_directory` checks first; the commands' argument checks ask it
+    before anything is made or imported, cli/parsers.py).
+
+    Raises:
+        NertzError: ``path`` exists and is not a directory.
+    """
     if path.exists() and not path.is_dir():
         raise NertzError(
             f"cannot create {what} {str(path)!r}: it names a file, not a directory (give "
             f"{option} a directory, or a new name)"
         )
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {what} {str(path)!r}: {exc.strerror}") from None
 
 
 def load_spec(path: Path) -> GameSpec:
