@@ -72,7 +72,7 @@ from cli.node_cmd import (
     watch_recovery,
 )
 from cli.parsers import require_player
-from cli.places import game_log_name
+from cli.places import game_log_name, person_key_path
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from p2p_nertz.errors import LogFormatError, NertzError
@@ -891,14 +891,15 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 def _find_key(log: Path, peer_id: bytes) -> Identity:
     """The key of the log's writer, found without ``--key``: in the key store by its
-    fingerprint (a bot's), else the player's own key if it is that one, else beside the log
-    (where earlier versions kept a bot's key).
+    fingerprint (a bot's, or a quick game's person's), else the player's own key if it is
+    that one, else beside the log (where earlier versions kept a bot's key).
 
     Raises:
         NertzError: none of them is the key, or one that is cannot be used.
     """
     name = fingerprint(peer_id)
-    for candidate in (kept_key_path(name), default_key_path(), log.parent / f"{name}.key"):
+    candidates = (kept_key_path(name), person_key_path(name), default_key_path())
+    for candidate in (*candidates, log.parent / f"{name}.key"):
         if candidate.exists():
             identity = load_identity(candidate)
             if identity.peer_id == peer_id:

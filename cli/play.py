@@ -153,7 +153,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     if note:  # (before the table takes the screen: there when it gives it back)
         print(note)
     human = identities[0]
-    keep_key(human)  # in the key store, not beside the logs (cli/keyfile.py)
+    keep_key(human, person=True)  # in the key store, not beside the logs (cli/keyfile.py)
     # Every node binds a free port itself before anyone needs it (none is picked first).
     node = make_node(
         human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config, fresh=True,
