@@ -566,6 +566,10 @@ def _check_host(args: argparse.Namespace) -> None:
             f"--bots {args.bots} and you are more than the table seats (--capacity {args.capacity})"
         )
     _key_file(args.key)
+    if args.invite_file is not None:  # (its keys' words are the lobby's: checked by the host)
+        from cli.files import read_invite_file
+
+        read_invite_file(args.invite_file)
     _directory_to_make(args.log_dir, "log directory", "--log-dir")
 
 

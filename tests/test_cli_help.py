@@ -152,6 +152,8 @@ WRONG_FILES: tuple[tuple[str, tuple[str, ...]], ...] = (
            "--log", "n.log")),
     ("missing.key", ("host", "--bot", "greedy", "--key", "missing.key")),
     ("full.log", ("host", "--bot", "greedy", "--key", "a.key", "--log-dir", "full.log")),
+    ("missing.txt", ("host", "--bot", "greedy", "--key", "a.key", "--invite-file", "missing.txt")),
+    ("none.txt", ("host", "--bot", "greedy", "--key", "a.key", "--invite-file", "none.txt")),
     (".", ("join", "--bot", "greedy", "--key", ".", "--peer", "127.0.0.1:5")),
     ("full.log", ("bot", "--peer", "127.0.0.1:5", "--log-dir", "full.log")),
     ("full.log", ("bot", "--peer", "127.0.0.1:5", "--key", "full.log")),
@@ -209,9 +211,11 @@ def test_a_wrong_argument_is_refused_before_the_command_is_imported(tmp_path: Pa
 
 
 def _files(tmp_path: Path) -> None:
-    """In ``tmp_path``: ``full.log`` (bytes that are no spec, key or log), ``game.spec`` (a
-    game of two) and ``a.key`` (a key, no member of that game)."""
+    """In ``tmp_path``: ``full.log`` (bytes that are no spec, key or log), ``none.txt`` (an
+    invite file naming no key), ``game.spec`` (a game of two) and ``a.key`` (a key, no member
+    of that game)."""
     (tmp_path / "full.log").write_bytes(b"a game")
+    (tmp_path / "none.txt").write_bytes(b"# (an invite file that names no key)\n")
     members = [(Identity.generate().peer_id, name) for name in "AB"]
     (tmp_path / "game.spec").write_bytes(GameSpec.create(members, Rules(), b"s").to_wire())
     save_key(tmp_path / "a.key", Identity.generate())
