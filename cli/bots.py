@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -484,17 +485,32 @@ def noted_bots(log: Path, spec: GameSpec) -> list[TableBot]:
 
 def unnoted_bots_words(log: Path, spec: GameSpec, own: PeerId) -> str | None:
     """What the resume of ``own``'s ``log`` says when no note beside it names the game's
-    bots (:func:`noted_bots`: none, or not this game's) while members other than ``own`` have
-    their keys kept on this machine, where a command keeps the keys of the bots it starts: they
-    are not started, and the game waits for them (session 35: it said nothing). ``None``: a note
-    names them, or no other member's key is here (people, who resume their own logs).
+    bots (:func:`noted_bots`: none, or not this game's): which members are bots not started,
+    so that the game waits for them (session 35: it said nothing), and what to do. ``None``: a
+    note beside ``log`` names them, or no other member is known for a bot here.
 
+    The bots are those a note beside another log of the game in the same directory names
+    (the person's, whose resume starts them: the resume of a bot's log beside it, session 36,
+    named the person among the bots); else the members whose keys are kept on this machine as
+    a bot's (:func:`~cli.places.kept_key_path`; a quick game keeps its person's key apart).
     Their logs do not say how they played (a strategy, a speed), so none is started here.
     """
+    if noted_bots(log, spec):
+        return None
+    for other in sorted(log.parent.glob("*.bots")):
+        person = other.with_name(other.name.removesuffix(".bots"))
+        seats = {b.seat for b in noted_bots(person, spec)} - {spec.seat_of(own)}
+        if person != log and seats:
+            names = [spec.members[seat].name for seat in sorted(seats)]
+            return (
+                f"not started with you: {', '.join(names)} ({plural(len(names), 'bot')} of this "
+                f"game): the resume of {str(person)!r}, whose note names them, starts them: "
+                f"nertz resume {shlex.quote(str(person))}"
+            )
     kept = [
         m.name for m in spec.members if m.peer_id != own and kept_key_path(m.fingerprint).exists()
     ]
-    if not kept or noted_bots(log, spec):
+    if not kept:
         return None
     n, note = len(kept), str(bots_note(log))
     return (

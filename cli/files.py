@@ -19,7 +19,15 @@ from p2p_nertz.logfile.format import MAGIC, RecordKind
 from p2p_nertz.logfile.store import open_regular, read_log
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE, SPEC_NOTE, GameSpec
 
-__all__ = ["load_game_spec", "load_spec", "make_directory", "read_small_file", "refuse_a_spec"]
+__all__ = [
+    "load_game_spec",
+    "load_spec",
+    "make_directory",
+    "read_invite_file",
+    "read_small_file",
+    "refuse_a_file_for_a_directory",
+    "refuse_a_spec",
+]
 
 
 def read_small_file(path: Path, limit: int) -> tuple[bytes, int]:
@@ -44,15 +52,63 @@ def make_directory(path: Path, what: str, option: str) -> None:
         NertzError: ``path`` names a file or a device (``mkdir`` says only "File exists"), or
             it cannot be made; the line names ``option``.
     """
+    refuse_a_file_for_a_directory(path, what, option)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create {what} {str(path)!r}: {exc.strerror}") from None
+
+
+def refuse_a_file_for_a_directory(path: Path, what: str, option: str) -> None:
+    """Refuse ``path`` for the directory ``what`` that ``option`` names if it names a file or
+    a device (what :func:`make_directory` checks first; the commands' argument checks ask it
+    before anything is made or imported, cli/parsers.py).
+
+    Raises:
+        NertzError: ``path`` exists and is not a directory.
+    """
     if path.exists() and not path.is_dir():
         raise NertzError(
             f"cannot create {what} {str(path)!r}: it names a file, not a directory (give "
             f"{option} a directory, or a new name)"
         )
+
+
+INVITE_FILE_LIMIT = 64 * 1024
+"""The largest invite file read (``nertz host --invite-file``): a line per key (about 20
+bytes, or 64 in hex) and comments, far more than any table's keys; a bigger file is surely
+not an invite list."""
+
+
+def read_invite_file(path: Path) -> list[tuple[str, str]]:
+    """The entries of an invite file (``nertz host --invite-file``): one word a line, ``#``
+    comments; each with where it stands (``FILE:LINE``), for the fingerprints' check.
+
+    Raises:
+        NertzError: the file cannot be read, is too large, not UTF-8 text, or names no key.
+    """
     try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {what} {str(path)!r}: {exc.strerror}") from None
+        data, _ = read_small_file(path, INVITE_FILE_LIMIT)
+        if len(data) > INVITE_FILE_LIMIT:
+            raise ValueError(f"larger than {INVITE_FILE_LIMIT // 1024} KiB")
+        text = data.decode("utf-8")
+    except (OSError, ValueError) as exc:
+        why = (
+            exc.strerror
+            if isinstance(exc, OSError)
+            else "not UTF-8 text"
+            if isinstance(exc, UnicodeDecodeError)
+            else str(exc)
+        )
+        raise NertzError(f"cannot read the invite file {str(path)!r}: {why}") from None
+    entries = []
+    for n, line in enumerate(text.splitlines(), 1):
+        word = line.split("#", 1)[0].strip()
+        if word:
+            entries.append((f"{path}:{n}", word.split()[0]))
+    if not entries:  # (an empty file named by mistake would seat nobody)
+        raise NertzError(f"the invite file {str(path)!r} names no key (one per line)")
+    return entries
 
 
 def load_spec(path: Path) -> GameSpec:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from cli.files import read_small_file
 from cli.keyformat import KEY_FILE_LIMIT, NotASecretKey, decode_secret, encode_secret
-from cli.places import config_home, default_key_path, kept_key_path
+from cli.places import config_home, default_key_path, kept_key_path, person_key_path
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PRIVATE_KEY_SIZE, Identity, fingerprint
 
@@ -164,13 +164,15 @@ def replace_key(path: Path, identity: Identity) -> None:
         raise NertzError(f"cannot replace key file {str(path)!r}: {exc.strerror}") from None
 
 
-def keep_key(identity: Identity) -> Path:
-    """Keep ``identity`` in the key store (if it is not there already); return its file.
+def keep_key(identity: Identity, *, person: bool = False) -> Path:
+    """Keep ``identity`` in the key store (if it is not there already); return its file: a
+    bot's key, or (``person``) the key a quick game made for its person, kept apart
+    (:func:`~cli.places.person_key_path`).
 
     Raises:
         NertzError: the store cannot be written, or holds another key under this name.
     """
-    path = kept_key_path(identity.fingerprint)
+    path = (person_key_path if person else kept_key_path)(identity.fingerprint)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:

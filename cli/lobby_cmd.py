@@ -53,7 +53,7 @@ from cli.bots import (
     watch_bots,
 )
 from cli.ended import ended_game, say_ended
-from cli.files import make_directory, read_small_file, refuse_a_spec
+from cli.files import make_directory, read_invite_file, refuse_a_spec
 from cli.keyfile import (
     config_home,
     default_key_path,
@@ -72,7 +72,7 @@ from cli.node_cmd import (
     watch_recovery,
 )
 from cli.parsers import require_player
-from cli.places import game_log_name
+from cli.places import game_log_name, person_key_path
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from p2p_nertz.errors import LogFormatError, NertzError
@@ -615,11 +615,6 @@ async def _host_prompt(lobby: LobbyHost, out: _Out, scope: trio.CancelScope) -> 
                     print(host_command(lobby, line), flush=True)
 
 
-_INVITE_FILE_LIMIT = 64 * 1024
-"""The largest invite file read: a line per key (about 20 bytes, or 64 in hex) and comments,
-far more than any table's keys; a bigger file is surely not an invite list."""
-
-
 def _invites(args: argparse.Namespace) -> set[str] | None:
     """The invite list from ``--invite`` and ``--invite-file`` (``None``: no list).
 
@@ -630,28 +625,7 @@ def _invites(args: argparse.Namespace) -> set[str] | None:
         return None
     entries = [("--invite", text) for text in args.invite]
     if args.invite_file is not None:
-        path: Path = args.invite_file
-        try:
-            data, _ = read_small_file(path, _INVITE_FILE_LIMIT)
-            if len(data) > _INVITE_FILE_LIMIT:
-                raise ValueError(f"larger than {_INVITE_FILE_LIMIT // 1024} KiB")
-            text = data.decode("utf-8")
-        except (OSError, ValueError) as exc:
-            why = (
-                exc.strerror
-                if isinstance(exc, OSError)
-                else "not UTF-8 text"
-                if isinstance(exc, UnicodeDecodeError)
-                else str(exc)
-            )
-            raise NertzError(f"cannot read the invite file {str(path)!r}: {why}") from None
-        named = len(entries)
-        for n, line in enumerate(text.splitlines(), 1):
-            word = line.split("#", 1)[0].strip()
-            if word:
-                entries.append((f"{path}:{n}", word.split()[0]))
-        if len(entries) == named:  # (an empty file named by mistake would seat nobody)
-            raise NertzError(f"the invite file {str(path)!r} names no key (one per line)")
+        entries += read_invite_file(args.invite_file)
     invited = set()
     for where, word in entries:
         try:
@@ -891,14 +865,15 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 def _find_key(log: Path, peer_id: bytes) -> Identity:
     """The key of the log's writer, found without ``--key``: in the key store by its
-    fingerprint (a bot's), else the player's own key if it is that one, else beside the log
-    (where earlier versions kept a bot's key).
+    fingerprint (a bot's, or a quick game's person's), else the player's own key if it is
+    that one, else beside the log (where earlier versions kept a bot's key).
 
     Raises:
         NertzError: none of them is the key, or one that is cannot be used.
     """
     name = fingerprint(peer_id)
-    for candidate in (kept_key_path(name), default_key_path(), log.parent / f"{name}.key"):
+    candidates = (kept_key_path(name), person_key_path(name), default_key_path())
+    for candidate in (*candidates, log.parent / f"{name}.key"):
         if candidate.exists():
             identity = load_identity(candidate)
             if identity.peer_id == peer_id:

@@ -66,6 +66,7 @@ __all__ = [
     "SPEC_FILE",
     "TARGET_TIMEOUT",
     "log_paths",
+    "no_key_to_play",
     "require_player",
 ]
 
@@ -139,6 +140,60 @@ def log_paths(logs: list[Path]) -> None:
 
 def _check_logs(args: argparse.Namespace) -> None:
     log_paths(args.logs)
+    if args.spec is not None:
+        _spec_file(args.spec, logs_too=False)
+
+
+# -- files named on the command line -----------------------------------------------------------
+# Read (a key, a spec) or looked at (a log, a directory to make) by each command's check, before
+# its module is imported: a wrong file is one line at once, not after trio, ZeroMQ and the game
+# (session 36: `nertz watch` loaded the spec, then imported all that, then found no key). The
+# readers are the commands' own (cli/keyfile.py, cli/files.py: light, imported when asked); the
+# command reads the file again for its use.
+
+
+def _key_file(path: Path | None) -> None:
+    """A key file named (``--key``) is one: there, a regular file, a key (``load_key``'s words)."""
+    if path is not None:
+        from cli.keyfile import load_key
+
+        load_key(path)
+
+
+def _spec_file(path: Path | None, *, logs_too: bool = True) -> None:
+    """A game named (``--spec``) is a spec file, or (``logs_too``) a member's log of the game."""
+    if path is not None:
+        from cli.files import load_game_spec, load_spec
+
+        (load_game_spec if logs_too else load_spec)(path)
+
+
+def _readable_file(path: Path) -> None:
+    """A file named to be read is a regular file that can be opened (the words of the
+    command's reader: ``cannot read 'x.log': No such file or directory``)."""
+    from cli.files import read_small_file
+
+    try:
+        read_small_file(path, 0)
+    except OSError as exc:
+        raise NertzError(f"cannot read {str(path)!r}: {exc.strerror}") from None
+
+
+def _directory_to_make(path: Path | None, what: str, option: str) -> None:
+    """A directory named to be made (``--log-dir``, ``--dir``) does not name a file."""
+    if path is not None:
+        from cli.files import refuse_a_file_for_a_directory
+
+        refuse_a_file_for_a_directory(path, what, option)
+
+
+def no_key_to_play(key: Path) -> str:
+    """What ``nertz play`` says of a key it cannot find (and cannot make: ``--key`` named, or
+    no terminal to ask the name at)."""
+    return (
+        f"no key at {str(key)!r}: make one with `nertz keygen --key {key}`, "
+        "or play a quick game against bots with --bots N"
+    )
 
 
 # -- demo --------------------------------------------------------------------------------------
@@ -208,6 +263,7 @@ def _check_demo(args: argparse.Namespace) -> None:
     if not 2 <= args.players <= MAX_SEATS:
         raise NertzError(f"a demo has 2 to {MAX_SEATS} players, not {args.players}")
     _check_seats(args, args.strategy, args.players, "player")
+    _directory_to_make(args.dir, "game directory", "--dir")
 
 
 def _check_seats(args: argparse.Namespace, strategies: str, bots: int, who: str) -> None:
@@ -330,13 +386,16 @@ def _add_node(sub: Any) -> None:
 
 
 def _check_node(args: argparse.Namespace) -> None:
-    """``--fresh`` (``PeerConfig.fresh``), given by a command for the bot it starts in a game
-    it just made (cli/bots.py), is refused on a log that holds anything: a resumed node's key
-    has signed in the game before, maybe elsewhere too (docs/protocol.md §9.6).
+    """``--key`` and ``--spec`` are a key and a game; ``--fresh`` (``PeerConfig.fresh``),
+    given by a command for the bot it starts in a game it just made (cli/bots.py), is refused
+    on a log that holds anything: a resumed node's key has signed in the game before, maybe
+    elsewhere too (docs/protocol.md §9.6).
 
     Raises:
-        NertzError: ``--fresh`` with a log that is not empty.
+        NertzError: no key or game there, or ``--fresh`` with a log that is not empty.
     """
+    _key_file(args.key)
+    _spec_file(args.spec)
     if not args.fresh:
         return
     with contextlib.suppress(OSError):
@@ -506,6 +565,12 @@ def _check_host(args: argparse.Namespace) -> None:
         raise NertzError(
             f"--bots {args.bots} and you are more than the table seats (--capacity {args.capacity})"
         )
+    _key_file(args.key)
+    if args.invite_file is not None:  # (its keys' words are the lobby's: checked by the host)
+        from cli.files import read_invite_file
+
+        read_invite_file(args.invite_file)
+    _directory_to_make(args.log_dir, "log directory", "--log-dir")
 
 
 def _add_join_and_bot(sub: Any) -> None:
@@ -537,6 +602,8 @@ def _check_join(args: argparse.Namespace) -> None:
     require_player(args, args.command)
     if (args.peer is None) == (args.discover is None):  # (both: refused as exclusive)
         raise NertzError("say where the table is: --peer HOST:PORT or --discover BROADCAST")
+    _key_file(args.key)  # (a bot's, if given: none is a fresh key)
+    _directory_to_make(args.log_dir, "log directory", "--log-dir")
 
 
 def require_player(args: argparse.Namespace, command: str) -> None:
@@ -608,7 +675,13 @@ def _add_resume(sub: Any) -> None:
         "play on in a browser page, at the URL of the game's first --web run when kept "
         "(its open pages reconnect by themselves)",
     )
-    p.set_defaults(func=_later("lobby_cmd", "_cmd_resume"))
+    p.set_defaults(func=_later("lobby_cmd", "_cmd_resume", _check_resume))
+
+
+def _check_resume(args: argparse.Namespace) -> None:
+    """The log to resume is a file to read; ``--key``, if given, a key."""
+    _readable_file(args.log)
+    _key_file(args.key)
 
 
 # -- play --------------------------------------------------------------------------------------
@@ -714,6 +787,15 @@ def _check_play(args: argparse.Namespace) -> None:
             player_name(args.name)
     except argparse.ArgumentTypeError as exc:
         raise NertzError(f"--name: {exc}") from None
+    if args.bots is not None:
+        _directory_to_make(args.dir, "game directory", "--dir")
+    elif args.spec is not None:  # (a given game: all of its parts, checked above)
+        _key_file(args.key)
+        _spec_file(args.spec)
+    elif args.key is not None:  # (the lobby: a key named must be there; none may be made)
+        if not args.key.exists():
+            raise NertzError(no_key_to_play(args.key))
+        _key_file(args.key)
 
 
 def _no_quick_options(args: argparse.Namespace) -> None:
@@ -798,7 +880,19 @@ def _add_watch(sub: Any) -> None:
     p.add_argument("--ascii", action="store_true", help="suits as letters C D H S")
     p.add_argument("--mono", action="store_true", help="no colour (also with NO_COLOR set)")
     add_web_arguments(p, "follow it in a browser page served by this process (its URL is printed)")
-    p.set_defaults(func=_later("watch", "_cmd_watch"))
+    p.set_defaults(func=_later("watch", "_cmd_watch", _check_watch))
+
+
+def _check_watch(args: argparse.Namespace) -> None:
+    """The spectator's key is there (said first: a spectator without one is told how to make
+    it, whatever its ``--spec``), the game a spec or a member's log, the key a key."""
+    if not args.key.exists():
+        raise NertzError(
+            f"no key file at {str(args.key)!r}: the spectator needs a key for members to "
+            "connect to; make one with `nertz keygen`, or give --key FILE"
+        )
+    _spec_file(args.spec)
+    _key_file(args.key)
 
 
 # -- audit, replay -----------------------------------------------------------------------------

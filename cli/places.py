@@ -10,7 +10,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["config_home", "default_key_path", "game_log_name", "kept_key_path"]
+__all__ = [
+    "config_home",
+    "default_key_path",
+    "game_log_name",
+    "kept_key_path",
+    "person_key_path",
+]
 
 
 def config_home(kind: str, default: str) -> Path:
@@ -31,8 +37,16 @@ def default_key_path() -> Path:
 
 
 def kept_key_path(fingerprint: str) -> Path:
-    """Where the key store keeps the key of this fingerprint."""
+    """Where the key store keeps the key of this fingerprint: a bot's a command started
+    (a key there, not ours, is a bot's: ``nertz resume`` names the bots it cannot start)."""
     return config_home("XDG_CONFIG_HOME", ".config") / "keys" / f"{fingerprint}.key"
+
+
+def person_key_path(fingerprint: str) -> Path:
+    """Where the key store keeps the key a quick game made for its person (``nertz play
+    --bots``), apart from the bots' (session 36: a resume of a bot's log named the person
+    among the bots not started)."""
+    return config_home("XDG_CONFIG_HOME", ".config") / "keys" / "people" / f"{fingerprint}.key"
 
 
 def game_log_name(game_id: bytes, fingerprint: str) -> str:

@@ -62,7 +62,7 @@ from cli.demo import game_dir
 from cli.keyfile import default_key_path, keep_key, load_key, save_key
 from cli.lobby_app import LobbyApp
 from cli.node_cmd import load_game_spec, load_identity, parse_peers
-from cli.parsers import DEFAULT_BOT_SPEED
+from cli.parsers import DEFAULT_BOT_SPEED, no_key_to_play
 from cli.places import game_log_name
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
 from cli.terminal import Terminal, open_curses, symbols_ok
@@ -153,7 +153,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     if note:  # (before the table takes the screen: there when it gives it back)
         print(note)
     human = identities[0]
-    keep_key(human)  # in the key store, not beside the logs (cli/keyfile.py)
+    keep_key(human, person=True)  # in the key store, not beside the logs (cli/keyfile.py)
     # Every node binds a free port itself before anyone needs it (none is picked first).
     node = make_node(
         human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config, fresh=True,
@@ -255,10 +255,7 @@ def _identity(args: argparse.Namespace, name: str) -> tuple[Identity, str]:
     key: Path = args.key if args.key is not None else default_key_path()
     if not key.exists():
         if args.key is not None or not sys.stdin.isatty():
-            raise NertzError(
-                f"no key at {str(key)!r}: make one with `nertz keygen --key {key}`, "
-                "or play a quick game against bots with --bots N"
-            )
+            raise NertzError(no_key_to_play(key))
         identity, chosen = _first_run(key, args.name or _saved_name(key) or name)
         return identity, chosen if args.name is None else name
     identity = load_key(key)

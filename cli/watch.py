@@ -262,12 +262,7 @@ def _waiting(width: int, height: int, text: str) -> Screen:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    spec = load_game_spec(args.spec)
-    if not args.key.exists():
-        raise NertzError(
-            f"no key file at {str(args.key)!r}: the spectator needs a key for members to "
-            "connect to; make one with `nertz keygen`, or give --key FILE"
-        )
+    spec = load_game_spec(args.spec)  # (the key and the game: checked by cli/parsers.py)
     identity = load_identity(args.key, players=spec.peer_ids)
     if not args.web:
         require_terminal()  # (before it binds and says where members push)

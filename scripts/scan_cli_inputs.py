@@ -245,7 +245,7 @@ def cases(fx: Fixtures) -> list[Case]:
         lines = {
             "node": ["node", "--key", k, "--spec", sp, "--bind", "tcp://127.0.0.1:1",
                      "--log", s(log_out)],
-            "watch": ["watch", "--spec", sp, "--bind", "tcp://127.0.0.1:1"],
+            "watch": ["watch", "--key", k, "--spec", sp, "--bind", "tcp://127.0.0.1:1"],
             "play": ["play", "--key", k, "--spec", sp, "--bind", "tcp://127.0.0.1:1",
                      "--log", s(log_out)],
             "audit": ["audit", "--spec", sp, s(fx.log1)],
@@ -415,7 +415,7 @@ def _session27_cases(fx: Fixtures, host: list[str]) -> list[Case]:
         "audit log": ["audit", "{}"],
         "replay log": ["replay", "--text", "{}"],
         "resume log": ["resume", "--key", k, "{}"],
-        "watch spec": ["watch", "--spec", "{}", "--bind", "tcp://127.0.0.1:1"],
+        "watch spec": ["watch", "--key", k, "--spec", "{}", "--bind", "tcp://127.0.0.1:1"],
         "audit spec": ["audit", "--spec", "{}", s(fx.log1)],
         "invite file": [*host, "--players", "2", "--invite-file", "{}"],
     }

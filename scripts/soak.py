@@ -28,7 +28,8 @@ honest claim on a foundation the cheater's drop cut read as a cheat).
     python scripts/soak.py [--games 1000] [--seed 0] [--players 2-5] [--workers 2] [--no-cheats]
                            [--variants] [--short] [--timers quick|default] [--rounds N]
                            [--sleeper-forks] [--late-withdrawals] [--deal commit|shuffle]
-                           [--deck-cheats] [--liars] [--two-liars]
+                           [--deck-cheats] [--liars] [--two-liars] [--join]
+                           [--back restore|readmit] [--more-lies]
 
 ``--deal shuffle`` plays every game with the dealerless shuffle (docs/shuffle.md; a game's
 deal costs about 100 ms of CPU a member at 4 players, so it is some ten times slower).
@@ -43,7 +44,10 @@ finds errors against the cheater only).
 messages with one field wrong (:mod:`p2p_nertz.sim.liars`: every lie in turn, seed by seed,
 from a frontier naming events it does not hold to a Nerts call with cards left, a vote on
 itself or a flood of wants), on a noisy network with no other fault; ``--two-liars`` adds a
-second liar at 3 and 4 players. Beside the invariants above, the honest members must end the
+second liar at 3 and 4 players; ``--join`` makes every liar lie from its join on, and
+``--back restore`` or ``--back readmit`` (session 36) from its first chance after it is
+restored from its log, or readmitted after a cut that had it voted out (two rounds).
+Beside the invariants above, the honest members must end the
 game within a bounded time where an end is promised, none of them dropped or refused, and
 every lie the peers proved must be proven by the audit. The soak prints, per lie, the games,
 those in which a lie was told, in which the peers refused one of the liar's events, dropped
@@ -198,12 +202,12 @@ def one(
 
 
 def liar_one(
-    args: tuple[int, int, int, bool, bool, bool],
+    args: tuple[int, int, int, bool, bool, bool, str | None],
 ) -> tuple[int, int, str, dict[str, int], list[str]]:
     """One game of ``--liars``: its seed, players, first liar's lie, tallies and violations."""
-    seed, low, high, two, join, more = args
+    seed, low, high, two, join, more, back = args
     lies = MORE_LIES if more else LIES
-    config, liars = liar_game(seed, players=(low, high), two=two, lies=lies, join=join)
+    config, liars = liar_game(seed, players=(low, high), two=two, lies=lies, join=join, back=back)
     run = liar_simulate(config, liars)
     result, told = run.result, run.told
     liar = liars[0].seat
@@ -220,6 +224,7 @@ def liar_one(
         "dropped": int(any(liar in p.final.dropped for p in honest)),
         "audit names": int(liar in named),
         "held open": int(bool(run.held_open)),
+        "readmitted": int("rejoin" in outcomes(result)),
         "failed": int(bool(result.violations)),
     }
     described = f"{config.faults!r} liars {liars!r}"
@@ -230,7 +235,7 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
     """``--liars``: the games, and per lie what the peers and the audit made of it."""
     games, first, workers = args.games, args.seed, args.workers
     jobs = [
-        (seed, low, high, args.two_liars, args.join, args.more_lies)
+        (seed, low, high, args.two_liars, args.join, args.more_lies, args.back)
         for seed in range(first, first + games)
     ]
     start = time.perf_counter()
@@ -247,7 +252,8 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
                 for v in lines[:-1]:
                     print(f"    {v}", flush=True)
     elapsed = time.perf_counter() - start
-    keys = ("games", "told", "refused", "dropped", "audit names", "held open", "failed")
+    keys = ("games", "told", "refused", "dropped", "audit names", "held open", "readmitted")
+    keys += ("failed",)
     print(f"{'lie (first liar)':20} " + " ".join(f"{k:>11}" for k in keys))
     for lie, tally in sorted(per_lie.items()):
         print(f"{lie:20} " + " ".join(f"{tally.get(k, 0):>11}" for k in keys))
@@ -325,6 +331,13 @@ def main() -> int:
         "--join",
         action="store_true",
         help="with --liars: every liar lies from its first chance on (its join, first beats)",
+    )
+    parser.add_argument(
+        "--back",
+        choices=("restore", "readmit"),
+        default=None,
+        help="with --liars: every liar lies from its first chance after it comes back: "
+        "restored from its log (restore), or readmitted after a cut past drop_after (readmit)",
     )
     parser.add_argument(
         "--more-lies",

@@ -307,6 +307,55 @@ def test_resume_without_the_bots_note_says_which_bots_do_not_start(tmp_path: Pat
     assert line.endswith("nertz resume LOG --bot STRATEGY") and "\n" not in line
 
 
+def _log_alone(log: Path, who: Identity, spec: GameSpec, ports: list[int]) -> None:
+    """``who``'s log of the game ``spec`` whose table stopped before the others began: its
+    node ran (its log has the game and its join), theirs never did."""
+    pairs = zip(spec.members, ports, strict=True)
+    endpoints = {m.peer_id: f"tcp://127.0.0.1:{port}" for m, port in pairs}
+    node = PeerNode(who, spec, log, bind=endpoints.pop(who.peer_id), linger=0.0)
+
+    async def until_joined() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(node.run, endpoints)
+            nursery.cancel_scope.cancel()
+
+    trio.run(until_joined)
+
+
+@pytest.mark.parametrize("noted", [False, True])
+def test_the_resume_of_a_bots_log_names_the_other_bots_alone(tmp_path: Path, noted: bool) -> None:
+    """``nertz resume`` of a quick game's bot's log (no note beside it: the note is beside the
+    person's log, or gone) named the person among the bots not started, and told to start it
+    with ``--bot`` (session 36): it names the other bots alone, and says what starts them,
+    the person's resume when its note is there."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    person, bot1, bot2 = Identity.generate(), Identity.generate(), Identity.generate()
+    keep_key(person, person=True)  # (as `nertz play --bots` keeps them)
+    keep_key(bot1)
+    keep_key(bot2)
+    spec = GameSpec.create(
+        [(person.peer_id, "Ann"), (bot1.peer_id, "bot1"), (bot2.peer_id, "bot2")],
+        Rules(target=None, rounds=1),
+        b"a-bots-log-resumed",
+    )
+    you, bots_log = logs / "you.log", logs / "bot1.log"
+    if noted:
+        bots = [(bot1, "bot1"), (bot2, "bot2")]
+        table = [TableBot(spec.seat_of(b.peer_id), n, n, "greedy", "10") for b, n in bots]
+        note_bots(you, spec, table)
+    with held_ports(3) as ports:
+        _log_alone(bots_log, bot1, spec, ports)
+        resumed = _started(["resume", str(bots_log), "--bot", "greedy", "--json"])
+        said = json_lines_until(resumed, "bots_not_started")[-1]["line"]
+    assert said.startswith("not started with you: bot2 (bot of this game"), said
+    assert "Ann" not in said and "\n" not in said, said
+    if noted:  # (the person's resume starts them: said, with the command)
+        assert said.endswith(f"starts them: nertz resume {you}"), said
+    else:
+        assert said.endswith("start each from its log: nertz resume LOG --bot STRATEGY"), said
+
+
 def test_the_bots_note_or_no_kept_key_says_nothing_of_bots_not_started(tmp_path: Path) -> None:
     # (The words' function alone, no process: when a note names the bots, or no other
     # member's key is on this machine (people resume their own logs), nothing is said.)
@@ -321,7 +370,7 @@ def test_the_bots_note_or_no_kept_key_says_nothing_of_bots_not_started(tmp_path:
     you = tmp_path / "you.log"
     assert unnoted_bots_words(you, spec, person.peer_id) is None  # (no key kept: people)
     keep_key(bot)
-    keep_key(person)  # (a quick game keeps its person's key too: not named as a bot)
+    keep_key(person, person=True)  # (a quick game keeps its person's key apart: no bot's)
     words = unnoted_bots_words(you, spec, person.peer_id)
     assert words is not None and words.startswith("not started with you: bot1 (bot of"), words
     note_bots(you, spec, [TableBot(1, "bot1", "bot1", "greedy", "10")])

@@ -15,8 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from cli.keyfile import save_key
 from cli.main import COMMANDS, build_parser
 from p2p_nertz import defaults
+from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import Rules
 from tests.cli_helpers import nertz as run_nertz
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,6 +138,39 @@ REFUSALS = (
     ("match", "--players", "0"),
 )
 
+#: A file named on the command line that is not there, is a directory or is not what it is
+#: named for, for every command that reads one or makes a directory (session 36: ``nertz
+#: watch`` imported trio, ZeroMQ and the screens, and loaded the spec, before it found no key).
+WRONG_FILES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("no.key", ("watch", "--spec", "game.spec", "--key", "no.key", "--bind", "1.2.3.4:5")),
+    ("missing.spec", ("watch", "--spec", "missing.spec", "--key", "a.key", "--bind", "1.2.3.4:5")),
+    ("full.log", ("watch", "--spec", "full.log", "--key", "a.key", "--bind", "1.2.3.4:5")),
+    ("game.spec", ("watch", "--spec", "game.spec", "--key", "game.spec", "--bind", "1.2.3.4:5")),
+    ("missing.key", ("node", "--key", "missing.key", "--spec", "game.spec",
+                     "--bind", "tcp://127.0.0.1:0", "--log", "n.log")),
+    (".", ("node", "--key", "a.key", "--spec", ".", "--bind", "tcp://127.0.0.1:0",
+           "--log", "n.log")),
+    ("missing.key", ("host", "--bot", "greedy", "--key", "missing.key")),
+    ("full.log", ("host", "--bot", "greedy", "--key", "a.key", "--log-dir", "full.log")),
+    ("missing.txt", ("host", "--bot", "greedy", "--key", "a.key", "--invite-file", "missing.txt")),
+    ("none.txt", ("host", "--bot", "greedy", "--key", "a.key", "--invite-file", "none.txt")),
+    (".", ("join", "--bot", "greedy", "--key", ".", "--peer", "127.0.0.1:5")),
+    ("full.log", ("bot", "--peer", "127.0.0.1:5", "--log-dir", "full.log")),
+    ("full.log", ("bot", "--peer", "127.0.0.1:5", "--key", "full.log")),
+    ("missing.log", ("resume", "missing.log")),
+    (".", ("resume", ".")),
+    ("missing.key", ("resume", "full.log", "--key", "missing.key")),
+    ("missing.key", ("play", "--key", "missing.key")),
+    ("missing.key", ("play", "--key", "missing.key", "--spec", "game.spec",
+                     "--bind", "127.0.0.1:0", "--log", "n.log")),
+    ("missing.spec", ("play", "--key", "a.key", "--spec", "missing.spec",
+                      "--bind", "127.0.0.1:0", "--log", "n.log")),
+    ("full.log", ("play", "--bots", "2", "--dir", "full.log")),
+    ("full.log", ("demo", "--dir", "full.log")),
+    ("missing.spec", ("audit", "full.log", "--spec", "missing.spec")),
+    (".", ("replay", "--text", "full.log", "--spec", ".")),
+)  # fmt: skip
+
 
 def _imports_of(tmp_path: Path, *command_lines: list[str]) -> list[dict[str, object]]:
     """Run ``nertz`` on each command line in one Python process (in ``tmp_path``); for each,
@@ -173,11 +210,37 @@ def test_a_wrong_argument_is_refused_before_the_command_is_imported(tmp_path: Pa
         assert result["loaded"] == [], (argv, result)
 
 
+def _files(tmp_path: Path) -> None:
+    """In ``tmp_path``: ``full.log`` (bytes that are no spec, key or log), ``none.txt`` (an
+    invite file naming no key), ``game.spec`` (a game of two) and ``a.key`` (a key, no member
+    of that game)."""
+    (tmp_path / "full.log").write_bytes(b"a game")
+    (tmp_path / "none.txt").write_bytes(b"# (an invite file that names no key)\n")
+    members = [(Identity.generate().peer_id, name) for name in "AB"]
+    (tmp_path / "game.spec").write_bytes(GameSpec.create(members, Rules(), b"s").to_wire())
+    save_key(tmp_path / "a.key", Identity.generate())
+
+
+def test_a_wrong_file_is_refused_before_the_command_is_imported(tmp_path: Path) -> None:
+    _files(tmp_path)
+    results = _imports_of(tmp_path, *(list(argv) for _, argv in WRONG_FILES))
+    for (wrong, argv), result in zip(WRONG_FILES, results, strict=True):
+        lines = str(result["stderr"]).splitlines()
+        assert result["status"] == 2 and len(lines) == 1, (argv, result)
+        assert lines[0].startswith(f"nertz {argv[0]}: error: "), (argv, lines)
+        assert repr(wrong) in lines[0], (argv, lines)  # (it names the file it refuses)
+        assert result["loaded"] == [], (argv, result)
+    # The spectator is told first how to make the key it lacks.
+    assert "the spectator needs a key" in str(results[0]["stderr"]), results[0]
+
+
 def test_a_command_imports_its_own_module_alone(tmp_path: Path) -> None:
     # ``nertz node --help`` imports no command; ``nertz node`` (every bot process of a game)
     # imports its own alone: not the terminal table, the browser table's server or the others.
-    node = ["node", "--key", "k", "--spec", "s", "--bind", "127.0.0.1:0", "--log", "l.log"]
-    helped, ran = _imports_of(tmp_path, ["-v", "node", "--help"], node)
+    _files(tmp_path)  # (a key and a game it is no member of: refused by the command itself)
+    made = sorted(tmp_path.iterdir())
+    node = ["node", "--key", "a.key", "--spec", "game.spec", "--bind", "127.0.0.1:0"]
+    helped, ran = _imports_of(tmp_path, ["-v", "node", "--help"], [*node, "--log", "l.log"])
     assert helped["status"] == 0 and helped["loaded"] == [], helped
     assert ran["status"] == 2 and "nertz node: error: " in str(ran["stderr"]), ran
     loaded = list(map(str, ran["loaded"]))  # type: ignore[call-overload]
@@ -190,7 +253,7 @@ def test_a_command_imports_its_own_module_alone(tmp_path: Path) -> None:
     # Nor asyncio (a tenth of the start), which pyzmq's monitor module imports: the mesh reads
     # its monitors' events itself (runtime/zmqtrio.py's monitor_event).
     assert "zmq" in loaded and "asyncio" not in loaded, loaded
-    assert not list(tmp_path.iterdir())  # (refused: it wrote nothing)
+    assert sorted(tmp_path.iterdir()) == made  # (refused: it wrote nothing)
 
 
 def test_the_lobby_commands_play_and_watch_import_no_web_server(tmp_path: Path) -> None:
@@ -198,10 +261,12 @@ def test_the_lobby_commands_play_and_watch_import_no_web_server(tmp_path: Path) 
     # (cli/lobby_cmd.py), ``nertz play`` and ``nertz watch`` their own: the browser's server
     # (hypercorn and asyncio, a quarter of a process's start) is imported by ``--web`` alone,
     # not by every bot of a lobby game, every ``play`` at a terminal or every spectator.
-    given = ["--key", "missing.key", "--spec", "s", "--bind", "127.0.0.1:0", "--log", "l.log"]
-    watched = ["--key", "missing.key", "--spec", "missing.json", "--bind", "127.0.0.1:0"]
+    # (Files its checks take, refused by the command itself: no log, no member, no terminal.)
+    _files(tmp_path)
+    given = ["--key", "a.key", "--spec", "game.spec", "--bind", "127.0.0.1:0", "--log", "l.log"]
+    watched = ["--key", "a.key", "--spec", "game.spec", "--bind", "127.0.0.1:0"]
     lines = [
-        ["resume", "missing.log", "--bot", "greedy"],
+        ["resume", "full.log", "--bot", "greedy"],
         ["play", *given],
         ["watch", *watched],
     ]

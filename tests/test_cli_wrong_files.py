@@ -116,7 +116,9 @@ def test_a_key_that_is_a_directory_or_a_fifo_is_one_line(
 #: Where each command reads a game spec, given its path.
 SPEC_READERS: dict[str, Callable[[_Files, str], list[str]]] = {
     "node": lambda f, spec: f.node(spec=Path(spec)),
-    "watch": lambda f, spec: ["watch", "--spec", spec, "--bind", "127.0.0.1:0"],
+    "watch": lambda f, spec: [
+        "watch", "--spec", spec, "--key", str(f.key), "--bind", "127.0.0.1:0",
+    ],
     "audit": lambda f, spec: ["audit", "--spec", spec, str(f.key)],
     "play": lambda f, spec: [
         "play", "--key", str(f.key), "--spec", spec, "--bind", "127.0.0.1:0",

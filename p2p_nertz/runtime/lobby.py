@@ -92,6 +92,9 @@ SUMMARY_EVERY: Final = 10.0
 """Seconds between two summaries of the messages of one kind dropped (docs/lobby.md §6)."""
 _TICK: Final = 0.5
 _BYE_FLUSH: Final = 0.2
+_LISTEN_TURN: Final = LISTEN_GAP / 4
+"""Longest wait between two turns of a listener for beacons: well inside ``LISTEN_GAP``, so
+that waiting is never taken for a stop of its own."""
 MAX_LINKS: Final = 128
 """Most lobby connections the host holds at once; a newcomer beyond displaces one
 (docs/lobby.md §6). With a frame's 32 KiB and :data:`LINK_OUTBOX`, what strangers can make the
@@ -181,8 +184,18 @@ async def discover(
                 f"cannot listen for beacons on {listen}:{port}: {exc.strerror}"
             ) from None
         task_status.started(int(sock.getsockname()[1]))
-        with trio.move_on_after(timeout):
-            while True:
+        # ``timeout`` is counted while we listen: woken from a stop of our own past it, we
+        # read the beacons that waited and hear the hosts' next ones (one a second) for
+        # LISTEN_GAP before we say there is none (session 36; protocol/listening.py).
+        started = trio.current_time()
+        ears: Listening | None = None
+        while True:
+            now = trio.current_time()
+            ears = heard_at(ears, now, LISTEN_GAP)
+            end = silence_vote_at(started, timeout, ears)
+            if now >= end:
+                break
+            with trio.move_on_after(min(end - now, _LISTEN_TURN)):
                 data, source = await sock.recvfrom(MAX_BEACON + 1)
                 try:
                     beacon = Beacon.decode(data)
@@ -727,14 +740,20 @@ class LobbyGuest:
                 await self._unlinked.wait()
 
     async def _hello_loop(self) -> None:
-        deadline = trio.current_time() + self.timeout
+        # The host's first answer is awaited as its next one is: ``timeout`` from our first
+        # try, and not before we have listened LISTEN_GAP since a stop of our own (woken past
+        # the timeout, the answer may wait unread in our socket, or the host may be about to
+        # read our connection: session 36; protocol/listening.py).
+        started = trio.current_time()
+        ears = self._saw(started)
         while self.state.session is None and self._error is None:
             if self._leaving is not None:
                 await self._bye(self.state.bye(self._leaving))
                 return
             await self._say(self.state.hello())
             answered = self.state.table is not None
-            wait = HELLO_EVERY if answered else min(HELLO_EVERY, deadline - trio.current_time())
+            first_by = silence_vote_at(started, self.timeout, ears)
+            wait = HELLO_EVERY if answered else min(HELLO_EVERY, first_by - trio.current_time())
             with trio.move_on_after(max(wait, 0.0)):
                 await self._poke.wait()
             self._poke = trio.Event()
@@ -742,7 +761,7 @@ class LobbyGuest:
             ears = self._saw(now)
             where = self.lobby_endpoint
             silent = self.state.table is None and self.state.session is None
-            if silent and now >= deadline:
+            if silent and now >= silence_vote_at(started, self.timeout, ears):
                 self._error = LobbyError(f"no answer from a lobby at {where} in {self.timeout:g} s")
             elif (
                 self._host_heard is not None

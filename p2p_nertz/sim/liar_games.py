@@ -35,8 +35,8 @@ plays it and checks DESIGN.md §8 for the honest members
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from p2p_nertz.protocol.local import abandoned_by
 from p2p_nertz.protocol.state import GameState, Phase
@@ -46,7 +46,7 @@ from p2p_nertz.sim.cheats import VoteFlapper
 from p2p_nertz.sim.invariants import check, forks
 from p2p_nertz.sim.liars import LIES, SCARCE, Liar, Lie, _State, install
 from p2p_nertz.sim.mixes import noisy
-from p2p_nertz.sim.network import QUICK_TIMERS, SimConfig, Simulation
+from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Partition, SimConfig, Simulation
 
 if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
@@ -56,6 +56,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_TIME",
+    "READMIT_AFTER",
+    "RESTORE_AFTER",
+    "RETURNS",
     "LiarRun",
     "abandoned_honest",
     "check_liars",
@@ -132,6 +135,21 @@ def marks(liars: Sequence[Liar]) -> tuple[VoteFlapper, ...]:
     return tuple(VoteFlapper(liar.seat, (liar.seat + 1) % 2, flaps=0) for liar in liars)
 
 
+#: Where a liar may begin to lie besides the game's start (``join``): ``restore``, from its
+#: first chance after it is restored from its log; ``readmit``, after it was cut off long
+#: enough to be voted out and came back, its rejoin and readmission among its chances.
+RETURNS = ("restore", "readmit")
+
+#: How long a liar is down before it is restored (:data:`RETURNS`), in simulated seconds:
+#: under the peers' ``suspect_after`` (1 s), between it and ``drop_after`` (3 s), and past
+#: ``drop_after`` (voted out, then back: a readmission too).
+RESTORE_AFTER = (0.5, 2.0, 6.0)
+
+#: How long a liar is cut off before it comes back to be readmitted: past ``drop_after``
+#: (3 s), with and without the phase timeout (6 s) run out.
+READMIT_AFTER = (5.0, 9.0)
+
+
 def game(
     seed: int,
     *,
@@ -139,12 +157,23 @@ def game(
     two: bool = False,
     lies: Sequence[Lie] = LIES,
     join: bool = False,
+    back: str | None = None,
 ) -> tuple[SimConfig, tuple[Liar, ...]]:
     """The seeded game of ``scripts/soak.py --liars`` for ``seed``: its configuration and its
     liars (one home, so that a test replays a soak's seed). ``two``: a second liar at 3 and 4
     players; ``lies``: the lies drawn from (seed by seed in turn, the second liar's at
     random); ``join``: every liar lies from its first chance on, its join and first beats
-    among them (``--join``; the draw is the same, so a seed's table and lies are too)."""
+    among them (``--join``; the draw is the same, so a seed's table and lies are too).
+
+    ``back`` (one of :data:`RETURNS`, session 36): every liar lies from its first chance
+    after it comes back: ``restore``, crashed 1 to 5 s into the game and restored from its
+    log a :data:`RESTORE_AFTER` later; ``readmit``, cut off from the others 1 to 5 s in for a
+    :data:`READMIT_AFTER` (voted out for silence, or, at two players, abandoned), then heard
+    again and readmitted at the next round (two rounds are played). The return's draws come
+    from a generator of their own: a seed's table and lies are the same as without.
+    """
+    if back is not None and back not in RETURNS:
+        raise ValueError(f"back is one of {RETURNS}, not {back!r}")
     rng = Rng(seed * 11 + 7_000_003)
     low, high = players
     n = low + rng.below(high - low + 1)
@@ -158,19 +187,42 @@ def game(
         if lie in SCARCE or join:
             at, rate = 0.0, 1.0  # (its field is in one or two events of a round)
         liars.append(Liar(seats[i], lie, at=at, times=1 + rng.below(3), rate=rate, seed=seed))
+    returns: dict[str, Any] = {}
+    if back is not None:
+        liars, returns = _coming_back(seed, back, liars, n)
     faults = noisy(
         rng,
         deck_cheats=marks(liars),
+        **returns,
     )
     config = SimConfig(
         players=n,
         seed=seed,
-        rules=Rules(target=None, rounds=1),
+        rules=Rules(target=None, rounds=2 if back == "readmit" else 1),
         faults=faults,
         peer=QUICK_TIMERS,
-        max_time=MAX_TIME,
+        max_time=MAX_TIME * (2 if back == "readmit" else 1),
     )
     return config, tuple(liars)
+
+
+def _coming_back(
+    seed: int, back: str, liars: list[Liar], players: int
+) -> tuple[list[Liar], dict[str, Any]]:
+    """Each liar's return (:func:`game`'s ``back``) as faults, and the liars lying from it on."""
+    rng = Rng(seed * 13 + 9_000_011)
+    crashes, partitions, lying = [], [], []
+    for liar in liars:
+        down = 1.0 + rng.random() * 4.0
+        if back == "restore":
+            after = RESTORE_AFTER[rng.below(len(RESTORE_AFTER))]
+            crashes.append(Crash(liar.seat, down, restart_after=after))
+        else:
+            after = READMIT_AFTER[rng.below(len(READMIT_AFTER))]
+            others = frozenset(range(players)) - {liar.seat}
+            partitions.append(Partition(down, down + after, (frozenset({liar.seat}), others)))
+        lying.append(replace(liar, at=down + after, rate=1.0))
+    return lying, {"crashes": tuple(crashes), "partitions": tuple(partitions)}
 
 
 @dataclass(slots=True)
