@@ -313,3 +313,15 @@ def test_roster_a_vote_quoting_a_real_forks_other_version_keeps_counting() -> No
     for event in [*_feed(6)[1:], seat2, seat0]:
         unproven.add(event, stable=3)
     assert [v.seat for v in unproven.tentative.violations] == [2]
+    # A vote on proof of the fork at 4 quotes its voter's version from there on, and is
+    # weighed below it only: it counts even in a fold that counted chain a (soak seed 14017:
+    # the audit's first pass had counted the other version than the honest proofs quoted).
+    proof = Drop((0, 6, 0), TARGET, 6, _E, 4, b_chain, (b"", _id(6, "b"), b""))
+    final = _fold(*_joins(), *_feed(6), Event(2, 2, 30, KIND_DROP, proof))
+    assert final.violations == ()
+    assert [voter for voter, _ in final.votes[TARGET]] == [2]
+    # ... and is refused where it quotes another id below its fork.
+    b_low = (_id(1), b"madeup!!", *b_chain[2:])
+    proof = Drop((0, 6, 0), TARGET, 6, _E, 4, b_low, (b"", _id(6, "b"), b""))
+    final = _fold(*_joins(), *_feed(6), Event(2, 2, 30, KIND_DROP, proof))
+    assert [(v.seat, v.code) for v in final.violations] == [(2, RefusalCode.VOTE_UNSIGNED)]
