@@ -1,13 +1,17 @@
 """A vote's ids are its voter's word, not the member's signature (docs/protocol.md §9.2, *a
-vote's ids are its voter's word*; ``roster.contradicts``, ``roster.vote_cut``).
+vote's ids are its voter's word*; ``roster.contradicts``, ``roster.unsigned_id``,
+``roster.vote_cut``).
 
 The rule on values: a vote whose quoted id at the seq its own frontier names differs from the
 frontier's id contradicts itself (a vote counting events it does not hold, with ids it made
 up: the lie ``vote_ahead``), and the game fold refuses it; two votes' ids lower a drop's cut
 only where the chains they quote part (they differ at the highest seq both quote), so one id
 changed below (the lie ``vote_ids``) lowers nothing and is kept out of the chain the drop
-keeps; chains that part still cut below the parting, as before. The games are in
-``tests/test_sim_vote_ids.py``.
+keeps; chains that part still cut below the parting, as before. And since session 36, a vote
+quoting at a seq the fold counted of the member another id than the member's event counted
+there is refused (its ids are no chain of the member's signed events), wherever the seq is:
+below its frontier, at it, or past it. The games are in ``tests/test_sim_vote_ids.py`` and
+``tests/test_sim_liars_more.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from __future__ import annotations
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
 from p2p_nertz.protocol.fold_values import RefusalCode
-from p2p_nertz.protocol.roster import contradicts, vote_cut
+from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.roster import CountedIds, contradicts, unsigned_id, vote_cut
 from p2p_nertz.protocol.state import Event, GameState
 from tests.test_folds_dropped_past_cut import _spec
 
@@ -154,7 +159,9 @@ def test_roster_a_vote_lying_at_exactly_an_honest_voters_count_cuts_below_it() -
     above = vote_cut((honest, _vote(22, _chain(22, wrong=21))))
     assert (below[0], 19 in below[1]) == (22, False)
     assert above[0] == 22 and above[1][20] == _id(20)
-    # The game fold, every fold of the votes alike: both count, seat 1 is dropped at 19.
+    # A fold that counted none of seat 1's events but its join (a join with no id: these
+    # values are hand-built) has nothing to weigh the ids against: both count, seat 1 is
+    # dropped at 19. A fold that counted them refuses the lie (the next test).
     state = GameState(_spec(3))
     joins = [Event(s, 1, 1 + s, KIND_JOIN, Join(frontier=(0,) * 3)) for s in range(3)]
     votes = [
@@ -165,3 +172,156 @@ def test_roster_a_vote_lying_at_exactly_an_honest_voters_count_cuts_below_it() -
         state.apply(event)
     assert state.violations == ()
     assert state.dropped == {TARGET: 19}
+
+
+def _feed(last: int, chain: str = "a", *, fork: int = 0) -> list[Event]:
+    """Seat 1's events 1 (its join) to ``last``, each with its id on ``chain`` (from ``fork``
+    on, if given: below it, chain ``a``), Lamport 1 to ``last``; past the join each is a
+    withdrawal of no vote (it counts for nothing and is refused nowhere)."""
+    out = []
+    for seq in range(1, last + 1):
+        name = chain if seq >= fork else "a"
+        body = (
+            Join(frontier=(0,) * 3)
+            if seq == 1
+            else Drop((0, seq - 1, 0), 0, 0, DropReason.WITHDRAW)
+        )
+        out.append(
+            Event(TARGET, seq, seq, KIND_JOIN if seq == 1 else KIND_DROP, body, _id(seq, name))
+        )
+    return out
+
+
+def _joins() -> list[Event]:
+    return [Event(s, 1, s + 1, KIND_JOIN, Join(frontier=(0,) * 3)) for s in (0, 2)]
+
+
+def _fold(*events: Event) -> GameState:
+    state = GameState(_spec(3))
+    for event in sorted(events, key=lambda e: e.key):
+        state.apply(event)
+    return state
+
+
+def test_roster_unsigned_id_finds_an_id_that_is_no_chain_of_the_counted_events() -> None:
+    counted = CountedIds(3)
+    for seq in range(1, 21):
+        counted.add(TARGET, seq, _id(seq))
+    assert unsigned_id(_vote(20, _chain(20)), counted) == 0
+    # One id changed anywhere among the counted seqs (vote_ids), below the frontier or at it.
+    for wrong in (1, 7, 19, 20):
+        assert unsigned_id(_vote(20, _chain(20, wrong=wrong)), counted) == wrong
+    # Counting past what the fold counted: the seqs past it are not weighed, the rest are.
+    assert unsigned_id(_vote(23, _chain(23)), counted) == 0
+    assert unsigned_id(_vote(23, _chain(23, wrong=22)), counted) == 0
+    # vote_ahead: holding nothing (its frontier names 0), every id made up.
+    ahead = _vote(3, tuple(f"x{seq:07d}".encode() for seq in range(1, 4)), held=0)
+    assert not contradicts(ahead)
+    assert unsigned_id(ahead, counted) == 1
+    # On proof too, below the fork it names (3, here); from there on it quotes the version it
+    # holds, which may be the other one (soak seed 14017: the honest proofs at 100 quoted
+    # the version the audit's fold had not counted). A withdrawal quotes nothing; a fold
+    # that counted nothing weighs nothing.
+    assert unsigned_id(_vote(20, _chain(20, wrong=2), reason=_E), counted) == 2
+    assert unsigned_id(_vote(20, _chain(20, wrong=3), reason=_E), counted) == 0
+    assert unsigned_id(_vote(20, _chain(20, wrong=5), reason=_E), counted) == 0
+    assert unsigned_id(Drop((5, 3, 5), TARGET, 0, DropReason.WITHDRAW), counted) == 0
+    assert unsigned_id(ahead, CountedIds(3)) == 0
+
+
+def test_roster_the_fold_refuses_a_vote_quoting_ids_the_member_never_signed() -> None:
+    """``--join --two-liars`` seed 15's shape, on values: seat 1's join and events to 5 are
+    counted; seat 2, holding none of them (its frontier names 0: no contradiction), votes it
+    out for silence counting 6 with made-up ids. Refused (``vote_unsigned``): no vote, no
+    freeze, no cap. The same vote with seat 1's own ids counts."""
+    made_up = tuple(f"x{seq:07d}".encode() for seq in range(1, 7))
+    liar = Drop((0, 0, 5), TARGET, 6, _S, 0, made_up, (b"", b"", _id(5, "y")))
+    state = _fold(*_joins(), *_feed(5), Event(2, 2, 20, KIND_DROP, liar))
+    (violation,) = state.violations
+    assert (violation.seat, violation.seq, violation.code) == (2, 2, RefusalCode.VOTE_UNSIGNED)
+    assert not state.votes.get(TARGET) and state.standing_caps() == {}
+    honest = Drop((0, 5, 5), TARGET, 5, _S, 0, _chain(5), (b"", _id(5), _id(5, "y")))
+    state = _fold(*_joins(), *_feed(5), Event(2, 2, 20, KIND_DROP, honest))
+    assert state.violations == ()
+    assert [voter for voter, _ in state.votes[TARGET]] == [2]
+
+
+def test_roster_a_liar_quoting_made_up_ids_cuts_no_member_below_what_the_fold_counted() -> None:
+    """Seed 15 itself, on values: seat 1 forked its seq 1, two members vote it out on proof
+    counting 1, its join (counted) quoted; a third vote, for silence, holding nothing of it,
+    counts 3 with made-up ids. Taken, the ids part at 1 and the cut is 0, below the join
+    every fold counted; refused, the ballots left cut at 1, the join kept. (Four seats:
+    seat 3 lies; in the game it is voted out itself, and the proofs then drop seat 1.)"""
+    state = GameState(_spec(4))
+    joins = [Event(s, 1, s + 1, KIND_JOIN, Join(frontier=(0,) * 4)) for s in (0, 2, 3)]
+    member = Event(TARGET, 1, 1, KIND_JOIN, Join(frontier=(0,) * 4), _id(1))
+    made_up = Drop((0, 0, 0, 1), TARGET, 3, _S, 0, tuple(f"x{s:07d}".encode() for s in (1, 2, 3)))
+    proofs = [Drop((1, 1, 1, 1), TARGET, 1, _E, 1, (_id(1),)) for _ in (0, 2)]
+    assert vote_cut((made_up, *proofs))[0] == 0  # (taken, as before)
+    votes = [Event(3, 2, 8, KIND_DROP, made_up)]
+    votes += [Event(s, 2, 9 + s, KIND_DROP, p) for s, p in zip((0, 2), proofs, strict=True)]
+    for event in sorted([*joins, member, *votes], key=lambda e: e.key):
+        state.apply(event)
+    assert [(v.seat, v.code) for v in state.violations] == [(3, RefusalCode.VOTE_UNSIGNED)]
+    ballots = tuple(vote for _, vote in state.votes[TARGET])
+    assert [voter for voter, _ in state.votes[TARGET]] == [0, 2]
+    assert vote_cut(ballots) == (1, {1: _id(1)})
+
+
+def test_roster_the_lie_at_exactly_an_honest_voters_count_is_refused_where_it_was_counted() -> None:
+    """The kind left open in sessions 32 to 35 (the test before: a fold that counted nothing
+    of the member cuts at 19): a fold that counted seat 1's events to 22 refuses the liar's
+    vote (its id at 20 is not seat 1's event 20); the honest vote alone is no majority, and
+    no cut goes below the honest count."""
+    honest = Event(0, 2, 30, KIND_DROP, _vote(20, _chain(20)))
+    at_count = Event(2, 2, 31, KIND_DROP, _vote(22, _chain(22, wrong=20)))
+    state = _fold(*_joins(), *_feed(22), honest, at_count)
+    assert [(v.seat, v.code) for v in state.violations] == [(2, RefusalCode.VOTE_UNSIGNED)]
+    assert state.dropped == {}
+    assert [voter for voter, _ in state.votes[TARGET]] == [0]
+
+
+def test_roster_a_vote_quoting_a_real_forks_other_version_keeps_counting() -> None:
+    """Seat 1 forks at 4: the fold holds chain ``a`` (1 to 6), seat 2 holds chain ``b`` from 4
+    on and votes for silence quoting it. Where the fold's chain is final (its final fold
+    counted ``a``'s 4 to 6), every member announced holding it, so no honest voter quotes
+    ``b`` there: refused. Where it is held and not final (the tentative fold) and the fork is
+    proven here, ``b`` is the member's own signed word too: the vote counts, and with seat
+    0's vote on chain ``a`` the chains part at 4: the cut is 3, as before the rule."""
+    b_chain = tuple(_id(s) if s < 4 else _id(s, "b") for s in range(1, 7))
+    seat2 = Event(
+        2, 2, 30, KIND_DROP, Drop((0, 6, 0), TARGET, 6, _S, 0, b_chain, (b"", _id(6, "b"), b""))
+    )
+    seat0 = Event(
+        0, 2, 31, KIND_DROP, Drop((0, 6, 0), TARGET, 6, _S, 0, _chain(6), (b"", _id(6), b""))
+    )
+    final = _fold(*_joins(), *_feed(6), seat2, seat0)
+    assert [(v.seat, v.code) for v in final.violations] == [(2, RefusalCode.VOTE_UNSIGNED)]
+    assert final.dropped == {}
+    # Held, not final: seat 1's join final, its events 2 to 6 and the votes held.
+    folds = Folds(_fold(*_joins(), *_feed(1)))
+    folds.forked_at = {TARGET: 4}
+    for event in [*_feed(6)[1:], seat2, seat0]:
+        folds.add(event, stable=3)
+    tentative = folds.tentative
+    assert tentative.violations == ()
+    assert tentative.dropped == {TARGET: 3}
+    # A fork not proven here: the tentative fold checks against what it counted, as the
+    # final one will (it refuses seat 2's vote; the final fold can never count chain a
+    # while seat 2 holds b: seat 2 never announces it).
+    unproven = Folds(_fold(*_joins(), *_feed(1)))
+    for event in [*_feed(6)[1:], seat2, seat0]:
+        unproven.add(event, stable=3)
+    assert [v.seat for v in unproven.tentative.violations] == [2]
+    # A vote on proof of the fork at 4 quotes its voter's version from there on, and is
+    # weighed below it only: it counts even in a fold that counted chain a (soak seed 14017:
+    # the audit's first pass had counted the other version than the honest proofs quoted).
+    proof = Drop((0, 6, 0), TARGET, 6, _E, 4, b_chain, (b"", _id(6, "b"), b""))
+    final = _fold(*_joins(), *_feed(6), Event(2, 2, 30, KIND_DROP, proof))
+    assert final.violations == ()
+    assert [voter for voter, _ in final.votes[TARGET]] == [2]
+    # ... and is refused where it quotes another id below its fork.
+    b_low = (_id(1), b"madeup!!", *b_chain[2:])
+    proof = Drop((0, 6, 0), TARGET, 6, _E, 4, b_low, (b"", _id(6, "b"), b""))
+    final = _fold(*_joins(), *_feed(6), Event(2, 2, 30, KIND_DROP, proof))
+    assert [(v.seat, v.code) for v in final.violations] == [(2, RefusalCode.VOTE_UNSIGNED)]

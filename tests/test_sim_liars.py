@@ -17,7 +17,7 @@ import pytest
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.spec import Deal
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import Phase, RefusalCode
 from p2p_nertz.rules import RoundStatus, Rules
 from p2p_nertz.rules.game import Termination
 from p2p_nertz.sim.liar_games import MAX_TIME, LiarRun, game, marks, simulate, voted_out_by
@@ -286,36 +286,48 @@ def test_liars_the_one_left_of_a_shuffle_game_plays_the_round_out_and_the_game_e
 def test_liars_the_last_liar_of_three_abandons_the_honest_member_after_a_proof() -> None:
     """Two-liar seed 1298 (``--two-liars --players 3-4``, left open by session 32's note, as
     1489, the same class): at three players one liar (seq_reuse, seat 2) is voted out on
-    proof, and the other (vote_ids, seat 1), left with the honest member, abandons it: an
-    end (docs/protocol.md §9.3), which the fuzzer's check read as the honest member dropping
-    itself until it excused an abandon of the last two at any table size (seed 817's class,
-    reached by a drop instead of a leave). Nothing splits and the audit names liars only."""
-    seed, proven, last = 1298, 2, 1
+    proof, and the other (vote_ids, seat 1), left with the honest member, abandoned it until
+    session 36: an end (docs/protocol.md §9.3), which the fuzzer's check read as the honest
+    member dropping itself until it excused an abandon of the last two at any table size
+    (seed 817's class, reached by a drop instead of a leave; still tested, seed 817 above).
+    Since session 36 the ``vote_ids`` liar's vote (one id changed at a seq every fold
+    counted) is refused, ``vote_unsigned`` (§9.2, *a vote's ids are its voter's word*): the
+    game ends with the forker out and the honest member in. Nothing splits and the audit
+    names liars only."""
+    seed, proven, liar = 1298, 2, 1
     config, liars = game(seed, players=(3, 4), two=True)
     run = simulate(config, liars)
     assert run.result.violations == []
+    assert run.result.finished
     (honest,) = _honest(run)
     peer = run.result.peers[honest]
     assert peer is not None
-    assert peer.final.dropped.keys() == {proven, honest}
-    assert peer.final.abandoned == (last, honest)
+    assert peer.final.dropped.keys() == {proven}
+    assert peer.final.abandoned is None
+    assert (liar, RefusalCode.VOTE_UNSIGNED) in {(v.seat, v.code) for v in peer.final.violations}
     assert run.result.audit is not None
-    assert {f.seat for f in run.result.audit.errors} <= {proven, last}
+    assert {f.seat for f in run.result.audit.errors} == {proven, liar}
 
 
 def test_liars_two_liars_of_three_voting_the_honest_member_out_is_no_rules_fault() -> None:
     """Two-liar seed 2026 (found by session 33's soak past 1500, the same on main): at three
-    players both liars (``vote_ids``) vote seat 0 out for silence, a majority of its others,
-    and it is dropped as any majority's votes drop a member (docs/protocol.md §9.2; with the
-    liars a majority nothing can be decided safely, §9.3). The check excuses a drop on the
-    liars' votes alone where they are half the table, and only there."""
+    players both liars (``vote_ids``) voted seat 0 out for silence, a majority of its others,
+    and it was dropped as any majority's votes drop a member (docs/protocol.md §9.2; with the
+    liars a majority nothing can be decided safely, §9.3); the check excuses a drop on the
+    liars' votes alone where they are half the table, and only there. Since session 36 both
+    votes are refused (each quotes one id changed at a seq every fold counted,
+    ``vote_unsigned``): seat 0 stays in, the game ends, and the audit names both liars."""
     config, liars = game(2026, players=(3, 4), two=True)
     run = simulate(config, liars)
     assert run.result.violations == []
+    assert run.result.finished
     peer = run.result.peers[0]
-    assert peer is not None and 0 in peer.final.dropped
-    assert voted_out_by(peer.final, config.faults.cheaters) == {0}
-    assert voted_out_by(peer.final, frozenset({1})) == set()
+    assert peer is not None and peer.final.dropped == {}
+    assert voted_out_by(peer.final, config.faults.cheaters) == set()
+    refused = {(v.seat, v.code) for v in peer.final.violations}
+    assert refused == {(1, RefusalCode.VOTE_UNSIGNED), (2, RefusalCode.VOTE_UNSIGNED)}
+    assert run.result.audit is not None
+    assert {f.seat for f in run.result.audit.errors} == {1, 2}
 
 
 def test_liars_an_event_past_its_authors_cut_holds_the_audit_back_for_nothing() -> None:

@@ -118,22 +118,40 @@ def test_liars_a_claim_past_a_members_head_at_its_join_holds_it_back_once(
     assert all(not p.final.dropped for p in run.result.peers if p is not None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a vote's ids are its voter's word (docs/protocol.md §13, open): a vote holding "
-    "nothing of the member quotes made-up ids the fold cannot tell from a fork",
+@pytest.mark.parametrize(
+    ("seed", "liars_at"),
+    [
+        (15, [(3, Lie.VOTE_AHEAD), (1, Lie.SEQ_REUSE)]),
+        (295, [(2, Lie.VOTE_AHEAD), (0, Lie.SEQ_REUSE)]),
+    ],
 )
-def test_liars_a_vote_at_its_join_quoting_ids_it_does_not_hold_cuts_below_what_is_final() -> None:
-    """``--join --two-liars --players 3-4`` seed 15 (the session-32 seed 15 of two liars, lying
-    from their joins): seat 1 (``seq_reuse``) signs a second seq 1 and is voted out on proof by
-    both honest members, each counting 1, its join (final at both) quoted; seat 3
-    (``vote_ahead``), holding nothing of seat 1's feed (its frontier names 0, so the vote
-    contradicts nothing), votes it out for silence counting 3 with made-up ids. The ids part
-    from the honest voters' at seq 1, where seat 1 did fork, and every fold cuts seat 1 at 0,
-    below its join: the audit's game never begins where the honest peers played it out. The
-    kind left argued, not built, since session 32 (the fold would check a vote's ids against
-    the events it counted), met in a game for the first time."""
-    config, liars = game(15, players=(3, 4), two=True, join=True)
-    assert [(liar.seat, liar.lie) for liar in liars] == [(3, Lie.VOTE_AHEAD), (1, Lie.SEQ_REUSE)]
+def test_liars_a_vote_at_its_join_quoting_ids_it_does_not_hold_is_refused(
+    seed: int, liars_at: list[tuple[int, Lie]]
+) -> None:
+    """``--join --two-liars --players 3-4`` seeds 15 (the session-32 seed 15 of two liars,
+    lying from their joins) and 295: the ``seq_reuse`` liar signs a second seq 1 and is voted
+    out on proof by the honest members, each counting 1, its join (final at each) quoted; the
+    ``vote_ahead`` liar, holding nothing of its feed (its frontier names 0, so the vote
+    contradicts nothing), votes it out for silence counting past 1 with made-up ids. Until
+    session 36 the ids parted from the honest voters' at seq 1, where the member did fork,
+    and every fold cut it at 0, below its join: the audit's game never began where the honest
+    peers played it out. Now every fold refuses that vote (its id at 1 is not the member's
+    event counted there, ``roster.unsigned_id``) and the audit names its author; the member
+    is cut at 1, its join kept, and the audit reaches the honest peers' state."""
+    config, liars = game(seed, players=(3, 4), two=True, join=True)
+    assert [(liar.seat, liar.lie) for liar in liars] == liars_at
+    (ahead, _), (forker, _) = liars_at
     run = simulate(config, liars)
     assert run.result.violations == []
+    assert run.result.finished
+    honest = [run.result.peers[s] for s in _honest(run)]
+    for peer in honest:
+        assert peer is not None
+        assert peer.final.dropped.get(forker) == 1
+        refused = {(v.seat, v.code) for v in peer.final.violations}
+        assert (ahead, RefusalCode.VOTE_UNSIGNED) in refused
+    report = run.result.audit
+    assert report is not None
+    assert (forker, 1) in report.dropped
+    assert ahead in {f.seat for f in report.errors}
+    assert all(report.digest == p.final.digest() for p in honest if p is not None)

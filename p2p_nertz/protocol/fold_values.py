@@ -130,6 +130,10 @@ class RefusalCode(enum.StrEnum):
     """A vote quoting, at the seq of the member's feed its own frontier names, another id than
     the frontier (:func:`~p2p_nertz.protocol.roster.contradicts`): its voter's word against
     itself, in one signed event."""
+    VOTE_UNSIGNED = "vote_unsigned"
+    """A vote quoting, at a seq of the member's feed the fold counted, another id than the
+    event counted there (:func:`~p2p_nertz.protocol.roster.unsigned_id`): ids of no chain of
+    the member's signed events."""
     UNPROVEN_FLAP = "unproven_flap"
     """A vote *flapping* naming a withdrawal at which the fold finds no flap fault of the
     member (:mod:`p2p_nertz.protocol.flaps`): a forged proof."""

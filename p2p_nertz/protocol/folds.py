@@ -346,6 +346,10 @@ class Folds:
         what the next round is folded with (``None``: this one stands), to ask if need be."""
         final = self.final
         t = final.copy()
+        # (Its events are not final: of a member proven to fork, it may count another version
+        # than a voter holds, so from the fork on they are not what a vote's ids are checked
+        # against, roster.unsigned_id.)
+        t.counted_ids = final.counted_ids.copy(self.forked_at)
         caps = st.with_forks(caps, self.forked_at, own=self.own)
         t.vote_caps = caps
         counted: list[Event] = []

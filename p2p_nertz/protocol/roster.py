@@ -32,11 +32,12 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from p2p_nertz.protocol.bodies import Drop, DropReason
+from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
 
 __all__ = [
     "Cap",
+    "CountedIds",
     "Roster",
     "capped",
     "contradicts",
@@ -48,6 +49,7 @@ __all__ = [
     "lifted_trials",
     "vote_cut",
     "voted_gone",
+    "unsigned_id",
     "voted_past_cut",
     "with_forks",
 ]
@@ -1117,6 +1119,124 @@ def contradicts(body: Drop) -> bool:
         return False
     quoted = body.id_at(body.frontier[seat])
     return bool(quoted) and quoted != body.frontier_ids[seat]
+
+
+class CountedIds:
+    """The id prefix of each event of each member that a fold counted, in the order it counted
+    them (the member's own signed word on its feed, for :func:`unsigned_id`).
+
+    A fold counts a member's events in seq order, so each seat's record only grows; copies
+    share it (a fold's :meth:`~p2p_nertz.protocol.state.GameState.copy` is taken for every
+    tentative fold) and each reads its own length of it, copying it only when it adds to
+    a record another copy has added to since (copy on write).
+
+    Args:
+        seats: how many seats the game has.
+
+    >>> ids = CountedIds(2)
+    >>> ids.add(1, 1, b"a" * 8); ids.add(1, 2, b"b" * 8)
+    >>> other = ids.copy(); other.add(1, 3, b"c" * 8); ids.add(1, 3, b"z" * 8)
+    >>> ids.at(1, 3), other.at(1, 3), ids.at(1, 4), ids.at(0, 1)
+    (b'zzzzzzzz', b'cccccccc', b'', b'')
+    """
+
+    __slots__ = ("forked", "ids", "seqs", "sizes")
+
+    def __init__(self, seats: int) -> None:
+        self.seqs: list[list[int]] = [[] for _ in range(seats)]
+        self.ids: list[list[bytes]] = [[] for _ in range(seats)]
+        self.sizes = [0] * seats
+        #: seat -> the first seq of it proven forked, past which this copy adds nothing
+        #: (:meth:`copy`'s ``forked``)
+        self.forked: dict[int, int] = {}
+
+    def copy(self, forked: dict[int, int] | None = None) -> CountedIds:
+        """An independent copy. ``forked`` (seat -> the first seq proven in two versions):
+        the copy adds none of those members' events from there on (a tentative fold, whose
+        events are not final: it may hold the other version than a voter, §9.2)."""
+        new = CountedIds.__new__(CountedIds)
+        new.seqs, new.ids, new.sizes = list(self.seqs), list(self.ids), list(self.sizes)
+        new.forked = dict(forked) if forked is not None else self.forked
+        return new
+
+    def __reduce__(self) -> tuple[object, tuple[tuple[tuple[tuple[int, bytes], ...], ...]]]:
+        # Pickled as its value, the ids counted: not what other copies added to the record
+        # it shares, nor ``forked``, which only says what a tentative fold adds, not what it
+        # holds (tests/test_folds_shared.py pickles folds to compare them).
+        return (_counted, (tuple(self.items(s) for s in range(len(self.sizes))),))
+
+    def items(self, seat: int) -> tuple[tuple[int, bytes], ...]:
+        """``(seq, id prefix)`` of each of ``seat``'s events counted, in order."""
+        size = self.sizes[seat]
+        return tuple(zip(self.seqs[seat][:size], self.ids[seat][:size], strict=True))
+
+    def add(self, seat: int, seq: int, prefix: bytes) -> None:
+        """``seat``'s event ``seq``, with the id ``prefix``, is counted."""
+        if seat >= len(self.sizes) or seq >= self.forked.get(seat, seq + 1):
+            return
+        size, seqs = self.sizes[seat], self.seqs[seat]
+        if size and seqs[size - 1] >= seq:
+            return  # (a seq counted already: the first stays, and the record stays in order)
+        if len(seqs) != size:  # (another copy added to the shared record: copy it first)
+            self.seqs[seat] = seqs = seqs[:size]
+            self.ids[seat] = self.ids[seat][:size]
+        seqs.append(seq)
+        self.ids[seat].append(prefix[:ID_PREFIX])
+        self.sizes[seat] = size + 1
+
+    def at(self, seat: int, seq: int) -> bytes:
+        """The id prefix of ``seat``'s event ``seq`` counted (empty if none is)."""
+        if seat >= len(self.sizes):
+            return b""
+        size = self.sizes[seat]
+        i = bisect.bisect_left(self.seqs[seat], seq, 0, size)
+        return self.ids[seat][i] if i < size and self.seqs[seat][i] == seq else b""
+
+
+def _counted(items: tuple[tuple[tuple[int, bytes], ...], ...]) -> CountedIds:
+    """A :class:`CountedIds` holding ``items`` (per seat, as :meth:`CountedIds.items`)."""
+    out = CountedIds(len(items))
+    for seat, pairs in enumerate(items):
+        for seq, prefix in pairs:
+            out.add(seat, seq, prefix)
+    return out
+
+
+def unsigned_id(body: Drop, counted: CountedIds) -> int:
+    """The first seq at which a vote against a member quotes another id than the member's
+    event the fold counted there, ``0`` if none (the one home of the rule; the fold refuses
+    such a vote, ``vote_unsigned``, and it counts for nothing, docs/protocol.md §9.2,
+    *a vote's ids are its voter's word*).
+
+    An id the vote quotes is its voter's word; the member's event counted at that seq is the
+    member's own signed word, and in the final fold it is final: every member still in
+    announced holding it, ids and all (§7.1), so an honest voter quotes that very id there
+    (it never swaps a copy it holds). A vote quoting another one counts a chain of the member
+    that is no chain of its signed events: ids made up for events it does not hold (the
+    fuzzer's ``vote_ahead``, counting past its frontier, and ``vote_ids``). A tentative fold
+    checks against the final fold's ids and its own, but none of a member's events from a
+    fork proven there (:meth:`CountedIds.copy`): it may hold the other version than a voter.
+
+    >>> ids = CountedIds(2)
+    >>> for seq in (1, 2): ids.add(1, seq, bytes([48 + seq]) * 8)
+    >>> def vote(*quoted: bytes) -> Drop:  # (seat 0's vote on seat 1, counting 3)
+    ...     return Drop((3, 0), 1, 3, DropReason.SILENT, 0, tuple(q * 8 for q in quoted))
+    >>> unsigned_id(vote(b"1", b"2", b"3"), ids), unsigned_id(vote(b"1", b"x", b"3"), ids)
+    (0, 2)
+    """
+    if body.reason not in _CAPPED or not body.ids:
+        return 0
+    seat = body.seat
+    first = body.last_seq - len(body.ids) + 1
+    # (A vote on proof of a fork at ``fork_seq`` says the member signed two versions there:
+    # from there on it quotes the one it holds, which may be the other than the one counted,
+    # neither final anywhere. The audit names such a vote not backed by proof.)
+    last = body.fork_seq - 1 if body.reason is DropReason.EQUIVOCATION else body.last_seq
+    for seq, prefix in enumerate(body.ids[: max(0, last - first + 1)], first):
+        held = counted.at(seat, seq)
+        if held and held != prefix:
+            return seq
+    return 0
 
 
 def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:

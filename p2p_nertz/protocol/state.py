@@ -87,6 +87,7 @@ from p2p_nertz.protocol.fold_values import (
 )
 from p2p_nertz.protocol.roster import (
     Cap,
+    CountedIds,
     Roster,
     capped,
     contradicts,
@@ -96,6 +97,7 @@ from p2p_nertz.protocol.roster import (
     frozen_below,
     lasting_caps,
     lifted_trials,
+    unsigned_id,
     vote_cut,
     voted_gone,
     voted_past_cut,
@@ -192,6 +194,8 @@ class GameState:
         n = spec.seats
         #: who is in the game (votes, drops, cuts, rejoins): see the properties below
         self.roster = Roster(n)
+        #: the id of every event counted, per member: what a vote's ids are checked against
+        self.counted_ids = CountedIds(n)
         self.joined: frozenset[int] = frozenset()
         self.ended_at: int | None = None  # the Lamport time of the event that ended the game
         self._lamport = 0  # the Lamport time of the event being folded
@@ -217,6 +221,7 @@ class GameState:
         new = GameState.__new__(GameState)
         new.__dict__.update(self.__dict__)  # (quicker than copy.copy)
         new.roster = self.roster.copy()
+        new.counted_ids = self.counted_ids.copy()
         new.abandonment = self.abandonment.copy()
         new.round = self.round.copy()
         return new
@@ -414,6 +419,8 @@ class GameState:
             return []
         frontier = event.body.frontier
         self.abandonment.heard(seat, event.seq, frontier)
+        if event.id:
+            self.counted_ids.add(seat, event.seq, event.id)
         notices: list[Notice] = []
         self._lamport = event.lamport
         self._event = (event.seat, event.seq)
@@ -483,7 +490,7 @@ class GameState:
         assert isinstance(body, Drop)
         roster = self.roster
         target = body.seat
-        _refuse_vote(event.seat, body)
+        _refuse_vote(event.seat, body, self.counted_ids)
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
             roster.freeze(event.seat, body, event.seq, event.lamport)  # (counts not, caps)
             return
@@ -660,10 +667,10 @@ class GameState:
             self._new_round(notices)
 
 
-def _refuse_vote(seat: int, body: Drop) -> None:
+def _refuse_vote(seat: int, body: Drop, counted: CountedIds) -> None:
     """Refuse ``seat``'s vote ``body`` if no fold counts it: a vote on its own author, or one
-    quoting another id of the target's feed than its own frontier names (§9.2, *a vote's ids
-    are its voter's word*)."""
+    quoting another id of the target's feed than its own frontier names, or than the
+    target's event counted there (§9.2, *a vote's ids are its voter's word*)."""
     target = body.seat
     if target == seat:
         raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
@@ -672,6 +679,12 @@ def _refuse_vote(seat: int, body: Drop) -> None:
             _C.VOTE_CONTRADICTS,
             f"a vote quoting another id of seat {target}'s event {body.frontier[target]} "
             "than its own frontier names",
+        )
+    unsigned = unsigned_id(body, counted)
+    if unsigned:
+        raise Refuse(
+            _C.VOTE_UNSIGNED,
+            f"a vote quoting another id of seat {target}'s event {unsigned} than the event counted",
         )
 
 
