@@ -46,6 +46,7 @@ __all__ = [
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
+    "standing_votes",
     "vote_cut",
     "voted_gone",
     "voted_past_cut",
@@ -961,13 +962,22 @@ def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
     until it is readmitted (which keeps their range, :func:`_past_caps`): its votes past their
     lowest count were never final while they stood, and no withdrawal after the drop lifts
     them (docs/protocol.md §9.2, *a drop lifts no cap of the member*; shuffle soak seed 41001)."""
+    for target, ballots in standing_votes(roster).items():
+        yield target, [v for _, v in ballots]
+
+
+def standing_votes(roster: Roster) -> dict[int, tuple[tuple[int, Drop], ...]]:
+    """Each member with votes against it standing (not withdrawn, by members still in, counted
+    or capped: the votes that cap, :func:`_standing`), and ``(voter, vote)`` of each, in seat
+    order: what ``protocol/unmet.py`` tells a person when they stand short of a majority."""
+    found = {}
     for target in sorted(roster.votes.keys() | roster.frozen.keys()):
         ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
-        standing = [
-            v for voter, v in ballots if voter not in roster.dropped and v.reason in _CAPPED
-        ]
+        dropped = roster.dropped
+        standing = tuple(b for b in ballots if b[0] not in dropped and b[1].reason in _CAPPED)
         if standing:
-            yield target, standing
+            found[target] = standing
+    return found
 
 
 def freezes(roster: Roster, seat: int) -> dict[int, int]:
