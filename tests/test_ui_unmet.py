@@ -6,11 +6,13 @@ The view model (``ui/view.py``'s :attr:`TableView.waits`) is read from simulated
 seat's inputs: the two liars at four (seed 3185, seat 0 muted for good) whose table waits for
 good; a game of two whose one vote for silence stands until the member is heard again and
 withdrawn; a game of three whose member gone for good is dropped on two votes of three. Then
-the terminal's screen and the page's model of a view that has them.
+the terminal's screen and the page's model of a view that has them, and the real page (a
+headless chromium) showing them.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 
@@ -28,6 +30,7 @@ from p2p_nertz.ui.view import TableView
 from p2p_nertz.web.model import view_json
 from tests.test_sim_blame import _votes
 from tests.test_sim_muted_claim import _Muted
+from tests.web_helpers import ServedPage, browser_missing, open_browser, texts, wait_for
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
@@ -160,3 +163,24 @@ def test_unmet_three_players_a_member_dropped_is_told_no_more() -> None:
     standing = [t for t, found, _, _ in seen if found]
     assert all(not waits for t, _, waits, _ in seen if not standing or t > standing[-1])
     assert not seen[-1][2]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(browser_missing() is not None, reason=str(browser_missing()))
+def test_unmet_the_page_says_why_the_table_waits(page: ServedPage) -> None:
+    # The waiting table's last view at seat 2, as the page's front end sends it to the real
+    # page server: the page lists the rows under its announcements.
+    sim = _Muted(None)
+    seen = _watch(sim, 2)
+    sim.run()
+    view = seen[-1][3]
+    assert len(view.waits) == 3
+    page.publish(json.dumps(view_json(view), ensure_ascii=False))
+    with open_browser() as driver:
+        driver.get(page.url)
+        shown = wait_for(
+            driver,
+            lambda d: (rows := texts(d, "#messages li"))[-3:] == list(view.waits) and rows,
+            "the votes waiting on a majority, listed",
+        )
+    assert shown[-1] == WAITS
