@@ -20,6 +20,7 @@ import pytest
 
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.roster import _standing, standing_votes
 from p2p_nertz.protocol.unmet import UNMET_AFTER, Unmet, unmet
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.node import _UnmetLog
@@ -84,6 +85,10 @@ def test_unmet_two_liars_at_four_the_table_says_why_it_waits(
     assert shown[0] < standing[0] + UNMET_AFTER + 1.0
     assert all(waits for t, _, waits, _ in seen if t >= shown[0])
     _, found, waits, view = seen[-1]
+    roster = sim.peers[2].tentative.roster  # type: ignore[union-attr]
+    assert [(t, [v for _, v in b]) for t, b in standing_votes(roster).items()] == list(
+        _standing(roster)
+    )  # (the votes told are the votes that cap)
     # The honest two's votes on the claimer, two of four; the claimer's core votes each of
     # the others out too (the events it claims never come), one of four each.
     assert Unmet(1, (DropReason.WITHHELD,), (2, 3), 3, 4) in found
@@ -127,7 +132,8 @@ def _game(players: int, crash: Crash, seed: int = 4) -> tuple[Simulation, Seen]:
 )
 def test_unmet_two_players_a_silence_vote_stands_then_is_withdrawn(down: float) -> None:
     # At two players a majority is two votes: the one vote for silence stands alone until
-    # the member is heard again and it is withdrawn.
+    # the member is heard again and it is withdrawn (the other is its target's: the words
+    # point to the abandon, on offer after drop_after).
     sim, seen = _game(2, Crash(1, 3.0, down))
     result = sim.run()
     assert _votes(result, DropReason.SILENT) == [(0, 1)]
@@ -144,7 +150,7 @@ def test_unmet_two_players_a_silence_vote_stands_then_is_withdrawn(down: float) 
         view = next(view for _, _, waits, view in seen if waits)
         assert waits == (
             f"{view.names[1]} voted out by you (silent): 1 of 2 votes",
-            WAITS,
+            "nobody can be dropped from two: wait for them, or end the game",
         )
     # Withdrawn once heard again: gone from the table with the vote.
     assert standing[-1] < seen[-1][0]

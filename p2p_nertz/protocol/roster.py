@@ -962,14 +962,21 @@ def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
     until it is readmitted (which keeps their range, :func:`_past_caps`): its votes past their
     lowest count were never final while they stood, and no withdrawal after the drop lifts
     them (docs/protocol.md §9.2, *a drop lifts no cap of the member*; shuffle soak seed 41001)."""
-    for target, ballots in standing_votes(roster).items():
-        yield target, [v for _, v in ballots]
+    for target in sorted(roster.votes.keys() | roster.frozen.keys()):
+        ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
+        standing = [
+            v for voter, v in ballots if voter not in roster.dropped and v.reason in _CAPPED
+        ]
+        if standing:
+            yield target, standing
 
 
 def standing_votes(roster: Roster) -> dict[int, tuple[tuple[int, Drop], ...]]:
-    """Each member with votes against it standing (not withdrawn, by members still in, counted
-    or capped: the votes that cap, :func:`_standing`), and ``(voter, vote)`` of each, in seat
-    order: what ``protocol/unmet.py`` tells a person when they stand short of a majority."""
+    """Each member with votes against it standing, as :func:`_standing` reads them (not
+    withdrawn, by members still in, counted or capped), with each vote's voter, in seat order:
+    what ``protocol/unmet.py`` tells a person when they stand short of a majority. (Not
+    :func:`_standing`'s source: the caps it serves are read at every fold, without voters;
+    ``tests/test_ui_unmet.py`` checks that both read the same votes.)"""
     found = {}
     for target in sorted(roster.votes.keys() | roster.frozen.keys()):
         ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))

@@ -1002,7 +1002,8 @@ def unmet_words(
     columns for names of a few letters; then that the table waits for the rest. Two
     liars at four players leave the honest two's votes two of four, and the table waits for
     good (docs/protocol.md §13): every member heard, nothing said why. ``name``: each seat's
-    name (``"you"`` for the local seat). None: nothing stands.
+    name (``"you"`` for the local seat). None: nothing stands. At two members the vote
+    missing is its target's own, which never comes: the abandon is on offer instead (§9.3).
 
     >>> from p2p_nertz.protocol.unmet import Unmet
     >>> names = ["bot1", "bot2", "you", "bot4"]
@@ -1013,8 +1014,10 @@ def unmet_words(
     ('you and bot4 voted out by bot2 (holding the game up): 1 of 3 votes',
      'bot2 voted out by you and bot4 (holding the game up): 2 of 3 votes',
      'no majority yet: the table waits for the votes still needed to drop')
-    >>> unmet_words([Unmet(2, (DropReason.SILENT,), (0,), 2, 2)], names.__getitem__)[0]
-    'you voted out by bot1 (silent): 1 of 2 votes'
+    >>> unmet_words([Unmet(2, (DropReason.SILENT,), (0,), 2, 2)], names.__getitem__)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ('you voted out by bot1 (silent): 1 of 2 votes',
+     'nobody can be dropped from two: wait for them, or end the game')
     """
     groups: dict[tuple[tuple[int, ...], tuple[DropReason, ...], int], list[int]] = {}
     for u in standing:
@@ -1027,6 +1030,8 @@ def unmet_words(
         why = ", ".join(_WHY.get(reason, reason.name.lower()) for reason in reasons)
         by = _and([name(seat) for seat in voters])
         rows.append(f"{_and(who)} voted out by {by} ({why}): {len(voters)} of {majority} votes")
-    if rows:
+    if rows and all(u.members == 2 for u in standing):  # (the other vote is its target's)
+        rows.append("nobody can be dropped from two: wait for them, or end the game")
+    elif rows:
         rows.append("no majority yet: the table waits for the votes still needed to drop")
     return tuple(rows)
