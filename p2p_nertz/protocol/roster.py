@@ -47,6 +47,7 @@ __all__ = [
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
+    "standing_votes",
     "vote_cut",
     "voted_gone",
     "unsigned_id",
@@ -970,6 +971,22 @@ def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
         ]
         if standing:
             yield target, standing
+
+
+def standing_votes(roster: Roster) -> dict[int, tuple[tuple[int, Drop], ...]]:
+    """Each member with votes against it standing, as :func:`_standing` reads them (not
+    withdrawn, by members still in, counted or capped), with each vote's voter, in seat order:
+    what ``protocol/unmet.py`` tells a person when they stand short of a majority. (Not
+    :func:`_standing`'s source: the caps it serves are read at every fold, without voters;
+    ``tests/test_ui_unmet.py`` checks that both read the same votes.)"""
+    found = {}
+    for target in sorted(roster.votes.keys() | roster.frozen.keys()):
+        ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
+        dropped = roster.dropped
+        standing = tuple(b for b in ballots if b[0] not in dropped and b[1].reason in _CAPPED)
+        if standing:
+            found[target] = standing
+    return found
 
 
 def freezes(roster: Roster, seat: int) -> dict[int, int]:

@@ -95,7 +95,8 @@ from p2p_nertz.protocol.peer import (
     TableGone,
 )
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import GameState, Phase
+from p2p_nertz.protocol.unmet import UnmetSince
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
 from p2p_nertz.runtime.gate import zap_user_id
@@ -290,6 +291,43 @@ def _log_reach(effect: Suspected | OutOfReach, spec: GameSpec) -> None:
         log.info("a majority again: %s", f"{names} heard again" if names else "the roster changed")
     else:
         log.info("no majority here: %s out of reach, nobody can be dropped", names)
+
+
+def _bot_driver(strategy: str | None, rng: Rng, speed: int, practice: bool) -> BotDriver | None:
+    """The bot that plays for the node (``None``: a person plays), its strategy's randomness
+    forked from the node's."""
+    if strategy is None:
+        return None
+    return BotDriver(make_strategy(strategy, rng.fork(0)), Pacing(speed), practice=practice)
+
+
+class _UnmetLog:
+    """Log once each vote to drop a member that stands without a majority for a while
+    (:class:`~p2p_nertz.protocol.unmet.UnmetSince`, the front ends' :attr:`TableView.waits
+    <p2p_nertz.ui.view.TableView.waits>`), as *no majority here* is (:func:`_log_reach`):
+    the table waits on it, and ``nertz -v`` says why. Again if it ends and stands anew."""
+
+    def __init__(self, spec: GameSpec) -> None:
+        self.spec = spec
+        self.since = UnmetSince()
+        self.told: set[tuple[int, tuple[int, ...]]] = set()
+
+    def check(self, state: GameState, now: float) -> None:
+        standing = self.since.standing(state, now)
+        keys = {(u.seat, u.voters) for u in standing}
+        for u in standing:
+            if (u.seat, u.voters) not in self.told:
+                names = self.spec.members
+                log.info(
+                    "no majority for a vote: %s voted out (%s) by %s, %d of %d votes; "
+                    "the table waits for the votes still needed",
+                    names[u.seat].name,
+                    ", ".join(reason.name.lower() for reason in u.reasons),
+                    ", ".join(names[v].name for v in u.voters),
+                    len(u.voters),
+                    u.majority,
+                )
+        self.told = keys
 
 
 class _Ending:
@@ -487,13 +525,7 @@ class PeerNode:
         self._hold_ready = hold_ready
         rng_seed = seed if seed is not None else derive_seed(b"node-bot", identity.peer_id)
         self._rng = Rng(rng_seed)
-        self._bot = (
-            None
-            if strategy is None
-            else BotDriver(
-                make_strategy(strategy, self._rng.fork(0)), Pacing(speed), practice=practice
-            )
-        )
+        self._bot = _bot_driver(strategy, self._rng, speed, practice)
         self._config = config if config is not None else NODE_CONFIG
         self._clock = clock
         self._on_notice = on_notice
@@ -517,6 +549,7 @@ class PeerNode:
         self._timer: trio.CancelScope | None = None
         self._timer_due: float | None = None
         self._ending = _Ending(grace, provisional_wait=self._config.gone_after)
+        self._unmet = _UnmetLog(spec)
         self._ran = False
         self._recover = recover
         self._cut_damaged_tail = cut_damaged_tail
@@ -884,6 +917,7 @@ class PeerNode:
             try:
                 last_due = deadline
                 await self._apply(self.peer.tick(self._clock()))
+                self._unmet.check(self.peer.tentative, self._clock())
                 self.refusals.flush(self._clock())  # the last summary of a flood that ended
                 if self._bot is not None and not self._ending.leaving:
                     abandoned = self._bot.abandon(self.peer, self._clock())

@@ -345,7 +345,7 @@ class TableController:
             self.keys = once_dealt(self.keys)
         self._wait_over(peer, now)
         view = self.tracker.view(
-            peer, self.keys, final=self.stopped, abandon=peer.abandon_answer(now)
+            peer, self.keys, final=self.stopped, abandon=peer.abandon_answer(now), now=now
         )
         if self.gone is not None:
             view = replace(view, gone=_GONE_HINT[self.gone.reason])

@@ -23,6 +23,7 @@ from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.unmet import UnmetSince
 from p2p_nertz.rules import (
     Card,
     Lake,
@@ -63,6 +64,7 @@ from p2p_nertz.ui.view import (
     silent_words,
     stale_pass_words,
     tie_words,
+    unmet_words,
 )
 
 __all__ = [
@@ -190,6 +192,8 @@ class Tracker:
     told: bool = False
     followed: set[int] = field(default_factory=set)
     """A spectator's: the seats whose node pushes the game to it (``nertz watch``)."""
+    unmet: UnmetSince = field(default_factory=UnmetSince)
+    """Since when each vote held stands without a majority (:attr:`TableView.waits`)."""
 
     def __post_init__(self) -> None:
         self.names = distinct_names(self.names, self.seat)
@@ -562,10 +566,12 @@ class Tracker:
         *,
         final: bool = False,
         abandon: AbandonAnswer | None = None,
+        now: float | None = None,
     ) -> TableView:
         """The view of the peer's table now, with the keyboard's state; ``final``: the node
         has stopped (the game is over, or we left); ``abandon``: the core's answer, as for
-        :meth:`may_abandon`."""
+        :meth:`may_abandon`; ``now``: the time, for the votes waiting on a majority (none
+        told without it)."""
         keys = keys or KeyState()
         self.follow_rejoins(peer.final)
         self.follow_deal(peer)
@@ -576,6 +582,7 @@ class Tracker:
         board = self.board
         offer = None if final else self.may_abandon(abandon)
         unfollowed = unfollowed_words(tentative, self.followed, self.names)
+        unmet = () if now is None or final else self.unmet.standing(tentative, now)
         if unfollowed is not None and not keys.status:
             status = unfollowed[1]
         else:
@@ -617,6 +624,7 @@ class Tracker:
             provisional=peer.final.provisional,
             alone=not final and self.alone(peer),
             unfollowed=unfollowed[0] if unfollowed is not None else None,
+            waits=unmet_words(unmet, self.name, self.seat),
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:

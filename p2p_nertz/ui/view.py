@@ -16,8 +16,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from p2p_nertz.bots.base import Pacing
+from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.names import skeleton
 from p2p_nertz.protocol.reach import OutOfReach
+from p2p_nertz.protocol.unmet import Unmet
 from p2p_nertz.rules import (
     Card,
     GameResult,
@@ -318,6 +320,9 @@ class TableView:
         unfollowed: a spectator's: every member that pushed the game to it has gone, in a
             game not over, in words for the header ("Ann left: not followed here"); the
             status line says the rest (:func:`~p2p_nertz.ui.tracker.unfollowed_words`).
+        waits: each vote to drop a member that has stood without a majority for a while
+            (:class:`~p2p_nertz.protocol.unmet.UnmetSince`), in words (:func:`unmet_words`):
+            shown after the announcements, the newest, for as long as it stands.
     """
 
     table: Table | None
@@ -346,6 +351,7 @@ class TableView:
     alone: bool = False
     gone: str | None = None
     unfollowed: str | None = None
+    waits: tuple[str, ...] = ()
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the seat number and the name.
@@ -459,11 +465,12 @@ class TableView:
     def news(self) -> tuple[str, ...]:
         """The announcements to show under the status line: all but the newest when the
         status line says the same words (the deal's "round 1 is dealt — go!" was said twice,
-        one line above the other)."""
+        one line above the other); then the votes waiting on a majority (:attr:`waits`), kept
+        in sight while they stand (an announcement scrolls away)."""
         messages = self.messages
         if messages and self.status and messages[-1] == self.status:
-            return messages[:-1]
-        return messages
+            messages = messages[:-1]
+        return messages + self.waits
 
 
 #: What each phase of the game (``Phase``'s values) means to a player (:meth:`TableView.heading`).
@@ -974,3 +981,57 @@ def tie_words(whose_card: str) -> str:
     "bot2's 8♠ tied with another card for one place: both stay"
     """
     return f"{whose_card} tied with another card for one place: both stay"
+
+
+#: Why a member is voted out, in a few words (:func:`unmet_words`).
+_WHY = {
+    DropReason.SILENT: "silent",
+    DropReason.WITHHELD: "holding the game up",
+    DropReason.EQUIVOCATION: "caught cheating",
+    DropReason.FLAPPING: "in and out too often",
+}
+
+
+def unmet_words(
+    standing: Sequence[Unmet], name: Callable[[int], str], local: int | None = None
+) -> tuple[str, ...]:
+    """The votes to drop a member that stand without a majority, in words, a row of the
+    terminal each: who is voted out, by whom, why, and how many votes of how many are needed,
+    one row for the members voted out by the same voters for the same reasons, those the local
+    seat cast last (nearest the foot, where the terminal keeps its newest rows), each in 80
+    columns for names of a few letters; then that the table waits for the rest. Two
+    liars at four players leave the honest two's votes two of four, and the table waits for
+    good (docs/protocol.md §13): every member heard, nothing said why. ``name``: each seat's
+    name (``"you"`` for the local seat). None: nothing stands. At two members the vote
+    missing is its target's own, which never comes: the abandon is on offer instead (§9.3).
+
+    >>> from p2p_nertz.protocol.unmet import Unmet
+    >>> names = ["bot1", "bot2", "you", "bot4"]
+    >>> unmet_words([Unmet(1, (DropReason.WITHHELD,), (2, 3), 3, 4),
+    ...              Unmet(2, (DropReason.WITHHELD,), (1,), 3, 4),
+    ...              Unmet(3, (DropReason.WITHHELD,), (1,), 3, 4)], names.__getitem__, 2)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ('you and bot4 voted out by bot2 (holding the game up): 1 of 3 votes',
+     'bot2 voted out by you and bot4 (holding the game up): 2 of 3 votes',
+     'no majority yet: the table waits for the votes still needed to drop')
+    >>> unmet_words([Unmet(2, (DropReason.SILENT,), (0,), 2, 2)], names.__getitem__)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ('you voted out by bot1 (silent): 1 of 2 votes',
+     'nobody can be dropped from two: wait for them, or end the game')
+    """
+    groups: dict[tuple[tuple[int, ...], tuple[DropReason, ...], int], list[int]] = {}
+    for u in standing:
+        groups.setdefault((u.voters, u.reasons, u.majority), []).append(u.seat)
+    rows = []
+    for (voters, reasons, majority), seats in sorted(
+        groups.items(), key=lambda group: (local in group[0][0], group[0])
+    ):
+        who = [name(seat) for seat in seats]
+        why = ", ".join(_WHY.get(reason, reason.name.lower()) for reason in reasons)
+        by = _and([name(seat) for seat in voters])
+        rows.append(f"{_and(who)} voted out by {by} ({why}): {len(voters)} of {majority} votes")
+    if rows and all(u.members == 2 for u in standing):  # (the other vote is its target's)
+        rows.append("nobody can be dropped from two: wait for them, or end the game")
+    elif rows:
+        rows.append("no majority yet: the table waits for the votes still needed to drop")
+    return tuple(rows)
