@@ -360,7 +360,7 @@ class Folds:
                 t.observe(ev)
                 skipped.append(ev)
                 continue
-            if not t.counts(ev.seat, ev.seq):
+            if not t.counts(ev.seat, ev.seq) or unreadmitted(t, ev.seat, ev.seq, gaps.get(ev.seat)):
                 t.observe(ev)
                 continue
             t.apply(ev)
@@ -412,6 +412,8 @@ class Folds:
         if gaps:
             seat_gaps = gaps.get(seat)
             if seat_gaps and any(lo < seq < hi for lo, hi in seat_gaps):
+                return False
+            if seat_gaps and unreadmitted(final, seat, seq, seat_gaps):
                 return False
         limit = excluded.get(seat)
         if limit is None or seq <= limit:
@@ -866,6 +868,26 @@ def came_back(fold: GameState, seat: int, cut: int) -> bool:
     """Whether ``fold`` readmitted ``seat`` from ``cut`` (a gap from it, §9.8): the test of
     a cut :func:`readmitted_cuts` offers."""
     return any(lo == cut for lo, _ in fold.gaps.get(seat, ()))
+
+
+def unreadmitted(
+    fold: GameState, seat: int, seq: int, gaps: tuple[tuple[int, int], ...] | None
+) -> bool:
+    """Whether ``seat``'s event ``seq`` is at or past the rejoin request of a readmission
+    (``gaps``: the member's gaps, as the held events decide them) that ``fold`` has not made
+    yet at this point of the order: such an event never counts here (§9.8). The request
+    itself is never folded, and what the member signs from it on counts from its
+    readmission on in the total order (time ``T``); before it, the member is out from its
+    cut, whether the votes that cut it come before the event in the order or after it (a
+    member that signed a ``join`` past its cut before it learned of its drop, and was
+    readmitted at it: lie fuzzer, readmit seeds 156 and 16). The rule of the peer's final
+    fold (:meth:`Folds.counts`), its tentative one and the audit's (which folds with the
+    gaps a pass found, its cuts not among its ``cuts`` any more), and of
+    :meth:`Folds.never_counts` (an event timed at or below ``T``)."""
+    if not gaps:
+        return False
+    made = fold.gaps.get(seat, ())
+    return any(hi <= seq and (lo, hi) not in made for lo, hi in gaps)
 
 
 def after_gap(gaps: tuple[tuple[int, int], ...] | None, cut: int) -> int:
