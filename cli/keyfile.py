@@ -192,7 +192,7 @@ def load_key(path: Path, *, players: Collection[bytes] = ()) -> Identity:
         NertzError: no key there, or not a usable key file.
     """
     if not path.exists():
-        raise NertzError(f"no key at {str(path)!r}; make one with: nertz keygen --key {path}")
+        raise NertzError(f"no key file at {str(path)!r}; make one with: nertz keygen --key {path}")
     return load_identity(path, players=players)
 
 

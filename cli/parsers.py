@@ -394,16 +394,15 @@ def _check_node(args: argparse.Namespace) -> None:
     Raises:
         NertzError: no key or game there, or ``--fresh`` with a log that is not empty.
     """
+    if args.fresh:  # (said first, as the node did before it read its files)
+        with contextlib.suppress(OSError):
+            if args.log.stat().st_size > 0:
+                raise NertzError(
+                    f"--fresh: {str(args.log)!r} already holds this node's game: a node "
+                    "resumed from its log is not fresh (leave --fresh out)"
+                )
     _key_file(args.key)
     _spec_file(args.spec)
-    if not args.fresh:
-        return
-    with contextlib.suppress(OSError):
-        if args.log.stat().st_size > 0:
-            raise NertzError(
-                f"--fresh: {str(args.log)!r} already holds this node's game: a node resumed "
-                "from its log is not fresh (leave --fresh out)"
-            )
 
 
 # -- keygen, host, join, bot, games, resume ----------------------------------------------------
@@ -884,14 +883,14 @@ def _add_watch(sub: Any) -> None:
 
 
 def _check_watch(args: argparse.Namespace) -> None:
-    """The spectator's key is there (said first: a spectator without one is told how to make
-    it, whatever its ``--spec``), the game a spec or a member's log, the key a key."""
+    """The game a spec or a member's log (in the order ``nertz watch`` reads them), then the
+    spectator's key there (one without it told how to make it) and a key."""
+    _spec_file(args.spec)
     if not args.key.exists():
         raise NertzError(
             f"no key file at {str(args.key)!r}: the spectator needs a key for members to "
             "connect to; make one with `nertz keygen`, or give --key FILE"
         )
-    _spec_file(args.spec)
     _key_file(args.key)
 
 
