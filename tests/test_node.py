@@ -22,7 +22,7 @@ from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Send
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import ClaimDecided, Phase
+from p2p_nertz.protocol.state import ClaimDecided, GameState, Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules, Termination
 from p2p_nertz.runtime.gate import zap_user_id
@@ -254,6 +254,7 @@ class _TimedPeer:
         self.deadline: float | None = deadline
         self.ticks: list[float] = []
         self.asked = 0  # next_deadline calls
+        self.tentative: GameState | None = None  # (what the node reads after a tick)
 
     def next_deadline(self) -> float | None:
         self.asked += 1
@@ -267,6 +268,7 @@ class _TimedPeer:
 
 def _timed_node(tmp_path: Path, peer: _TimedPeer) -> PeerNode:
     identities, spec = make_game(8)
+    peer.tentative = GameState(spec)  # (a game with no vote: what the node logs, nothing)
     node = PeerNode(identities[0], spec, tmp_path / "log", config=PeerConfig())
     node._peer = peer  # type: ignore[assignment]
     node._check_done = lambda: None  # type: ignore[method-assign]
