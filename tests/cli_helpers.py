@@ -330,13 +330,16 @@ def _kill_running(procs: Sequence[subprocess.Popen[str]]) -> None:
                 pipe.close()
 
 
-def stop_all(procs: Sequence[subprocess.Popen[str]]) -> None:
-    """Kill every process still running (continued first, if a test stopped it) and reap it."""
+def stop_all(procs: Sequence[subprocess.Popen[str]]) -> list[str | None]:
+    """Kill every process still running (continued first, if a test stopped it) and reap it:
+    what each said on stderr (``None`` where it was not piped)."""
+    errs = []
     for proc in procs:
         if proc.poll() is None:
             proc.send_signal(signal.SIGCONT)
             proc.kill()
-        proc.communicate()
+        errs.append(proc.communicate()[1])
+    return errs
 
 
 #: What :func:`end_of_test` runs when the current test ends: each stops a program a helper

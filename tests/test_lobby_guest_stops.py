@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import held_udp_port, json_lines_until, lobby_where, make_key
+from cli_helpers import held_udp_port, json_lines_until, lobby_where, make_key, stop_all
 
 pytestmark = [
     pytest.mark.slow,
@@ -114,13 +114,8 @@ def _assert_the_game_starts(host: subprocess.Popen[str], guest: subprocess.Popen
 
 
 def _end(*procs: subprocess.Popen[str]) -> None:
-    errs = []
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGCONT)
-            proc.kill()
-        errs.append(proc.communicate()[1])
-    assert not [err for err in errs if "Traceback" in err], errs
+    errs = stop_all(procs)
+    assert not [err for err in errs if err and "Traceback" in err], errs
 
 
 # Shorter than the guest's patience, past it, and past the host's LINK_IDLE (10 s).

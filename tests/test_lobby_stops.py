@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import cli_popen, json_lines_until, lobby_where, make_key
+from cli_helpers import cli_popen, json_lines_until, lobby_where, make_key, stop_all
 
 pytestmark = [
     pytest.mark.slow,
@@ -46,18 +46,6 @@ def _spawn(tmp_path: Path, name: str, *argv: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
         env=dict(os.environ, NERTZ_HOME=str(home)),
     )  # fmt: skip
-
-
-def _stop(procs: list[subprocess.Popen[str]]) -> list[str]:
-    """Kill every process still running (continued first) and reap it; what each said on
-    stderr."""
-    errs = []
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGCONT)
-            proc.kill()
-        errs.append(proc.communicate()[1])
-    return errs
 
 
 def _said_first(guest: subprocess.Popen[str]) -> str:
@@ -136,5 +124,5 @@ def test_a_lobby_host_stopped_comes_back_and_the_table_forms(
         for guest in guests:
             assert json_lines_until(guest, "start")[-1]["game_id"] == start["game_id"]
     finally:
-        errs = _stop([host, *guests])
-    assert not [err for err in errs if "Traceback" in err], errs
+        errs = stop_all([host, *guests])
+    assert not [err for err in errs if err and "Traceback" in err], errs
