@@ -187,7 +187,10 @@ def _run(
 ) -> None:
     host0 = _Proc(lab, 0, ["--router", lab.address(0)])
     procs.append(host0)
-    assert host0.wait_for("bound", 30), host0.proc.stderr and host0.proc.stderr.read()
+    if not host0.wait_for("bound", 90):
+        host0.proc.kill()  # (ended first: a live process's stderr would be waited on for good)
+        _, said = host0.proc.communicate(timeout=30)
+        raise AssertionError(f"the ROUTER's process never bound: {said!r}")
     host1 = _Proc(lab, 1, ["--flood", f"tcp://{lab.address(0)}:{PORT}", "--size", str(size)]
                   + (["--pings"] if pings else []))  # fmt: skip
     procs.append(host1)
