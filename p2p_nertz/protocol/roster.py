@@ -958,35 +958,33 @@ def lasting_caps(roster: Roster) -> dict[int, int]:
     return caps
 
 
-def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
+def _standing_ballots(roster: Roster) -> Iterator[tuple[int, tuple[tuple[int, Drop], ...]]]:
     """Each member with votes against it that cap (:meth:`Roster.standing_caps`), by members
-    still in, not withdrawn: ``(target, votes)`` in seat order. A member dropped keeps them
-    until it is readmitted (which keeps their range, :func:`_past_caps`): its votes past their
-    lowest count were never final while they stood, and no withdrawal after the drop lifts
-    them (docs/protocol.md §9.2, *a drop lifts no cap of the member*; shuffle soak seed 41001)."""
+    still in, not withdrawn: ``(target, ((voter, vote), ...))`` in seat order. A member dropped
+    keeps them until it is readmitted (which keeps their range, :func:`_past_caps`): its votes
+    past their lowest count were never final while they stood, and no withdrawal after the drop
+    lifts them (docs/protocol.md §9.2, *a drop lifts no cap of the member*; shuffle soak seed
+    41001). The one reading of which votes stand: the caps (:func:`_standing`) and what a
+    person is told (:func:`standing_votes`) both take it."""
+    dropped = roster.dropped
     for target in sorted(roster.votes.keys() | roster.frozen.keys()):
         ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
-        standing = [
-            v for voter, v in ballots if voter not in roster.dropped and v.reason in _CAPPED
-        ]
+        standing = tuple(b for b in ballots if b[0] not in dropped and b[1].reason in _CAPPED)
         if standing:
             yield target, standing
 
 
+def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
+    """:func:`_standing_ballots` without the voters: what the caps read."""
+    for target, ballots in _standing_ballots(roster):
+        yield target, [v for _, v in ballots]
+
+
 def standing_votes(roster: Roster) -> dict[int, tuple[tuple[int, Drop], ...]]:
-    """Each member with votes against it standing, as :func:`_standing` reads them (not
-    withdrawn, by members still in, counted or capped), with each vote's voter, in seat order:
-    what ``protocol/unmet.py`` tells a person when they stand short of a majority. (Not
-    :func:`_standing`'s source: the caps it serves are read at every fold, without voters;
-    ``tests/test_ui_unmet.py`` checks that both read the same votes.)"""
-    found = {}
-    for target in sorted(roster.votes.keys() | roster.frozen.keys()):
-        ballots = (*roster.votes.get(target, ()), *roster.frozen.get(target, ()))
-        dropped = roster.dropped
-        standing = tuple(b for b in ballots if b[0] not in dropped and b[1].reason in _CAPPED)
-        if standing:
-            found[target] = standing
-    return found
+    """Each member with votes against it standing (:func:`_standing_ballots`: not withdrawn,
+    by members still in, counted or capped), with each vote's voter, in seat order: what
+    ``protocol/unmet.py`` tells a person when they stand short of a majority."""
+    return dict(_standing_ballots(roster))
 
 
 def freezes(roster: Roster, seat: int) -> dict[int, int]:
