@@ -22,12 +22,14 @@ aborts ("Assertion failed: !_io_error": a PING among the bytes it kept, docs/pro
 Its processes say each line with :func:`~p2p_nertz.testing.said.say` and the run waits for
 their lines with :class:`~p2p_nertz.testing.said.Said` (session 37). The ROUTER's process had
 two threads printing, its monitor's ``event LISTENING`` at the moment of ``bound``; under
-``PYTHONUNBUFFERED`` (set in CI's environment) ``print`` writes a line's text and its newline
-in two calls, the GIL let go between them, and the two lines ran into one, ``event LISTENING
-0.0bound`` and an empty line: the run waited 90 s for a ``bound`` that had come, the process
-alive and silent, reading its input, its stderr empty (a CI run of session 36, and a
-rehearsal's 400 s hang before it). Beside the suite's netns tests at ``-n 8`` (load 4-8),
-4 of 45 starts; with ``say``, none of 133 (load 10-36, the slowest 12 s). A start that still
+``PYTHONUNBUFFERED`` (set in this machine's shells) ``print`` writes a line's text and its
+newline in two calls, the GIL let go between them, and the two lines ran into one, ``event
+LISTENING 0.0bound`` and an empty line: the run waited 90 s for a ``bound`` that had come,
+the process alive and silent, reading its input, its stderr empty (a CI run of session 36,
+and a rehearsal's 400 s hang before it). Beside the suite's netns tests at ``-n 8`` (load
+4-8), 4 of 45 starts; the script before alone (load 23-31), 3 of 45 with
+``PYTHONUNBUFFERED``, 0 of 80 without; with ``say``, none of 133 (load 10-36, the slowest
+12 s). A start that still
 says nothing fails with what it said, its ``step`` lines, and what it is doing
 (:mod:`p2p_nertz.testing.stalls`: each thread's state, wait channel and kernel stack, its
 Python stack where ``py-spy`` is installed).
@@ -189,7 +191,7 @@ class _Proc:
                 self.proc.kill()
             self.proc.wait(30)
             err = self.proc.stderr.read() if self.proc.stderr is not None else ""
-            raise NeverSaid(f"{exc}\nits stderr: {err.strip()[-2000:]!r}") from None
+            raise NeverSaid(f"{exc}\nits stderr: {err.strip()[-2000:]!r}", self.proc) from None
 
     def wait_for(self, prefix: str, bound: float) -> str | None:
         """The latest line starting with ``prefix`` within ``bound`` s, or ``None`` (a result)."""

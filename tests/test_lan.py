@@ -23,6 +23,7 @@ from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.runtime.node import read_session
 from p2p_nertz.testing.netns import BROADCAST, Lab, unavailable
+from p2p_nertz.testing.stalls import describe as doing_now
 from tests.cli_helpers import make_key
 
 _WHY = unavailable()
@@ -81,7 +82,11 @@ class Player:
         return path
 
     def describe(self) -> str:
-        return f"host {self.host}: {self.out.read_text()[-600:]} {self.err.read_text()[-1500:]}"
+        """What it said, and what it is doing if it still runs (:mod:`p2p_nertz.testing.stalls`)."""
+        code = self.proc.poll()
+        doing = f"(exit {code})" if code is not None else doing_now(self.proc.pid)
+        said = f"{self.out.read_text()[-600:]} {self.err.read_text()[-1500:]}"
+        return f"host {self.host}: {said}\n{doing}"
 
 
 def wait_until(what: str, ready: Callable[[], bool], players: list[Player], timeout: float) -> None:

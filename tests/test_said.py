@@ -9,6 +9,7 @@ process that will never say what is waited for, after it said what it says first
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -17,14 +18,18 @@ from contextlib import contextmanager
 
 import pytest
 
+from p2p_nertz.testing.netns import Lab, unavailable
 from p2p_nertz.testing.said import NeverSaid, Said
 from p2p_nertz.testing.stalls import describe, py_spy
 
-# Threads that each say numbered lines as fast as they can. With PYTHONUNBUFFERED (set here,
-# and in CI's environment) stdout has no buffer: print's text and its newline are two write
-# calls, the GIL let go between them; a short switch interval gives the other threads that
-# moment often. With print in place of say, 6 to 8 of the 16,000 lines ran into another in
-# each of three runs (session 37).
+_NO_LAB = unavailable()
+needs_lab = pytest.mark.skipif(_NO_LAB is not None, reason=f"needs a netns lab: {_NO_LAB}")
+
+# Threads that each say numbered lines as fast as they can. With PYTHONUNBUFFERED (given to the
+# child here, as this machine's shells set it) stdout has no buffer: print's text and its newline
+# are two write calls, the GIL let go between them; a short switch interval gives the other
+# threads that moment often. With print in place of say, 6 to 8 of the 16,000 lines ran into
+# another in each of three runs (session 37).
 _SPEAKERS = textwrap.dedent("""
     import sys, threading
     from p2p_nertz.testing.said import say
@@ -92,8 +97,9 @@ def test_a_line_never_said_fails_saying_what_was_said_and_what_the_process_is_do
     assert message.startswith("the probe never said 'bound': not within 0.2 s; it said:")
     assert "'step one'" in message
     assert f"process {pid}: {sys.executable} -c print(" in message
-    # Its main thread asleep, reading its input.
-    assert f"thread {pid} (python): state S (sleeping), wchan " in message
+    # Its main thread: its state (asleep on its input, or not yet), wait channel, kernel stack.
+    assert re.search(rf"thread {pid} \(python\): state \S \([^)]*\), wchan \S+, kernel stack: ",
+                     message), message  # fmt: skip
 
 
 def test_a_process_ending_first_fails_at_once_with_its_exit() -> None:
@@ -120,8 +126,8 @@ def test_describe_says_each_thread_of_a_live_process_and_that_a_gone_one_is_gone
         text = describe(pid, spy=False)
     lines = text.splitlines()
     assert lines[0].startswith(f"process {pid}: {sys.executable} -c import threading")
-    assert lines[1].startswith(f"  thread {pid} (python): state S (sleeping), wchan ")
-    assert "kernel stack: " in lines[1]
+    assert re.match(rf"  thread {pid} \(python\): state \S \([^)]*\), wchan \S+, kernel stack: ",
+                    lines[1]), lines  # fmt: skip
     assert describe(pid, spy=False) == f"process {pid}: gone"  # (reaped above)
 
 
@@ -133,3 +139,38 @@ def test_describe_shows_a_python_processs_own_stack_where_py_spy_is_installed() 
         text = describe(said.proc.pid)
     assert "py-spy dump:" in text
     assert "waiting_for_input" in text
+
+
+@needs_lab
+@pytest.mark.netns
+def test_a_lab_process_says_it_is_ready_and_its_lines_are_read_on() -> None:
+    code = "print('up 1', flush=True); print(input(), flush=True); input()"
+    with Lab(1) as lab:
+        said = lab.start(0, [sys.executable, "-c", code], ready="up", stdin=subprocess.PIPE)
+        assert said.lines == ["up 1"]
+        assert said.proc.stdin is not None
+        said.proc.stdin.write("again\n")
+        said.proc.stdin.flush()
+        assert said.wait_for("again", 90) == "again"
+    assert said.proc.returncode is not None  # (the lab's close ended it)
+
+
+@needs_lab
+@pytest.mark.netns
+def test_a_lab_process_that_never_says_it_is_ready_fails_with_what_it_does_and_is_ended() -> None:
+    with Lab(1) as lab:
+        code = "print('step one', flush=True); input()"
+        with pytest.raises(NeverSaid) as raised:
+            lab.start(0, [sys.executable, "-c", code], ready="up", name="the probe", bound=0.2,
+                      stdin=subprocess.PIPE)  # fmt: skip
+        message = str(raised.value)
+        assert message.startswith("the probe never said 'up': not within 0.2 s; it said:")
+        # What it was doing: still `ip netns exec` or the Python it became, its threads' states.
+        proc = raised.value.proc
+        assert proc is not None
+        assert f"process {proc.pid}: " in message
+        assert "state " in message
+        assert proc.wait(90) == -9  # (ended: killed)
+        with pytest.raises(NeverSaid, match=r"the probe never said 'up': ended \(exit 4\)"):
+            lab.start(0, [sys.executable, "-c", "raise SystemExit(4)"], ready="up",
+                      name="the probe")  # fmt: skip

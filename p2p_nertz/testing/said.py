@@ -42,7 +42,15 @@ def say(line: str, *, to: IO[str] | None = None) -> None:
 
 
 class NeverSaid(AssertionError):
-    """A process did not say the line waited for within the wait's bound, or ended first."""
+    """A process did not say the line waited for within the wait's bound, or ended first.
+
+    Attributes:
+        proc: the process (``None`` where the raiser had none to give).
+    """
+
+    def __init__(self, message: str, proc: subprocess.Popen[Any] | None = None) -> None:
+        super().__init__(message)
+        self.proc = proc
 
 
 class Said:
@@ -105,7 +113,7 @@ class Said:
                 if self._ended or left <= 0:
                     break
                 self._changed.wait(left)
-        raise NeverSaid(self._never(prefix, bound))
+        raise NeverSaid(self._never(prefix, bound), self.proc)
 
     def _never(self, prefix: str, bound: float) -> str:
         if self._ended:  # (its output ended: its exit follows)
