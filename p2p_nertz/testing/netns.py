@@ -64,8 +64,8 @@ BROADCAST: Final = "10.77.0.255"
 _serial = count(1)
 #: A locally administered MAC address no host of the lab has (:meth:`Lab.cut_link`).
 _NOWHERE: Final = "02:00:00:00:7a:7a"
-#: How long a process the lab starts for itself (a delayer) may take to say it is ready: a
-#: hang's bound (it says so within a second or two under the suite's load).
+#: How long a process started by :meth:`Lab.start` (a delayer, a test's listener) may take to
+#: say it is ready: a hang's bound (a Python's start in a lab took up to 12 s at load 36).
 READY_BOUND: Final = 90.0
 
 
