@@ -71,8 +71,7 @@ from p2p_nertz.runtime.mesh import LINK_TIMEOUT_MAX_MS, Mesh
 from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort, parse_watcher_key
 from p2p_nertz.runtime.zmqtrio import monitor_event
 from p2p_nertz.testing.netns import READY_BOUND, Lab, impairments_unavailable, unavailable
-from p2p_nertz.testing.said import NeverSaid
-from p2p_nertz.testing.stalls import describe
+from p2p_nertz.testing.said import first_line
 
 MEMBERS = [Identity.generate(derive_seed(b"bench-dead-link", i)) for i in range(2)]
 WAYS = (
@@ -306,23 +305,9 @@ class Member:
         """The endpoint it says first (its start: bounded, a hang's bound).
 
         Raises:
-            NeverSaid: it did not say it within ``netns.READY_BOUND`` s, or ended first:
-                what it wrote and what it is doing (:func:`p2p_nertz.testing.stalls.describe`).
+            NeverSaid: not within ``netns.READY_BOUND`` s, or it ended first.
         """
-        end = time.monotonic() + READY_BOUND
-        while not (text := self.out.read_text()).strip():
-            code = self.proc.poll()
-            if code is not None:
-                what = f"the probe of {self.out.name} ended (exit {code}) first"
-                raise NeverSaid(what, self.proc)
-            if time.monotonic() > end:
-                raise NeverSaid(
-                    f"the probe of {self.out.name} never said its endpoint: not within"
-                    f" {READY_BOUND:g} s\n{describe(self.proc.pid)}",
-                    self.proc,
-                )
-            time.sleep(0.05)  # (a poll of its output, not a wait standing in for it)
-        return text.splitlines()[0]
+        return first_line(self.out, self.proc, f"the probe of {self.out.name}", READY_BOUND)
 
     def tell(self, endpoint: str) -> None:
         assert self.proc.stdin is not None

@@ -19,6 +19,7 @@ fixed ports):
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -47,19 +48,36 @@ def say_bound(endpoint: str, out: IO[str] | None = None) -> None:
     print(json.dumps({"event": "bound", "endpoint": endpoint}), file=out or sys.stdout, flush=True)
 
 
-def read_bound(proc: subprocess.Popen[str]) -> str:
+#: How long a child may take to say its endpoint: a hang's bound (session 37: a Python's start
+#: in a lab took up to 12 s at load 36).
+BOUND_WITHIN = 90.0
+
+
+def read_bound(proc: subprocess.Popen[str], within: float = BOUND_WITHIN) -> str:
     """The endpoint a server child said on its first line (:func:`say_bound`), from its pipe.
 
     Raises:
-        RuntimeError: it stopped, or said something else, before it bound.
+        RuntimeError: it stopped, or said something else, before it bound, or said nothing
+            within ``within`` s: then what it is doing (:mod:`p2p_nertz.testing.stalls`). A
+            child that did not bind is ended.
     """
     assert proc.stdout is not None
+    if not select.select([proc.stdout], [], [], within)[0]:  # (nothing read from it yet)
+        from p2p_nertz.testing.stalls import describe
+
+        doing = describe(proc.pid)
+        proc.kill()
+        proc.wait()
+        raise RuntimeError(f"a child said nothing within {within:g} s:\n{doing}")
     line = proc.stdout.readline()
     try:
         data = json.loads(line)
     except ValueError:
         data = None
     if not isinstance(data, dict) or data.get("event") != "bound":
+        with suppress(subprocess.TimeoutExpired):  # (said something else and lives on: ended)
+            proc.wait(10)
+        proc.kill()
         proc.wait()
         raise RuntimeError(f"a child did not bind (exit {proc.returncode}): {line[:80]!r}")
     return str(data["endpoint"])

@@ -15,11 +15,12 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from p2p_nertz.testing.netns import Lab, unavailable
-from p2p_nertz.testing.said import NeverSaid, Said
+from p2p_nertz.testing.said import NeverSaid, Said, first_line
 from p2p_nertz.testing.stalls import describe, py_spy
 
 _NO_LAB = unavailable()
@@ -110,6 +111,32 @@ def test_a_process_ending_first_fails_at_once_with_its_exit() -> None:
     assert "never said 'bound': ended (exit 3)" in message
     assert "'only this'" in message
     assert "state" not in message  # (nothing to describe: it is gone)
+
+
+def test_first_line_reads_a_process_output_file_bounded(tmp_path: Path) -> None:
+    def start(code: str, out: Path) -> subprocess.Popen[bytes]:
+        with out.open("wb") as sink:
+            return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                    stdout=sink)  # fmt: skip
+
+    talked, quiet, quit_ = (tmp_path / f"{name}.txt" for name in ("talker", "silent", "quitter"))
+    talker = start("print('tcp://x:1', flush=True); print('more', flush=True); input()", talked)
+    silent = start("input()", quiet)
+    try:
+        assert first_line(talked, talker, "the talker", 90) == "tcp://x:1"
+        with pytest.raises(NeverSaid, match=r"the silent said nothing: not within 0.2 s") as raised:
+            first_line(quiet, silent, "the silent", 0.2)  # (it never will: it reads its input)
+        assert f"process {silent.pid}: " in str(raised.value)
+        assert raised.value.proc is silent
+    finally:
+        for proc in (talker, silent):
+            proc.kill()
+            proc.wait()
+            assert proc.stdin is not None
+            proc.stdin.close()
+    quitter = start("raise SystemExit(5)", quit_)
+    with pytest.raises(NeverSaid, match=r"the quitter said nothing: ended \(exit 5\)"):
+        first_line(quit_, quitter, "the quitter", 600)  # (its end ends the wait)
 
 
 def test_said_refuses_a_process_whose_output_is_not_a_pipe() -> None:

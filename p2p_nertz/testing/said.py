@@ -23,11 +23,12 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import IO, Any
 
 from p2p_nertz.testing.stalls import describe
 
-__all__ = ["NeverSaid", "Said", "say"]
+__all__ = ["NeverSaid", "Said", "first_line", "say"]
 
 _speaking = threading.Lock()
 
@@ -131,3 +132,22 @@ class Said:
     def close(self) -> None:
         """Wait for the reader to have read everything (the process ended or killed first)."""
         self._reader.join(10)
+
+
+def first_line(path: Path, proc: subprocess.Popen[Any], name: str, bound: float) -> str:
+    """The first line ``proc``, whose output goes to the file ``path``, writes there (its text
+    so far if the line is not yet ended), waiting for it up to ``bound`` s: a hang's bound.
+
+    Raises:
+        NeverSaid: it wrote nothing within ``bound`` s, or ended first: then what it is doing.
+    """
+    end = time.monotonic() + bound
+    while not (text := path.read_text(errors="replace")).strip():
+        code = proc.poll()
+        if code is not None:
+            raise NeverSaid(f"{name} said nothing: ended (exit {code})", proc)
+        if time.monotonic() > end:
+            doing = describe(proc.pid)
+            raise NeverSaid(f"{name} said nothing: not within {bound:g} s\n{doing}", proc)
+        time.sleep(0.05)  # (a poll of its output file, not a wait standing in for it)
+    return text.splitlines()[0]
