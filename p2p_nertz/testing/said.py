@@ -4,11 +4,12 @@ A test or benchmark starts a process (often in a network-namespace lab, :mod:`.n
 for it to say a line (``bound``, ``up``, ``ready``) before it goes on. Two ways that wait went
 wrong (session 37):
 
-- **Two threads of the process printing at once.** ``print`` writes its text and its newline
-  apart, and another thread's ``print`` can come between them: ``event LISTENING 0.0bound``
-  then an empty line, and the awaited ``bound`` never starts a line (the process alive, silent,
-  its stderr empty: ``scripts/bench_hwm_dead_link.py`` failed a CI run so, once in ten starts
-  under the suite's load). A process whose threads speak says each line with :func:`say`: one
+- **Two threads of the process printing at once.** Under ``PYTHONUNBUFFERED`` (no buffer
+  under the text layer) ``print`` writes its text and its newline in two calls, the GIL let go
+  between them, and another thread's ``print`` can come between: ``event LISTENING 0.0bound``
+  then an empty line, and the awaited ``bound`` never starts a line (the process alive,
+  silent, its stderr empty: ``scripts/bench_hwm_dead_link.py``, 4 of 45 starts beside the
+  suite's netns tests). A process whose threads speak says each line with :func:`say`: one
   write of the whole line, under a lock, flushed.
 - **An unbounded read.** ``proc.stdout.readline()`` waits for good on a process that says
   nothing. :class:`Said` reads a process's output on a thread of its own; :meth:`Said.wait_for`
