@@ -44,7 +44,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.mesh import Mesh
-from p2p_nertz.testing.netns import READY_BOUND, Lab, unavailable
+from p2p_nertz.testing.netns import Lab, unavailable
 from p2p_nertz.testing.said import first_line
 
 
@@ -151,7 +151,7 @@ def run_cut(
         endpoints = []
         for h in range(n):
             name = f"member {h}'s probe"
-            endpoints.append(first_line(outs[h], procs[h], name, READY_BOUND))
+            endpoints.append(first_line(procs[h], name, path=outs[h]))
         for h in range(n):
             procs[h].stdin.write(" ".join(endpoints) + "\n")  # type: ignore[union-attr]
             procs[h].stdin.flush()  # type: ignore[union-attr]

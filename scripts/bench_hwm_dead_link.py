@@ -29,9 +29,9 @@ the process alive and silent, reading its input, its stderr empty (a CI run of s
 and a rehearsal's 400 s hang before it). Beside the suite's netns tests at ``-n 8`` (load
 4-8), 4 of 45 starts; the script before alone (load 23-31), 3 of 45 with
 ``PYTHONUNBUFFERED``, 0 of 80 without; with ``say``, none of 333 (load 10-38, with it and
-without, the slowest 12 s). A start that still says nothing fails with what it said, its ``step`` lines, and what
-it is doing (:mod:`p2p_nertz.testing.stalls`: each thread's state, wait channel and kernel
-stack, its Python stack where ``py-spy`` is installed).
+without, the slowest 12 s). A start that still says nothing fails with what it said, its
+``step`` lines, and what it is doing (:mod:`p2p_nertz.testing.stalls`: each thread's state,
+wait channel and kernel stack, its Python stack where ``py-spy`` is installed).
 
     python scripts/bench_hwm_dead_link.py [--runs 2] [--pings both] [--size 1000]
 

@@ -19,7 +19,6 @@ fixed ports):
 from __future__ import annotations
 
 import json
-import select
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -48,28 +47,25 @@ def say_bound(endpoint: str, out: IO[str] | None = None) -> None:
     print(json.dumps({"event": "bound", "endpoint": endpoint}), file=out or sys.stdout, flush=True)
 
 
-#: How long a child may take to say its endpoint: a hang's bound (session 37: a Python's start
-#: in a lab took up to 12 s at load 36).
-BOUND_WITHIN = 90.0
-
-
-def read_bound(proc: subprocess.Popen[str], within: float = BOUND_WITHIN) -> str:
+def read_bound(proc: subprocess.Popen[str], within: float | None = None) -> str:
     """The endpoint a server child said on its first line (:func:`say_bound`), from its pipe.
+
+    Args:
+        within: how long it may take (``said.READY_BOUND`` by default): a hang's bound.
 
     Raises:
         RuntimeError: it stopped, or said something else, before it bound, or said nothing
-            within ``within`` s: then what it is doing (:mod:`p2p_nertz.testing.stalls`). A
-            child that did not bind is ended.
+            within the bound: then what it is doing (:func:`p2p_nertz.testing.said.first_line`).
+            A child that did not bind is ended.
     """
-    assert proc.stdout is not None
-    if not select.select([proc.stdout], [], [], within)[0]:  # (nothing read from it yet)
-        from p2p_nertz.testing.stalls import describe
+    from p2p_nertz.testing.said import READY_BOUND, NeverSaid, first_line
 
-        doing = describe(proc.pid)
+    try:
+        line = first_line(proc, "a server child", READY_BOUND if within is None else within)
+    except NeverSaid as exc:
         proc.kill()
         proc.wait()
-        raise RuntimeError(f"a child said nothing within {within:g} s:\n{doing}")
-    line = proc.stdout.readline()
+        raise RuntimeError(str(exc)) from None
     try:
         data = json.loads(line)
     except ValueError:

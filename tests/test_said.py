@@ -123,9 +123,9 @@ def test_first_line_reads_a_process_output_file_bounded(tmp_path: Path) -> None:
     talker = start("print('tcp://x:1', flush=True); print('more', flush=True); input()", talked)
     silent = start("input()", quiet)
     try:
-        assert first_line(talked, talker, "the talker", 90) == "tcp://x:1"
+        assert first_line(talker, "the talker", 90, path=talked) == "tcp://x:1"
         with pytest.raises(NeverSaid, match=r"the silent said nothing: not within 0.2 s") as raised:
-            first_line(quiet, silent, "the silent", 0.2)  # (it never will: it reads its input)
+            first_line(silent, "the silent", 0.2, path=quiet)  # (it never will: it reads its input)
         assert f"process {silent.pid}: " in str(raised.value)
         assert raised.value.proc is silent
     finally:
@@ -136,7 +136,32 @@ def test_first_line_reads_a_process_output_file_bounded(tmp_path: Path) -> None:
             proc.stdin.close()
     quitter = start("raise SystemExit(5)", quit_)
     with pytest.raises(NeverSaid, match=r"the quitter said nothing: ended \(exit 5\)"):
-        first_line(quit_, quitter, "the quitter", 600)  # (its end ends the wait)
+        first_line(quitter, "the quitter", 600, path=quit_)  # (its end ends the wait)
+
+
+def test_first_line_reads_a_process_pipe_bounded_and_leaves_the_rest() -> None:
+    def start(code: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)  # fmt: skip
+
+    talker = start("print('tcp://x:1', flush=True); print('more', flush=True); input()")
+    silent = start("input()")
+    quitter = start("raise SystemExit(6)")
+    try:
+        assert first_line(talker, "the talker") == "tcp://x:1"
+        assert talker.stdout is not None and talker.stdout.readline() == "more\n"  # (the caller's)
+        with pytest.raises(NeverSaid, match=r"the silent said nothing: not within 0.2 s") as raised:
+            first_line(silent, "the silent", 0.2)  # (it never will: it reads its input)
+        assert f"process {silent.pid}: " in str(raised.value)
+        with pytest.raises(NeverSaid, match=r"the quitter said nothing: its output ended \(exit 6"):
+            first_line(quitter, "the quitter", 600)  # (its end ends the wait)
+    finally:
+        for proc in (talker, silent, quitter):
+            proc.kill()
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                assert pipe is not None
+                pipe.close()
 
 
 def test_said_refuses_a_process_whose_output_is_not_a_pipe() -> None:

@@ -44,10 +44,11 @@ from itertools import count
 from types import TracebackType
 from typing import Any, Final
 
-from p2p_nertz.testing.said import NeverSaid, Said
+from p2p_nertz.testing.said import READY_BOUND, NeverSaid, Said
 
 __all__ = [
     "BROADCAST",
+    "READY_BOUND",
     "SUBNET",
     "Delayed",
     "Lab",
@@ -64,9 +65,6 @@ BROADCAST: Final = "10.77.0.255"
 _serial = count(1)
 #: A locally administered MAC address no host of the lab has (:meth:`Lab.cut_link`).
 _NOWHERE: Final = "02:00:00:00:7a:7a"
-#: How long a process started by :meth:`Lab.start` (a delayer, a test's listener) may take to
-#: say it is ready: a hang's bound (a Python's start in a lab took up to 12 s at load 36).
-READY_BOUND: Final = 90.0
 
 
 class LabError(RuntimeError):

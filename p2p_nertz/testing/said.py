@@ -20,16 +20,22 @@ wrong (session 37):
 from __future__ import annotations
 
 import contextlib
+import select
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from p2p_nertz.testing.stalls import describe
 
-__all__ = ["NeverSaid", "Said", "first_line", "say"]
+__all__ = ["READY_BOUND", "NeverSaid", "Said", "first_line", "say"]
+
+#: How long a process may take to say it is ready (its first line, ``bound``, ``up``): a hang's
+#: bound, never a timing assertion (session 37: a Python's start in a lab took up to 12 s at
+#: load 36, its imports most of it).
+READY_BOUND: Final = 90.0
 
 _speaking = threading.Lock()
 
@@ -135,13 +141,32 @@ class Said:
         self._reader.join(10)
 
 
-def first_line(path: Path, proc: subprocess.Popen[Any], name: str, bound: float) -> str:
-    """The first line ``proc``, whose output goes to the file ``path``, writes there (its text
-    so far if the line is not yet ended), waiting for it up to ``bound`` s: a hang's bound.
+def first_line(
+    proc: subprocess.Popen[Any], name: str, bound: float = READY_BOUND, *, path: Path | None = None
+) -> str:
+    """The first line ``proc`` says, waiting for it up to ``bound`` s (a hang's bound): read
+    from its stdout pipe, nothing read from it yet (what comes after is the caller's), or from
+    the file ``path`` its output goes to (its text so far if the line is not yet ended).
 
     Raises:
-        NeverSaid: it wrote nothing within ``bound`` s, or ended first: then what it is doing.
+        NeverSaid: it said nothing within ``bound`` s (then what it is doing), or its output
+            or the process ended first.
+        ValueError: no ``path`` and its output is not a pipe.
     """
+    if path is None:
+        if proc.stdout is None:
+            raise ValueError(f"{name}: its output is not a pipe (stdout=subprocess.PIPE)")
+        if not select.select([proc.stdout], [], [], bound)[0]:
+            doing = describe(proc.pid)
+            raise NeverSaid(f"{name} said nothing: not within {bound:g} s\n{doing}", proc)
+        line = proc.stdout.readline()
+        if isinstance(line, bytes):
+            line = line.decode(errors="replace")
+        if not line:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # (its output ended: it ends)
+                proc.wait(10)
+            raise NeverSaid(f"{name} said nothing: its output ended (exit {proc.poll()})", proc)
+        return str(line).rstrip("\n")
     end = time.monotonic() + bound
     while not (text := path.read_text(errors="replace")).strip():
         code = proc.poll()
