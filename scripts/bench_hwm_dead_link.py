@@ -143,7 +143,7 @@ def flood(endpoint: str, size: int, pings: bool) -> None:
     sys.stdin.read()
 
 
-class _Proc:
+class Probe:
     """A probe process in a lab host: its lines read as they come (:class:`Said`)."""
 
     def __init__(self, lab: Lab, host: int, argv: list[str], name: str) -> None:
@@ -209,7 +209,7 @@ def _established(lab: Lab) -> int:
 
 def one_run(size: int, pings: bool, bound: float) -> dict[str, Any]:
     result: dict[str, Any] = {"pings": pings}
-    procs: list[_Proc] = []
+    procs: list[Probe] = []
     with Lab(2) as lab:
         try:
             _run(lab, size, pings, bound, result=result, procs=procs)
@@ -220,13 +220,13 @@ def one_run(size: int, pings: bool, bound: float) -> dict[str, Any]:
 
 
 def _run(
-    lab: Lab, size: int, pings: bool, bound: float, *, result: dict[str, Any], procs: list[_Proc]
+    lab: Lab, size: int, pings: bool, bound: float, *, result: dict[str, Any], procs: list[Probe]
 ) -> None:
-    host0 = _Proc(lab, 0, ["--router", lab.address(0)], "the ROUTER's process")
+    host0 = Probe(lab, 0, ["--router", lab.address(0)], "the ROUTER's process")
     procs.append(host0)
     host0.started("bound", 90)
     flood = ["--flood", f"tcp://{lab.address(0)}:{PORT}", "--size", str(size)]
-    host1 = _Proc(lab, 1, flood + (["--pings"] if pings else []), "the DEALER's process")
+    host1 = Probe(lab, 1, flood + (["--pings"] if pings else []), "the DEALER's process")
     procs.append(host1)
     result["sent before full"] = int(host1.started("full", 120).split()[1])
     host0.tell("fds")
