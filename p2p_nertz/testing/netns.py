@@ -48,7 +48,6 @@ from p2p_nertz.testing.said import READY_BOUND, NeverSaid, Said
 
 __all__ = [
     "BROADCAST",
-    "READY_BOUND",
     "SUBNET",
     "Delayed",
     "Lab",
