@@ -27,7 +27,7 @@ newline in two calls, the GIL let go between them, and the two lines ran into on
 LISTENING 0.0bound`` and an empty line: the run waited 90 s for a ``bound`` that had come,
 the process alive and silent, reading its input, its stderr empty (a CI run of session 36,
 and a rehearsal's 400 s hang before it). Beside the suite's netns tests at ``-n 8`` (load
-4-8), 4 of 45 starts; the script before alone (load 23-31), 3 of 45 with
+4-8), 4 of 49 starts; the script before alone (load 23-31), 3 of 45 with
 ``PYTHONUNBUFFERED``, 0 of 80 without; with ``say``, none of 333 (load 10-38, with it and
 without, the slowest 12 s). A start that still says nothing fails with what it said, its
 ``step`` lines, and what it is doing (:mod:`p2p_nertz.testing.stalls`: each thread's state,

@@ -8,7 +8,7 @@ wrong (session 37):
   under the text layer) ``print`` writes its text and its newline in two calls, the GIL let go
   between them, and another thread's ``print`` can come between: ``event LISTENING 0.0bound``
   then an empty line, and the awaited ``bound`` never starts a line (the process alive,
-  silent, its stderr empty: ``scripts/bench_hwm_dead_link.py``, 4 of 45 starts beside the
+  silent, its stderr empty: ``scripts/bench_hwm_dead_link.py``, 4 of 49 starts beside the
   suite's netns tests). A process whose threads speak says each line with :func:`say`: one
   write of the whole line, under a lock, flushed.
 - **An unbounded read.** ``proc.stdout.readline()`` waits for good on a process that says
