@@ -135,7 +135,8 @@ def test_first_line_reads_a_process_output_file_bounded(tmp_path: Path) -> None:
             assert proc.stdin is not None
             proc.stdin.close()
     quitter = start("raise SystemExit(5)", quit_)
-    with pytest.raises(NeverSaid, match=r"the quitter said nothing: ended \(exit 5\)"):
+    assert quitter.stdin is not None
+    with quitter.stdin, pytest.raises(NeverSaid, match=r"the quitter said nothing: ended \(exit 5"):
         first_line(quitter, "the quitter", 600, path=quit_)  # (its end ends the wait)
 
 
