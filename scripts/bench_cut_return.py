@@ -45,6 +45,7 @@ from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.mesh import Mesh
 from p2p_nertz.testing.netns import Lab, unavailable
+from p2p_nertz.testing.said import first_line
 
 
 def members(n: int) -> list[Identity]:
@@ -149,9 +150,8 @@ def run_cut(
     try:
         endpoints = []
         for h in range(n):
-            while not outs[h].read_text().strip():
-                time.sleep(0.05)
-            endpoints.append(outs[h].read_text().splitlines()[0])
+            name = f"member {h}'s probe"
+            endpoints.append(first_line(procs[h], name, path=outs[h]))
         for h in range(n):
             procs[h].stdin.write(" ".join(endpoints) + "\n")  # type: ignore[union-attr]
             procs[h].stdin.flush()  # type: ignore[union-attr]

@@ -71,6 +71,7 @@ from p2p_nertz.runtime.mesh import LINK_TIMEOUT_MAX_MS, Mesh
 from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort, parse_watcher_key
 from p2p_nertz.runtime.zmqtrio import monitor_event
 from p2p_nertz.testing.netns import Lab, impairments_unavailable, unavailable
+from p2p_nertz.testing.said import first_line
 
 MEMBERS = [Identity.generate(derive_seed(b"bench-dead-link", i)) for i in range(2)]
 WAYS = (
@@ -301,9 +302,12 @@ class Member:
             self.proc.stdin.close()
 
     def endpoint(self) -> str:
-        while not (text := self.out.read_text()).strip():
-            time.sleep(0.05)
-        return text.splitlines()[0]
+        """The endpoint it says first (its start: bounded, a hang's bound).
+
+        Raises:
+            NeverSaid: not within ``said.READY_BOUND`` s, or it ended first.
+        """
+        return first_line(self.proc, f"the probe of {self.out.name}", path=self.out)
 
     def tell(self, endpoint: str) -> None:
         assert self.proc.stdin is not None

@@ -19,6 +19,20 @@ the process still holds its descriptor, and, once told to read, what libzmq does
 the backlog and ends the connection (a ``DISCONNECTED`` event, the descriptor closed), or
 aborts ("Assertion failed: !_io_error": a PING among the bytes it kept, docs/protocol.md §13).
 
+Its processes say each line with :func:`~p2p_nertz.testing.said.say` and the run waits for
+their lines with :class:`~p2p_nertz.testing.said.Said` (session 37). The ROUTER's process had
+two threads printing, its monitor's ``event LISTENING`` at the moment of ``bound``; under
+``PYTHONUNBUFFERED`` (set in this machine's shells) ``print`` writes a line's text and its
+newline in two calls, the GIL let go between them, and the two lines ran into one, ``event
+LISTENING 0.0bound`` and an empty line: the run waited 90 s for a ``bound`` that had come,
+the process alive and silent, reading its input, its stderr empty (a CI run of session 36,
+and a rehearsal's 400 s hang before it). Beside the suite's netns tests at ``-n 8`` (load
+4-8), 4 of 49 starts; the script before alone (load 23-31), 3 of 45 with
+``PYTHONUNBUFFERED``, 0 of 80 without; with ``say``, none of 333 (load 10-38, with it and
+without, the slowest 12 s). A start that still says nothing fails with what it said, its
+``step`` lines, and what it is doing (:mod:`p2p_nertz.testing.stalls`: each thread's state,
+wait channel and kernel stack, its Python stack where ``py-spy`` is installed).
+
     python scripts/bench_hwm_dead_link.py [--runs 2] [--pings both] [--size 1000]
 
 Needs root and iproute2 (the lab).
@@ -38,11 +52,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import zmq
-import zmq.utils.monitor
-
-from p2p_nertz.runtime.mesh import MAX_FRAME, ROUTER_HWM, ROUTER_KEEPALIVE
 from p2p_nertz.testing.netns import Lab, unavailable
+from p2p_nertz.testing.said import NeverSaid, Said, say
 
 PORT = 5600
 
@@ -59,7 +70,17 @@ def _sockets() -> int:
 
 
 def router(address: str) -> None:
-    """Host 0: bind, say so, read nothing until a line ``read`` on stdin, then read all."""
+    """Host 0: bind, say so, read nothing until a line ``read`` on stdin, then read all.
+
+    Says each step of its start (``step …``) before ``bound``: a start that stalls says where.
+    """
+    say("step python")  # (before zmq and the project are imported)
+    import zmq
+    import zmq.utils.monitor
+
+    from p2p_nertz.runtime.mesh import MAX_FRAME, ROUTER_HWM, ROUTER_KEEPALIVE
+
+    say("step imported")
     ctx = zmq.Context()
     sock = ctx.socket(zmq.ROUTER)
     for option, value in {
@@ -67,7 +88,9 @@ def router(address: str) -> None:
         zmq.ROUTER_HANDOVER: 1, zmq.ROUTER_MANDATORY: 1, **ROUTER_KEEPALIVE,
     }.items():  # fmt: skip
         sock.setsockopt(option, value)
+    say("step socket")
     monitor = sock.get_monitor_socket()
+    say("step monitor")
     sock.bind(f"tcp://{address}:{PORT}")
     start = time.monotonic()
 
@@ -78,23 +101,25 @@ def router(address: str) -> None:
             except zmq.ZMQError:
                 return
             name = zmq.Event(event["event"]).name
-            print(f"event {name} {time.monotonic() - start:.1f}", flush=True)
+            say(f"event {name} {time.monotonic() - start:.1f}")
 
     threading.Thread(target=watch, daemon=True).start()
-    print("bound", flush=True)
+    say("bound")
     for line in sys.stdin:
         if line.strip() == "read":
             got = 0
             while sock.poll(3000):
                 sock.recv_multipart()
                 got += 1
-            print(f"read {got}", flush=True)
+            say(f"read {got}")
         elif line.strip() == "fds":
-            print(f"sockets {_sockets()}", flush=True)
+            say(f"sockets {_sockets()}")
 
 
 def flood(endpoint: str, size: int, pings: bool) -> None:
     """Host 1: send until nothing more can be sent for 3 s, say how many, then wait."""
+    import zmq
+
     ctx = zmq.Context()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.SNDHWM, 1000)
@@ -114,36 +139,35 @@ def flood(endpoint: str, size: int, pings: bool) -> None:
             if time.monotonic() - stuck > 3.0:
                 break
             time.sleep(0.01)
-    print(f"full {sent}", flush=True)
+    say(f"full {sent}")
     sys.stdin.read()
 
 
-class _Proc:
-    def __init__(self, lab: Lab, host: int, argv: list[str]) -> None:
+class Probe:
+    """A probe process in a lab host: its lines read as they come (:class:`Said`)."""
+
+    def __init__(self, lab: Lab, host: int, argv: list[str], name: str) -> None:
         self.proc = lab.popen(
             host, [sys.executable, __file__, *argv], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        self.said = Said(self.proc, name)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.said.lines
 
     def close(self) -> None:
         """End it (if it still runs) and close its pipes."""
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        self._reader.join(10)
+        self.said.close()
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.strip())
-
-    def say(self, line: str) -> None:
+    def tell(self, line: str) -> None:
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(line + "\n")
@@ -151,16 +175,29 @@ class _Proc:
         except BrokenPipeError:  # (it ended: its exit and its last words are the result)
             pass
 
+    def started(self, prefix: str, bound: float) -> str:
+        """The line ``prefix`` it says once started.
+
+        Raises:
+            NeverSaid: not within ``bound`` s (a hang's bound: its starts take a second or two
+                under the suite's load): what it said, what it is doing, then (ended first,
+                else a live process's stderr is waited on for good) what it wrote to stderr.
+        """
+        try:
+            return self.said.wait_for(prefix, bound)
+        except NeverSaid as exc:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait(30)
+            err = self.proc.stderr.read() if self.proc.stderr is not None else ""
+            raise NeverSaid(f"{exc}\nits stderr: {err.strip()[-2000:]!r}", self.proc) from None
+
     def wait_for(self, prefix: str, bound: float) -> str | None:
-        end = time.monotonic() + bound
-        while time.monotonic() < end:
-            found = [line for line in self.lines if line.startswith(prefix)]
-            if found:
-                return found[-1]
-            if self.proc.poll() is not None:
-                return None
-            time.sleep(0.1)
-        return None
+        """The latest line starting with ``prefix`` within ``bound`` s, or ``None`` (a result)."""
+        try:
+            return self.said.wait_for(prefix, bound)
+        except NeverSaid:
+            return None
 
 
 def _established(lab: Lab) -> int:
@@ -172,7 +209,7 @@ def _established(lab: Lab) -> int:
 
 def one_run(size: int, pings: bool, bound: float) -> dict[str, Any]:
     result: dict[str, Any] = {"pings": pings}
-    procs: list[_Proc] = []
+    procs: list[Probe] = []
     with Lab(2) as lab:
         try:
             _run(lab, size, pings, bound, result=result, procs=procs)
@@ -183,20 +220,16 @@ def one_run(size: int, pings: bool, bound: float) -> dict[str, Any]:
 
 
 def _run(
-    lab: Lab, size: int, pings: bool, bound: float, *, result: dict[str, Any], procs: list[_Proc]
+    lab: Lab, size: int, pings: bool, bound: float, *, result: dict[str, Any], procs: list[Probe]
 ) -> None:
-    host0 = _Proc(lab, 0, ["--router", lab.address(0)])
+    host0 = Probe(lab, 0, ["--router", lab.address(0)], "the ROUTER's process")
     procs.append(host0)
-    if not host0.wait_for("bound", 90):
-        host0.proc.kill()  # (ended first: a live process's stderr would be waited on for good)
-        _, said = host0.proc.communicate(timeout=30)
-        raise AssertionError(f"the ROUTER's process never bound: {said!r}")
-    host1 = _Proc(lab, 1, ["--flood", f"tcp://{lab.address(0)}:{PORT}", "--size", str(size)]
-                  + (["--pings"] if pings else []))  # fmt: skip
+    host0.started("bound", 90)
+    flood = ["--flood", f"tcp://{lab.address(0)}:{PORT}", "--size", str(size)]
+    host1 = Probe(lab, 1, flood + (["--pings"] if pings else []), "the DEALER's process")
     procs.append(host1)
-    full = host1.wait_for("full", 120)
-    result["sent before full"] = full and int(full.split()[1])
-    host0.say("fds")
+    result["sent before full"] = int(host1.started("full", 120).split()[1])
+    host0.tell("fds")
     result["sockets before"] = host0.wait_for("sockets", 10)
     lab.cut(1)
     cut = time.monotonic()
@@ -204,14 +237,14 @@ def _run(
         time.sleep(0.5)
     gone = _established(lab) == 0
     result["kernel ended it after s"] = round(time.monotonic() - cut, 1) if gone else None
-    host0.lines.clear()
-    host0.say("fds")
+    host0.said.clear()
+    host0.tell("fds")
     result["sockets after kernel"] = host0.wait_for("sockets", 10)
     result["events before read"] = [x for x in host0.lines if x.startswith("event")]
-    host0.lines.clear()
-    host0.say("read")
+    host0.said.clear()
+    host0.tell("read")
     result["read"] = host0.wait_for("read", 120)
-    host0.say("fds")
+    host0.tell("fds")
     result["sockets after read"] = host0.wait_for("sockets", 10)
     result["events after read"] = [x for x in host0.lines if x.startswith("event")]
     code = host0.proc.poll()

@@ -47,19 +47,33 @@ def say_bound(endpoint: str, out: IO[str] | None = None) -> None:
     print(json.dumps({"event": "bound", "endpoint": endpoint}), file=out or sys.stdout, flush=True)
 
 
-def read_bound(proc: subprocess.Popen[str]) -> str:
+def read_bound(proc: subprocess.Popen[str], within: float | None = None) -> str:
     """The endpoint a server child said on its first line (:func:`say_bound`), from its pipe.
 
+    Args:
+        within: how long it may take (``said.READY_BOUND`` by default): a hang's bound.
+
     Raises:
-        RuntimeError: it stopped, or said something else, before it bound.
+        RuntimeError: it stopped, or said something else, before it bound, or said nothing
+            within the bound: then what it is doing (:func:`p2p_nertz.testing.said.first_line`).
+            A child that did not bind is ended.
     """
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
+    from p2p_nertz.testing.said import READY_BOUND, NeverSaid, first_line
+
+    try:
+        line = first_line(proc, "a server child", READY_BOUND if within is None else within)
+    except NeverSaid as exc:
+        proc.kill()
+        proc.wait()
+        raise RuntimeError(str(exc)) from None
     try:
         data = json.loads(line)
     except ValueError:
         data = None
     if not isinstance(data, dict) or data.get("event") != "bound":
+        with suppress(subprocess.TimeoutExpired):  # (said something else and lives on: ended)
+            proc.wait(10)
+        proc.kill()
         proc.wait()
         raise RuntimeError(f"a child did not bind (exit {proc.returncode}): {line[:80]!r}")
     return str(data["endpoint"])

@@ -20,6 +20,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
+from p2p_nertz.testing.said import NeverSaid, first_line
 
 #: How :func:`foreground` starts ``nertz``: SIGINT set back to its default and unblocked, then
 #: ``python -m cli`` exec'd in the same process with the arguments that follow.
@@ -301,8 +302,12 @@ def introduce(
     node could be taken meanwhile by another worker's process (a busy machine)."""
     bound: dict[int, str] = {}
     for identity, proc in zip(ids, procs, strict=True):
-        assert proc.stdout is not None
-        line = proc.stdout.readline()  # (the first line: said once bound, or the end)
+        try:  # (the first line: said once bound; a hang's bound)
+            line = first_line(proc, f"the node of seat {spec.seat_of(identity.peer_id)}")
+        except NeverSaid as exc:
+            proc.kill()
+            _, err = proc.communicate(timeout=60)
+            raise AssertionError(f"a node did not bind: {exc}\n{err}") from None
         if not line.startswith("{"):
             _, err = proc.communicate(timeout=60)
             raise AssertionError(f"a node did not bind: {line!r} {err}")

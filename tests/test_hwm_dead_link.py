@@ -24,7 +24,8 @@ import pytest
 from script_helpers import load_script
 
 from p2p_nertz.runtime.mesh import ROUTER_HWM, ROUTER_SILENCE_MS
-from p2p_nertz.testing.netns import unavailable
+from p2p_nertz.testing.netns import Lab, unavailable
+from p2p_nertz.testing.said import NeverSaid
 
 _WHY = unavailable()
 pytestmark = [
@@ -50,3 +51,24 @@ def test_a_connection_stopped_at_the_mark_ends_when_its_machine_is_gone() -> Non
     before, after = (int(result[k].split()[1]) for k in ("sockets before", "sockets after read"))
     assert after == before - 1, result
     assert result["router exit"] is None, result
+
+
+@pytest.mark.timeout(300)
+def test_a_router_process_that_cannot_start_fails_saying_how_far_it_got() -> None:
+    # (session 37: the red CI's "never bound" carried nothing but an empty stderr.) Host 0 told
+    # to bind an address that is not its own: its start says each step up to the bind, and
+    # the failure carries those lines and what it wrote to its stderr, its process ended.
+    bench = load_script("bench_hwm_dead_link")
+    with Lab(1) as lab:
+        proc = bench.Probe(lab, 0, ["--router", "10.77.0.99"], "the ROUTER's process")
+        try:
+            with pytest.raises(NeverSaid) as raised:
+                proc.started("bound", 90)
+        finally:
+            proc.close()
+    message = str(raised.value)
+    assert message.startswith("the ROUTER's process never said 'bound': ended (exit 1)")
+    assert [line for line in message.splitlines() if "'step " in line] == [
+        f"  'step {step}'" for step in ("python", "imported", "socket", "monitor")
+    ]
+    assert "its stderr: " in message and "Cannot assign requested address" in message

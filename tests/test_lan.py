@@ -23,6 +23,8 @@ from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.runtime.node import read_session
 from p2p_nertz.testing.netns import BROADCAST, Lab, unavailable
+from p2p_nertz.testing.said import NeverSaid
+from p2p_nertz.testing.stalls import describe as doing_now
 from tests.cli_helpers import make_key
 
 _WHY = unavailable()
@@ -81,7 +83,11 @@ class Player:
         return path
 
     def describe(self) -> str:
-        return f"host {self.host}: {self.out.read_text()[-600:]} {self.err.read_text()[-1500:]}"
+        """What it said, and what it is doing if it still runs (:mod:`p2p_nertz.testing.stalls`)."""
+        code = self.proc.poll()
+        doing = f"(exit {code})" if code is not None else doing_now(self.proc.pid)
+        said = f"{self.out.read_text()[-600:]} {self.err.read_text()[-1500:]}"
+        return f"host {self.host}: {said}\n{doing}"
 
 
 def wait_until(what: str, ready: Callable[[], bool], players: list[Player], timeout: float) -> None:
@@ -319,18 +325,19 @@ def test_lan_discover_on_port_0_says_the_port_a_host_then_beacons_to(tmp_path: P
     key = tmp_path / "ann.key"
     make_key(key)
     with Lab(2) as lab:
-        listener = lab.popen(
-            0, [sys.executable, "-c", _LISTEN, BROADCAST], stdout=subprocess.PIPE, text=True
+        listener = lab.start(
+            0, [sys.executable, "-c", _LISTEN, BROADCAST], ready="", name="the listener"
         )
-        assert listener.stdout is not None
-        port = int(listener.stdout.readline())
+        port = int(listener.lines[0])
         assert 0 < port < 65536
         argv = [*host_argv(2), "--key", str(key), "--log-dir", str(tmp_path / "logs")]
         host = Player(lab, 1, tmp_path, [*argv, "--beacon-port", str(port)])
         try:
-            out, _ = listener.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            pytest.fail("no beacon heard on the port discover() said\n" + host.describe())
-    (line,) = out.splitlines()
+            listener.wait_for("{", 90)  # (a hang's bound: discover() itself gives up at 60 s)
+            listener.proc.wait(60)  # (it heard a table: it says it and ends)
+        except (NeverSaid, subprocess.TimeoutExpired) as exc:
+            pytest.fail(f"no beacon heard on the port discover() said: {exc}\n{host.describe()}")
+        listener.close()
+    (line,) = listener.lines[1:]
     heard = json.loads(line)
     assert heard["name"] == "Ann" and heard["endpoint"].startswith(f"tcp://{lab.address(1)}:")

@@ -26,6 +26,7 @@ import pytest
 from cli.keyfile import write_key
 from p2p_nertz.testing.games import bot_game
 from p2p_nertz.testing.netns import Lab, unavailable
+from p2p_nertz.testing.stalls import describe as doing_now
 
 _WHY = unavailable()
 pytestmark = [
@@ -68,8 +69,12 @@ class Node:
         return len(self.events("lake"))
 
     def describe(self) -> str:
+        """What it said, and what it is doing if it still runs (:mod:`p2p_nertz.testing.stalls`)."""
         out = self.out.read_text(errors="replace")
-        return f"P{self.seat + 1}: {out[-800:]}\n{self.err.read_text(errors='replace')[-1500:]}"
+        code = self.proc.poll()
+        doing = f"(exit {code})" if code is not None else doing_now(self.proc.pid)
+        said = f"{out[-800:]}\n{self.err.read_text(errors='replace')[-1500:]}"
+        return f"P{self.seat + 1}: {said}\n{doing}"
 
 
 def wait_until(what: str, ready: Callable[[], bool], nodes: list[Node]) -> None:

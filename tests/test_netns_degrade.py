@@ -79,11 +79,8 @@ def _count(lab: Lab, sent: int) -> int:
 @pytest.fixture
 def lab() -> Iterator[Lab]:
     with Lab(2) as lab:
-        counter = lab.popen(1, [sys.executable, "-c", _COUNT], stdout=subprocess.PIPE, text=True)
-        assert counter.stdout is not None
-        with counter.stdout:
-            assert counter.stdout.readline().strip() == "up"
-            yield lab
+        lab.start(1, [sys.executable, "-c", _COUNT], ready="up")
+        yield lab
 
 
 @needs_lab
@@ -148,18 +145,19 @@ except OSError as exc:
 @pytest.mark.slow
 def test_lab_reset_resets_open_connections_and_refuses_new_ones_until_lifted() -> None:
     with Lab(2) as lab:
-        server = lab.popen(1, [sys.executable, "-c", _SERVE], stdout=subprocess.PIPE, text=True)
-        assert server.stdout is not None and server.stdout.readline().strip() == "up"
-        server.stdout.close()
-        client = lab.popen(
-            0, [sys.executable, "-c", _CONNECT, lab.address(1)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        assert client.stdout is not None and client.stdout.readline().strip() == "hello"
+        lab.start(1, [sys.executable, "-c", _SERVE], ready="up")
+        client = lab.start(
+            0, [sys.executable, "-c", _CONNECT, lab.address(1)], ready="", stdin=subprocess.PIPE
+        )
+        assert client.lines == ["hello"]
         lab.reset(1)
-        said, _ = client.communicate("go\n", timeout=60)
+        client.clear()
+        assert client.proc.stdin is not None
+        with client.proc.stdin as told:
+            told.write("go\n")
         # Reset (ECONNRESET) or aborted: never the data, never a hang.
-        assert said.strip() in ("ConnectionResetError", "BrokenPipeError", "read b''")
+        said = client.wait_for("", 60)
+        assert said in ("ConnectionResetError", "BrokenPipeError", "read b''")
         refused = lab.run(0, [sys.executable, "-c", _CONNECT, lab.address(1)],
                           input="", capture_output=True, text=True, timeout=60)  # fmt: skip
         assert refused.stdout.strip() == "ConnectionRefusedError"  # (a reset to its SYN)

@@ -47,20 +47,10 @@ print(" ".join(sorted(reached)))
 
 @pytest.fixture
 def lab() -> Iterator[Lab]:
-    pipes = []
-    try:
-        with Lab(4) as lab:
-            for host in range(lab.hosts):
-                proc = lab.popen(
-                    host, [sys.executable, "-c", _LISTEN], stdout=subprocess.PIPE, text=True
-                )
-                assert proc.stdout is not None
-                pipes.append(proc.stdout)
-                assert proc.stdout.readline().strip() == "up"
-            yield lab
-    finally:
-        for pipe in pipes:
-            pipe.close()
+    with Lab(4) as lab:
+        for host in range(lab.hosts):
+            lab.start(host, [sys.executable, "-c", _LISTEN], ready="up")
+        yield lab
 
 
 def reach(lab: Lab) -> dict[int, set[int]]:
@@ -95,13 +85,16 @@ def test_lab_split_refuses_a_side_count_that_is_not_the_hosts() -> None:
         lab.split([0, 1])
 
 
-# Waits a second for one datagram on PORT + 1; prints what came ("" for nothing).
+# Binds PORT + 1, says so, and once told (a line on stdin: the datagram was sent) waits up to
+# a second more for it; prints what came ("" for nothing). (Its second not counted from its
+# start: the sender, a Python started on a loaded machine, can take longer than that to send.)
 _CATCH = f"""
-import socket
+import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("0.0.0.0", {PORT + 1}))
-s.settimeout(1.0)
 print("up", flush=True)
+sys.stdin.readline()
+s.settimeout(1.0)
 try:
     print(s.recv(64).decode(), flush=True)
 except OSError:
@@ -114,13 +107,15 @@ socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"hello", (sys.argv[1], 
 
 
 def datagram_arrives(lab: Lab, src: int, dst: int) -> bool:
-    """Whether a UDP datagram sent by ``src`` to ``dst`` reaches it (within a second)."""
-    catcher = lab.popen(dst, [sys.executable, "-c", _CATCH], stdout=subprocess.PIPE, text=True)
-    assert catcher.stdout is not None
-    with catcher.stdout:
-        assert catcher.stdout.readline().strip() == "up"
-        assert lab.run(src, [sys.executable, "-c", _SEND, lab.address(dst)]).returncode == 0
-        return catcher.stdout.readline().strip() == "hello"
+    """Whether a UDP datagram sent by ``src`` to ``dst`` reaches it (within a second of its
+    sending)."""
+    catcher = lab.start(dst, [sys.executable, "-c", _CATCH], ready="up", stdin=subprocess.PIPE)
+    assert lab.run(src, [sys.executable, "-c", _SEND, lab.address(dst)]).returncode == 0
+    catcher.clear()
+    assert catcher.proc.stdin is not None
+    with catcher.proc.stdin as told:
+        told.write("sent\n")
+    return catcher.wait_for("", 90) == "hello"
 
 
 def test_lab_cut_link_parts_two_hosts_only_each_way_asked_and_heals(lab: Lab) -> None:

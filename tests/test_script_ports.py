@@ -65,6 +65,18 @@ def test_a_child_that_stops_before_it_binds_is_said_not_waited_for() -> None:
         ports.read_bound(child)
 
 
+def test_a_child_that_says_nothing_is_not_waited_for_for_good_and_is_ended() -> None:
+    argv = [sys.executable, "-c", "import sys; sys.stdin.read()"]
+    with Popen(argv, stdin=PIPE, stdout=PIPE, text=True) as child:
+        with pytest.raises(
+            RuntimeError, match=r"a server child said nothing: not within 0.2 s"
+        ) as raised:
+            ports.read_bound(child, within=0.2)  # (it never will: it reads its input)
+        # What it was doing said, and it ended.
+        assert f"process {child.pid}: " in str(raised.value)
+        assert child.returncode == -9
+
+
 def _start(stack: ExitStack, code: str, players: int, out: Path, err: Path) -> Popen[bytes]:
     """A game child running ``code`` (its stdin a pipe, its output in files)."""
     with out.open("wb") as stdout, err.open("wb") as stderr:

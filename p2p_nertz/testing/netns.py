@@ -10,6 +10,7 @@ the lab's ``eth0`` reaches only the lab's hosts (DESIGN.md §7).
 
     with Lab(3) as lab:
         proc = lab.popen(0, ["python", "-m", "..."])   # runs inside host 0
+        said = lab.start(1, ["python", "-c", "..."], ready="up")  # … once it says "up"
         lab.cut(1)                                      # host 1's link goes down
         lab.heal(1)
         lab.split([0, 1, 1])                            # hosts 1 and 2 apart from host 0
@@ -42,6 +43,8 @@ from dataclasses import dataclass
 from itertools import count
 from types import TracebackType
 from typing import Any, Final
+
+from p2p_nertz.testing.said import READY_BOUND, NeverSaid, Said
 
 __all__ = [
     "BROADCAST",
@@ -142,8 +145,10 @@ class Lab:
         self._loss: dict[int, float] = {}
         self._resets: set[int] = set()
         self._throttled: set[int] = set()
-        #: The delaying processes (:meth:`delay`), by host.
-        self._delayers: dict[int, subprocess.Popen[Any]] = {}
+        #: The delaying processes (:meth:`delay`), what they say read as it comes, by host.
+        self._delayers: dict[int, Said] = {}
+        #: The processes :meth:`start` started, what they say read as it comes.
+        self._said: list[Said] = []
 
     # -- names ---------------------------------------------------------------------------------
     @property
@@ -211,10 +216,14 @@ class Lab:
         for proc in self._procs:
             with contextlib.suppress(subprocess.TimeoutExpired):  # a process in D state
                 proc.wait(timeout=10)
-        for delayer in self._delayers.values():  # (killed above: it says nothing now)
-            if delayer.stdout is not None:
-                delayer.stdout.close()
+        for said in self._said:  # (killed above: each says nothing now)
+            said.close()
+            for pipe in (said.proc.stdin, said.proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):  # (stdin: what was unwritten is lost)
+                        pipe.close()
         self._procs.clear()
+        self._said.clear()
         for ns in reversed(self._made):
             with contextlib.suppress(LabError):
                 _ip("netns", "del", ns)
@@ -241,6 +250,39 @@ class Lab:
         proc = subprocess.Popen(self.command(host, argv), env=dict(env or os.environ), **kw)
         self._procs.append(proc)
         return proc
+
+    def start(
+        self,
+        host: int,
+        argv: Sequence[str],
+        *,
+        ready: str,
+        name: str = "",
+        bound: float = READY_BOUND,
+        **kw: Any,
+    ) -> Said:
+        """Start ``argv`` inside host ``host`` (:meth:`popen`, its stdout a text pipe) and wait
+        for it to say a line starting with ``ready``; what it says is read as it comes.
+
+        Args:
+            name: what the process is, for a failure's message (by default its command).
+            bound: how long it may take: a hang's bound.
+            kw: go to :class:`subprocess.Popen` (not ``stdout``, nor ``text``); its pipes are
+                closed with the lab.
+
+        Raises:
+            NeverSaid: it did not say ``ready`` within ``bound`` s, or ended first: the message
+                says what it said and what it was doing; it is killed.
+        """
+        proc = self.popen(host, argv, stdout=subprocess.PIPE, text=True, **kw)
+        said = Said(proc, name or f"{' '.join(argv)[:80]} (host {host})")
+        self._said.append(said)
+        try:
+            said.wait_for(ready, bound)
+        except NeverSaid:
+            proc.kill()
+            raise
+        return said
 
     def run(self, host: int, argv: Sequence[str], **kw: Any) -> subprocess.CompletedProcess[Any]:
         """Run ``argv`` inside host ``host`` to completion (keywords go to ``subprocess.run``)."""
@@ -398,15 +440,14 @@ class Lab:
             "--seed",
             f"{seed}",
         ]
-        proc = self.popen(
-            host, [sys.executable, "-m", "p2p_nertz.testing.delay", *argv],
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        assert proc.stdout is not None
-        if proc.stdout.readline().strip() != "ready":  # (then nothing until it is stopped)
-            proc.stdout.close()
-            raise LabError(f"the delay of host {host} did not start (exit {proc.wait()})")
-        self._delayers[host] = proc
+        try:  # (then it says nothing until it is stopped)
+            said = self.start(
+                host, [sys.executable, "-m", "p2p_nertz.testing.delay", *argv],
+                ready="ready", name=f"the delay of host {host}",
+            )  # fmt: skip
+        except NeverSaid as exc:
+            raise LabError(str(exc)) from None
+        self._delayers[host] = said
         for chain, way in rules:
             _ip_tool(["iptables", "-A", chain, way, SUBNET, *_QUEUE_RULE], ns)
         return done
@@ -447,13 +488,15 @@ class Delayed:
     delayer starved of the CPU holds packets longer than asked)."""
 
 
-def _stop_delayer(proc: subprocess.Popen[Any]) -> Delayed | None:
+def _stop_delayer(delayer: Said) -> Delayed | None:
     """Stop a delayer (it lets go what it holds first, then unbinds the queue) and read what it
     says it did."""
-    proc.terminate()
-    out, _ = proc.communicate(timeout=10)
+    delayer.proc.terminate()
+    delayer.proc.wait(timeout=10)
+    delayer.close()  # (its output read to its end; its pipe closed with the lab)
+    lines = delayer.lines
     try:
-        said = json.loads(out.splitlines()[-1]) if out else None
+        said = json.loads(lines[-1]) if lines else None
     except ValueError:
         said = None
     return Delayed(said["held"], said["late"]) if isinstance(said, dict) else None
