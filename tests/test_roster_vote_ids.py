@@ -61,12 +61,33 @@ def _vote(
 
 def test_roster_an_honest_vote_never_contradicts_itself() -> None:
     assert not contradicts(_vote(10, _chain(10)))
-    # Its frontier below the ids it quotes (a final fold's cut, or past the window of 64).
-    assert not contradicts(_vote(10, _chain(10), held=7))
-    assert not contradicts(_vote(100, _chain(100), held=20))
-    assert not contradicts(_vote(10, _chain(10), held=0))  # (it holds nothing: no id named)
+    assert not contradicts(_vote(100, _chain(100)))  # (a window of 64, its frontier the last)
+    # On proof, its frontier below its count: the cut its final fold made of a member dropped
+    # before the proof came (it announces nothing past a cut), within the ids it quotes,
+    # below them past the window of 64, or at nothing held.
+    assert not contradicts(_vote(10, _chain(10), held=7, reason=_E))
+    assert not contradicts(_vote(100, _chain(100), held=20, reason=_E))
+    assert not contradicts(_vote(10, _chain(10), held=0, reason=_E))
+    # Its frontier above its count (the same cut, past the vote's count).
+    assert not contradicts(_vote(10, _chain(10), held=12, named=_id(12)))
     # A withdrawal quotes nothing.
     assert not contradicts(Drop((5, 3, 5), TARGET, 0, DropReason.WITHDRAW))
+
+
+def test_roster_a_vote_counting_past_its_own_frontier_contradicts_itself() -> None:
+    """Session 37: a vote whose count may cut (for silence, withholding, a flap fault; the
+    highest count cuts, §9.2) counting past the seq of the member's feed its own frontier
+    names counts events its voter says it does not hold: ``vote_ahead`` at the join
+    (``--two-liars --join`` seeds 379 and 532: counting 2, its frontier naming 0, every id
+    made up), and a liar quoting the member's own ids up to what it holds and made-up ones
+    past it (``vote_past``: its ids agree with its frontier, and with every honest vote)."""
+    made_up = tuple(f"x{seq:07d}".encode() for seq in (1, 2))
+    for reason in (_S, DropReason.WITHHELD, DropReason.FLAPPING):
+        assert contradicts(_vote(2, made_up, held=0, reason=reason))
+        past = (*_chain(10), b"madeup!!", b"madeup!?")
+        assert contradicts(_vote(12, past, held=10, reason=reason))
+        assert contradicts(_vote(65, _chain(65), held=1, reason=reason))  # (past the window)
+        assert not contradicts(_vote(10, _chain(10), reason=reason))
 
 
 def test_roster_a_vote_counting_events_it_does_not_hold_contradicts_its_own_frontier() -> None:
@@ -135,6 +156,57 @@ def test_roster_the_fold_refuses_a_vote_that_contradicts_itself_and_counts_it_no
         honest.apply(event)
     assert honest.violations == ()
     assert [voter for voter, _ in honest.votes[TARGET]] == [0]
+
+
+def test_roster_a_vote_counting_past_its_frontier_sets_no_cut_the_peers_cannot_reach() -> None:
+    """``--two-liars --join`` seed 379's drop, on values (four seats): seat 1's join never
+    reached the others (a frontier naming an event of seat 0 nobody signed), so no fold
+    counted any of its feed; seat 2, holding none of it either (its frontier names 0), votes
+    it out for silence counting 2 with made-up ids; seats 0 and 3, then seat 2 again, vote it
+    out *withheld* counting 0. Counted, seat 2's first vote set the cut (the highest count)
+    on its made-up chain: no peer could ever fetch seat 1's events 1 and 2, the drop was
+    never final, and the honest two waited in joining for good. Refused, seat 2's second
+    vote is its first that counts, and the cut is 0, what every voter holds."""
+    made_up = tuple(f"x{seq:07d}".encode() for seq in (1, 2))
+    ahead = Drop((0, 0, 1, 0), TARGET, 2, _S, 0, made_up, (b"", b"", _id(1, "y"), b""))
+    assert vote_cut((ahead,)) == (2, {1: made_up[0], 2: made_up[1]})  # (taken, as before)
+
+    def withheld(seat: int, lamport: int) -> Event:
+        body = Drop((1, 0, 1, 1), TARGET, 0, DropReason.WITHHELD, 0, (), (b"a", b"", b"b", b"c"))
+        return Event(seat, 2 if seat != 2 else 3, lamport, KIND_DROP, body)
+
+    joins = [Event(s, 1, s + 1, KIND_JOIN, Join(frontier=(0,) * 4)) for s in (0, 2, 3)]
+    votes = [Event(2, 2, 4, KIND_DROP, ahead), withheld(3, 81), withheld(2, 82), withheld(0, 86)]
+    state = GameState(_spec(4))
+    for event in [*joins, *votes]:
+        state.apply(event)
+    assert [(v.seat, v.seq, v.code) for v in state.violations] == [
+        (2, 2, RefusalCode.VOTE_CONTRADICTS)
+    ]
+    assert state.dropped == {TARGET: 0}
+
+
+def test_roster_a_liar_counting_past_an_honest_count_with_its_ids_cuts_at_the_honest_count() -> (
+    None
+):
+    """``vote_past`` on a member gone for good (one liar beside an honest majority, three
+    seats): seat 0 counts 5, all seat 1 signed; seat 2 quotes seat 1's own ids to 5, its
+    frontier naming 5 (nothing contradicts them, and no id it quotes differs from one
+    counted), and made-up ones at 6 and 7. Counted, the cut was 7, on a chain no peer can
+    fetch: the drop never final, the table waiting for good (before session 37, at three,
+    four and five players alike). Refused, the honest count cuts."""
+    past = (*_chain(5), b"madeup!!", b"madeup!?")
+    liar = Drop((5, 5, 5), TARGET, 7, _S, 0, past, (_id(5, "z"), _id(5), _id(5, "y")))
+    honest = Drop((5, 5, 5), TARGET, 5, _S, 0, _chain(5), (_id(5, "z"), _id(5), _id(5, "y")))
+    assert vote_cut((honest, liar))[0] == 7  # (taken, as before)
+    state = _fold(
+        *_joins(), *_feed(5), Event(2, 2, 20, KIND_DROP, liar), Event(0, 2, 21, KIND_DROP, honest)
+    )
+    assert [(v.seat, v.code) for v in state.violations] == [(2, RefusalCode.VOTE_CONTRADICTS)]
+    assert state.dropped == {}  # (one vote of three: no majority)
+    honest2 = Drop((5, 5, 5), TARGET, 5, _S, 0, _chain(5), (_id(5, "z"), _id(5), _id(5, "y")))
+    state.apply(Event(2, 3, 22, KIND_DROP, honest2))  # (the liar's next vote, honest)
+    assert state.dropped == {TARGET: 5}
 
 
 def test_roster_a_vote_lying_at_exactly_an_honest_voters_count_cuts_below_it() -> None:
@@ -214,9 +286,10 @@ def test_roster_unsigned_id_finds_an_id_that_is_no_chain_of_the_counted_events()
     # Counting past what the fold counted: the seqs past it are not weighed, the rest are.
     assert unsigned_id(_vote(23, _chain(23)), counted) == 0
     assert unsigned_id(_vote(23, _chain(23, wrong=22)), counted) == 0
-    # vote_ahead: holding nothing (its frontier names 0), every id made up.
+    # vote_ahead: holding nothing (its frontier names 0), every id made up (refused for
+    # counting past its frontier too, since session 37: contradicts).
     ahead = _vote(3, tuple(f"x{seq:07d}".encode() for seq in range(1, 4)), held=0)
-    assert not contradicts(ahead)
+    assert contradicts(ahead)
     assert unsigned_id(ahead, counted) == 1
     # On proof too, below the fork it names (3, here); from there on it quotes the version it
     # holds, which may be the other one (soak seed 14017: the honest proofs at 100 quoted
@@ -231,15 +304,21 @@ def test_roster_unsigned_id_finds_an_id_that_is_no_chain_of_the_counted_events()
 
 def test_roster_the_fold_refuses_a_vote_quoting_ids_the_member_never_signed() -> None:
     """``--join --two-liars`` seed 15's shape, on values: seat 1's join and events to 5 are
-    counted; seat 2, holding none of them (its frontier names 0: no contradiction), votes it
-    out for silence counting 6 with made-up ids. Refused (``vote_unsigned``): no vote, no
-    freeze, no cap. The same vote with seat 1's own ids counts."""
+    counted; seat 2 votes it out for silence counting 6 with made-up ids, its frontier naming
+    the made-up id at 6 (no contradiction). Refused (``vote_unsigned``): no vote, no freeze,
+    no cap. (Seed 15's liar held none of them, its frontier naming 0: since session 37 that
+    vote contradicts itself first, counting past its frontier.) The same vote with seat 1's
+    own ids counts."""
     made_up = tuple(f"x{seq:07d}".encode() for seq in range(1, 7))
-    liar = Drop((0, 0, 5), TARGET, 6, _S, 0, made_up, (b"", b"", _id(5, "y")))
-    state = _fold(*_joins(), *_feed(5), Event(2, 2, 20, KIND_DROP, liar))
-    (violation,) = state.violations
-    assert (violation.seat, violation.seq, violation.code) == (2, 2, RefusalCode.VOTE_UNSIGNED)
-    assert not state.votes.get(TARGET) and state.standing_caps() == {}
+    for liar, code in (
+        (Drop((0, 6, 5), TARGET, 6, _S, 0, made_up, (b"", made_up[5], _id(5, "y"))), "unsigned"),
+        (Drop((0, 0, 5), TARGET, 6, _S, 0, made_up, (b"", b"", _id(5, "y"))), "contradicts"),
+    ):
+        state = _fold(*_joins(), *_feed(5), Event(2, 2, 20, KIND_DROP, liar))
+        (violation,) = state.violations
+        assert (violation.seat, violation.seq) == (2, 2)
+        assert violation.code is RefusalCode(f"vote_{code}")
+        assert not state.votes.get(TARGET) and state.standing_caps() == {}
     honest = Drop((0, 5, 5), TARGET, 5, _S, 0, _chain(5), (b"", _id(5), _id(5, "y")))
     state = _fold(*_joins(), *_feed(5), Event(2, 2, 20, KIND_DROP, honest))
     assert state.violations == ()

@@ -1,5 +1,6 @@
-"""The lie fuzzer's session-35 kinds (:data:`~p2p_nertz.sim.liars.MORE_LIES`) and its liars
-lying at their join (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``).
+"""The lie fuzzer's session-35 kinds (:data:`~p2p_nertz.sim.liars.MORE_LIES`, session 37's
+``vote_past`` the last) and its liars lying at their join
+(:func:`~p2p_nertz.sim.liar_games.game`'s ``join``).
 
 Each new kind is a check of the peers' that no kind of :data:`~p2p_nertz.sim.liars.LIES`
 reached; seed ``i`` plays ``MORE_LIES[i % len(MORE_LIES)]`` (``scripts/soak.py --liars
@@ -11,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from p2p_nertz.protocol.fold_values import RefusalCode
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.sim.liar_games import LiarRun, game, never_came, simulate
 from p2p_nertz.sim.liars import LIES, MORE_LIES, Lie
 
@@ -33,6 +35,7 @@ REFUSED: dict[Lie, RefusalCode | None] = {
     Lie.FLAP_FORGED: RefusalCode.UNPROVEN_FLAP,
     Lie.WITHDRAW_UNVOTED: None,  # (a withdrawal of no vote withdraws nothing)
     Lie.BEAT_HEAD_FORK: None,  # (the beat refused, `fork`: it names an id, not an event)
+    Lie.VOTE_PAST: RefusalCode.VOTE_CONTRADICTS,  # (session 37: counting past its frontier)
 }
 
 
@@ -135,9 +138,11 @@ def test_liars_a_vote_at_its_join_quoting_ids_it_does_not_hold_is_refused(
     contradicts nothing), votes it out for silence counting past 1 with made-up ids. Until
     session 36 the ids parted from the honest voters' at seq 1, where the member did fork,
     and every fold cut it at 0, below its join: the audit's game never began where the honest
-    peers played it out. Now every fold refuses that vote (its id at 1 is not the member's
-    event counted there, ``roster.unsigned_id``) and the audit names its author; the member
-    is cut at 1, its join kept, and the audit reaches the honest peers' state."""
+    peers played it out. Session 36: every fold refused that vote (its id at 1 is not the
+    member's event counted there, ``roster.unsigned_id``); since session 37 it is refused
+    first for counting past its own frontier (``roster.contradicts``: the seeds 379 and 532
+    below), and the audit names its author; the member is cut at 1, its join kept, and the
+    audit reaches the honest peers' state."""
     config, liars = game(seed, players=(3, 4), two=True, join=True)
     assert [(liar.seat, liar.lie) for liar in liars] == liars_at
     (ahead, _), (forker, _) = liars_at
@@ -149,9 +154,54 @@ def test_liars_a_vote_at_its_join_quoting_ids_it_does_not_hold_is_refused(
         assert peer is not None
         assert peer.final.dropped.get(forker) == 1
         refused = {(v.seat, v.code) for v in peer.final.violations}
-        assert (ahead, RefusalCode.VOTE_UNSIGNED) in refused
+        assert (ahead, RefusalCode.VOTE_CONTRADICTS) in refused
     report = run.result.audit
     assert report is not None
     assert (forker, 1) in report.dropped
     assert ahead in {f.seat for f in report.errors}
+    assert all(report.digest == p.final.digest() for p in honest if p is not None)
+
+
+@pytest.mark.parametrize(
+    ("seed", "liars_at"),
+    [
+        (379, [(2, Lie.VOTE_AHEAD), (1, Lie.FRONTIER_AHEAD)]),
+        (532, [(2, Lie.FRONTIER_AHEAD), (1, Lie.VOTE_AHEAD)]),
+    ],
+)
+def test_liars_two_liars_at_the_join_a_vote_past_its_frontier_sets_no_cut(
+    seed: int, liars_at: list[tuple[int, Lie]]
+) -> None:
+    """``--join --two-liars --players 3-4`` seeds 379 and 532 (four players, the two liars
+    each way round; session 36's scan, the same on session 35's main): the
+    ``frontier_ahead`` liar's join names an event of another member that nobody signed, so it
+    never reaches anyone, and the honest two vote it out *withheld*, each counting 0 of its
+    feed; the ``vote_ahead`` liar, holding none of it either (its frontier names 0), had
+    voted it out for silence counting 1 to 3 with made-up ids. Those three votes are a
+    majority of four: the member dropped, cut at the highest count, on the made-up chain. No
+    peer could fetch events that were never signed, so the drop was never final and the
+    honest members stayed in joining for good (150 s, saying nothing). Every fold now refuses
+    a vote for silence or withholding that counts past its own frontier (``vote_contradicts``,
+    ``roster.contradicts``): the cut is 0, the game is played out by the three members left
+    (two honest of three, a majority), the audit names both liars and reaches the honest
+    peers' state."""
+    config, liars = game(seed, players=(3, 4), two=True, join=True)
+    assert (config.players, [(liar.seat, liar.lie) for liar in liars]) == (4, liars_at)
+    ahead = next(seat for seat, lie in liars_at if lie is Lie.VOTE_AHEAD)
+    silent = next(seat for seat, lie in liars_at if lie is Lie.FRONTIER_AHEAD)
+    run = simulate(config, liars)
+    assert run.result.violations == []
+    assert run.result.finished
+    honest = [run.result.peers[s] for s in _honest(run)]
+    assert len(honest) == 2
+    for peer in honest:
+        assert peer is not None
+        assert peer.final.phase is Phase.OVER
+        assert peer.final.dropped == {silent: 0}
+        assert {(v.seat, v.code) for v in peer.final.violations} == {
+            (ahead, RefusalCode.VOTE_CONTRADICTS)
+        }
+    report = run.result.audit
+    assert report is not None
+    assert {f.seat for f in report.errors} == {ahead, silent}
     assert all(report.digest == p.final.digest() for p in honest if p is not None)

@@ -18,6 +18,8 @@ import dataclasses
 import pytest
 
 from p2p_nertz.audit.findings import FindingKind
+from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
+from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import RefusalCode
 from p2p_nertz.sim.liar_games import LiarRun, game, simulate
 from p2p_nertz.sim.liars import Lie
@@ -25,7 +27,7 @@ from p2p_nertz.sim.network import Crash
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
-_AHEAD, _IDS, _REUSE = Lie.VOTE_AHEAD, Lie.VOTE_IDS, Lie.SEQ_REUSE
+_AHEAD, _IDS, _REUSE, _PAST = Lie.VOTE_AHEAD, Lie.VOTE_IDS, Lie.SEQ_REUSE, Lie.VOTE_PAST
 
 
 def _with_crash(seed: int, players: int, lie: Lie) -> tuple[LiarRun, int]:
@@ -60,6 +62,49 @@ def test_sim_vote_ids_one_liars_vote_on_a_crashed_member_cuts_it_where_the_hones
     cuts = {p.final.dropped.get(victim) for p in run.result.peers if p is not None}
     (cut,) = cuts  # (every peer still running drops it, at one cut)
     assert cut is not None and cut >= 1  # (its join, final everywhere, counts)
+
+
+@pytest.mark.parametrize(
+    ("players", "seed", "before"),
+    [
+        (3, 1, "cut at the liar's count, past all the member signed: the game never ends"),
+        (4, 0, "the same at four players"),
+        (5, 0, "the same at five, an honest majority of four"),
+    ],
+)
+def test_sim_vote_ids_a_vote_counting_past_its_frontier_cuts_where_the_honest_do(
+    players: int, seed: int, before: str
+) -> None:
+    """``vote_past`` (session 37): one liar quotes a member's own ids up to what it holds, its
+    frontier naming that seq (nothing contradicts them), and counts one to three events
+    past it with made-up ids. Beside an honest member crashed for good, its count was the
+    highest and so the cut, on a chain no peer could fetch: the drop never final, the table
+    waiting for good at every table size, an honest majority or not (docs/protocol.md §9.2).
+    Every fold now refuses such a vote (``vote_contradicts``): the honest voters' count
+    cuts, and the game ends."""
+    run, victim = _with_crash(seed, players, _PAST)
+    (liar,) = run.told
+    assert run.told[liar] > 0
+    assert [v for v in run.result.violations if not v.endswith(f"dropped seat {victim}")] == []
+    assert run.result.finished, before
+    honest = [p for s, p in enumerate(run.result.peers) if p is not None and s != liar]
+    # The cut is the highest count of an honest vote on the member, read from the voters' own
+    # feeds; the liar's vote on it refused in every honest fold.
+    counts = [
+        body.last_seq
+        for p in honest
+        for m in p.events(p.seat)
+        if m.kind is Kind.DROP
+        and isinstance(body := parse_body(m.kind, m.body, players), Drop)
+        and body.seat == victim
+        and body.reason in (DropReason.SILENT, DropReason.WITHHELD)
+    ]
+    assert counts
+    assert {p.final.dropped.get(victim) for p in honest} == {max(counts)}
+    for p in honest:
+        assert (liar, RefusalCode.VOTE_CONTRADICTS) in {
+            (v.seat, v.code) for v in p.final.violations
+        }
 
 
 @pytest.mark.parametrize(

@@ -128,8 +128,9 @@ class RefusalCode(enum.StrEnum):
     """A vote to drop its own author."""
     VOTE_CONTRADICTS = "vote_contradicts"
     """A vote quoting, at the seq of the member's feed its own frontier names, another id than
-    the frontier (:func:`~p2p_nertz.protocol.roster.contradicts`): its voter's word against
-    itself, in one signed event."""
+    the frontier, or (for silence, withholding, a flap fault) counting past that seq
+    (:func:`~p2p_nertz.protocol.roster.contradicts`): its voter's word against itself, in
+    one signed event."""
     VOTE_UNSIGNED = "vote_unsigned"
     """A vote quoting, at a seq of the member's feed the fold counted, another id than the
     event counted there (:func:`~p2p_nertz.protocol.roster.unsigned_id`): ids of no chain of

@@ -1109,30 +1109,42 @@ def with_forks(
 def contradicts(body: Drop) -> bool:
     """Whether a vote against a member contradicts itself: at the seq of the member's feed
     that its own frontier names (what its voter announces holding, in the same signed event),
-    it quotes another id than the frontier does (the one home of the rule; the fold refuses
-    such a vote, ``vote_contradicts``, and it counts for nothing, docs/protocol.md §9.2,
-    *a vote's ids are its voter's word*).
+    it quotes another id than the frontier does; or, a vote whose count may set the cut (for
+    silence, withholding, a flap fault: the highest count cuts), it counts past that seq (the
+    one home of the rule; the fold refuses such a vote, ``vote_contradicts``, and it counts
+    for nothing, docs/protocol.md §9.2, *a vote's ids are its voter's word*).
 
-    An honest voter reads both from the same copies as it signs, so they never differ (a vote
-    counts at least what it announces: the frontier's seq is within the ids it quotes, or
-    below them past a window of 64, or above its count where its final fold cut the member).
-    A voter that counts events it does not hold, quoting ids it made up, says so here: its
-    frontier names the event it holds at that seq, and the ids it quotes there do not
+    An honest voter reads both from the same copies as it signs, so they never differ: its
+    frontier's seq is its count, or, on proof, below it at the cut its final fold made of a
+    member dropped before the proof came (it announces nothing past a cut), or above it (the
+    same). A voter that counts events it does not hold, quoting ids it made up, says so here:
+    its frontier names the event it holds at that seq, and the ids it quotes there do not
     (``scripts/soak.py --liars --two-liars`` seed 15: seat 3 counted 29 of seat 1's events,
-    its frontier 28; every quoted id was wrong).
+    its frontier 28; every quoted id was wrong); or, holding none of the member's feed or
+    quoting its own ids up to what it holds, its frontier stops below its count (session 37:
+    ``--two-liars --join`` seeds 379 and 532, a ``vote_ahead`` liar counting 2 of a member's
+    feed, its frontier naming 0). Such a count, the highest, would cut the member where no
+    peer can fetch its events up to the cut: the drop never final, the table waiting for
+    good, at any table size. A vote on proof counting past its frontier is not refused: the
+    lowest count cuts a member proven to cheat (§9.2), and an honest one may (above).
 
     >>> ids = (b"a" * 8, b"b" * 8, b"c" * 8)  # (seat 1's events 1 to 3, as quoted)
-    >>> def vote(held: int, named: bytes) -> Drop:  # (seat 0's vote, holding ``held``)
-    ...     return Drop((5, held), 1, 3, DropReason.SILENT, 0, ids, (b"", named))
-    >>> contradicts(vote(3, b"c" * 8)), contradicts(vote(2, b"b" * 8)), contradicts(vote(0, b""))
-    (False, False, False)
-    >>> contradicts(vote(2, b"z" * 8))
-    True
+    >>> def vote(held: int, named: bytes, reason: DropReason = DropReason.SILENT) -> Drop:
+    ...     return Drop((5, held), 1, 3, reason, 0, ids, (b"", named))  # (seat 0's, holding held)
+    >>> contradicts(vote(3, b"c" * 8)), contradicts(vote(4, b"d" * 8))
+    (False, False)
+    >>> contradicts(vote(3, b"z" * 8)), contradicts(vote(2, b"b" * 8)), contradicts(vote(0, b""))
+    (True, True, True)
+    >>> contradicts(vote(2, b"b" * 8, DropReason.EQUIVOCATION))
+    False
     """
     seat = body.seat
     if body.reason not in _CAPPED or seat >= len(body.frontier_ids):
         return False
-    quoted = body.id_at(body.frontier[seat])
+    named = body.frontier[seat]
+    if body.last_seq > named and body.reason is not DropReason.EQUIVOCATION:
+        return True
+    quoted = body.id_at(named)
     return bool(quoted) and quoted != body.frontier_ids[seat]
 
 

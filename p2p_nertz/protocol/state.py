@@ -671,16 +671,22 @@ class GameState:
 
 def _refuse_vote(seat: int, body: Drop, counted: CountedIds) -> None:
     """Refuse ``seat``'s vote ``body`` if no fold counts it: a vote on its own author, or one
-    quoting another id of the target's feed than its own frontier names, or than the
-    target's event counted there (§9.2, *a vote's ids are its voter's word*)."""
+    quoting another id of the target's feed than its own frontier names, or counting past
+    it, or quoting another id than the target's event counted there (§9.2, *a vote's ids
+    are its voter's word*)."""
     target = body.seat
     if target == seat:
         raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
     if contradicts(body):
+        named = body.frontier[target]
+        quoted = body.id_at(named)
         raise Refuse(
             _C.VOTE_CONTRADICTS,
-            f"a vote quoting another id of seat {target}'s event {body.frontier[target]} "
-            "than its own frontier names",
+            f"a vote quoting another id of seat {target}'s event {named} "
+            "than its own frontier names"
+            if quoted and quoted != body.frontier_ids[target]
+            else f"a vote counting {body.last_seq} of seat {target}'s feed, past the "
+            f"{named} its own frontier names",
         )
     unsigned = unsigned_id(body, counted)
     if unsigned:

@@ -50,7 +50,10 @@ or a Nerts call out of play: before its deal, or after the round), ``abandon_liv
 abandon of a member heard, at any table size), ``rejoin_live`` (a readmission of a member
 never dropped), ``flap_forged`` (a vote *flapping* naming a withdrawal that is none),
 ``withdraw_unvoted`` (a withdrawal of a vote never cast), ``beat_head_fork`` (a beat naming
-another id for its own head event).
+another id for its own head event). Session 37's, the last of them: ``vote_past`` (a vote
+for silence quoting the member's own ids up to what it holds, its frontier naming as much,
+and counting one to three events past it with made-up ids: no id it quotes contradicts its
+frontier or a counted event, only its count does).
 
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
@@ -144,10 +147,13 @@ class Lie(enum.StrEnum):
     FLAP_FORGED = "flap_forged"
     WITHDRAW_UNVOTED = "withdraw_unvoted"
     BEAT_HEAD_FORK = "beat_head_fork"
+    # Session 37's kind (the last of :data:`MORE_LIES`):
+    VOTE_PAST = "vote_past"
 
 
-#: The lies added in session 35, each a check of the peers' that no lie of :data:`LIES`
-#: reached (``scripts/soak.py --liars --more-lies`` draws from them).
+#: The lies added in session 35 (and ``vote_past``, session 37, last), each a check of the
+#: peers' that no lie of :data:`LIES` reached (``scripts/soak.py --liars --more-lies`` draws
+#: from them).
 MORE_LIES: tuple[Lie, ...] = (
     Lie.ROUND_WRONG,
     Lie.DEAL_TWICE,
@@ -157,6 +163,7 @@ MORE_LIES: tuple[Lie, ...] = (
     Lie.FLAP_FORGED,
     Lie.WITHDRAW_UNVOTED,
     Lie.BEAT_HEAD_FORK,
+    Lie.VOTE_PAST,
 )
 #: Every lie before session 35, in a fixed order (a seed draws from it: the seeds pinned in
 #: the tests and named in docs/protocol.md §13 read it so).
@@ -612,6 +619,12 @@ def _more(peer: Peer, lie: Lie, state: _State, take: Callable[[], object]) -> No
         author.sign_vote(q, len(peer.events(q)), DropReason.FLAPPING, None, named)
     elif lie is Lie.WITHDRAW_UNVOTED:
         author.sign(Drop((), q, 0, DropReason.WITHDRAW), None)
+    elif lie is Lie.VOTE_PAST:
+        # Its own ids up to what it holds (its frontier agrees), made-up ones past it.
+        feed = peer.events(q)
+        last = len(feed) + 1 + rng.below(3)
+        ids = [m.id[:ID_PREFIX] for m in feed] + [_prefix(rng) for _ in range(last - len(feed))]
+        author.sign(Drop((), q, last, DropReason.SILENT, 0, tuple(ids[-VOTE_WINDOW:])), None)
 
 
 def _send_want(peer: Peer, want: Want) -> None:
