@@ -39,6 +39,7 @@ from cli.args import (
     liveness_from,
     note_terminated,
     rules_from,
+    signal_status,
 )
 from cli.bots import (
     LEAVE_PATIENCE,
@@ -170,7 +171,7 @@ def _finish(
 ) -> int:
     if peer is None:
         print(f"nertz {command}: stopped before the game started", file=sys.stderr)
-        return 128 + (signum or signal.SIGINT)
+        return signal_status(signum or signal.SIGINT)
     summary = final_summary(peer, gone)
     names = [m.name for m in peer.spec.members]
     out.emit(
@@ -181,7 +182,7 @@ def _finish(
     )
     if signum is not None:
         print(f"nertz {command}: left the game on signal {signum}", file=sys.stderr)
-        return 128 + signum
+        return signal_status(signum)
     if gone is not None:
         return say_gone(command, gone)
     if not summary["over"]:

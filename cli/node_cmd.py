@@ -50,6 +50,7 @@ from cli.args import (
     gone_status,
     liveness_from,
     say_if_every_interface,
+    signal_status,
 )
 from cli.ended import read_ended, say_ended
 from cli.files import load_game_spec, load_spec  # (re-exported: the one reader of spec files)
@@ -336,12 +337,12 @@ def _cmd_node(args: argparse.Namespace) -> int:
         return EXIT_GONE if isinstance(errors[0], GoneError) else EXIT_FAILED
     if peer is None:
         print("nertz node: stopped before the game started", file=sys.stderr)
-        return 128 + (signum or signal.SIGINT)
+        return signal_status(signum or signal.SIGINT)
     summary = final_summary(peer, node.gone)
     _print_summary(args, spec, summary)
     if signum is not None:
         print(f"nertz node: left the game on signal {signum}", file=sys.stderr)
-        return 128 + signum
+        return signal_status(signum)
     if node.gone is not None:
         return say_gone("node", node.gone)
     if not summary["over"]:
