@@ -19,7 +19,7 @@ from p2p_nertz.bots.base import Pacing
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.names import skeleton
 from p2p_nertz.protocol.reach import OutOfReach
-from p2p_nertz.protocol.unmet import Unmet
+from p2p_nertz.protocol.unmet import Unmet, UnmetEnd, VoteShort
 from p2p_nertz.rules import (
     Card,
     GameResult,
@@ -38,6 +38,7 @@ from p2p_nertz.rules.cards import RANK_NAMES, is_unknown
 from p2p_nertz.words import counted, plural
 
 __all__ = [
+    "vote_short_words",
     "NOT_UP",
     "PASS_GONE",
     "Board",
@@ -1035,3 +1036,30 @@ def unmet_words(
     elif rows:
         rows.append("no majority yet: the table waits for the votes still needed to drop")
     return tuple(rows)
+
+
+def vote_short_words(notice: VoteShort, name: Callable[[int], str]) -> tuple[str, ...]:
+    """The words of a :class:`~p2p_nertz.protocol.unmet.VoteShort` notice (a node's line, its
+    ``--json`` event's ``words``): when told, the table's rows for it (:func:`unmet_words`);
+    at its end, why it no longer stands short.
+
+    >>> vote = Unmet(1, (DropReason.SILENT,), (0,), 2, 3)
+    >>> names = ["Ann", "Bob", "Cy"].__getitem__
+    >>> vote_short_words(VoteShort(vote), names)  # doctest: +NORMALIZE_WHITESPACE
+    ('Bob voted out by Ann (silent): 1 of 2 votes',
+     'no majority yet: the table waits for the votes still needed to drop')
+    >>> vote_short_words(VoteShort(vote, UnmetEnd.WITHDRAWN), names)
+    ('the vote to drop Bob is withdrawn',)
+    """
+    if notice.ended is None:
+        return unmet_words([notice.unmet], name)
+    who = name(notice.unmet.seat)
+    return (_UNMET_ENDS[notice.ended].format(who=who),)
+
+
+_UNMET_ENDS = {
+    UnmetEnd.DROPPED: "{who} is dropped: the votes reached a majority",
+    UnmetEnd.WITHDRAWN: "the vote to drop {who} is withdrawn",
+    UnmetEnd.JOINED: "more votes to drop {who} stand, still short of a majority",
+    UnmetEnd.OVER: "the game is over: the vote to drop {who} no longer waits",
+}
