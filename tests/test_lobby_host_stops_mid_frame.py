@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 
 import pytest
+import trio
+import trio.testing
 from cli_helpers import json_lines_until, make_key, nertz_process
 
 from p2p_nertz.lobby.framing import PREAMBLE, FrameReader, frame
@@ -161,3 +163,48 @@ def test_a_frame_whose_rest_never_comes_is_dropped_in_one_line(tmp_path: Path) -
     finally:
         host.send_signal(signal.SIGTERM)
         host.communicate(timeout=HANG)
+
+
+@pytest.mark.parametrize(
+    ("stop", "cancelled_at"),
+    [(None, 5.0), ((3.0, 4.0), 5.0), ((4.0, 12.0), 17.0)],
+    ids=["no-stop", "a-pause-under-the-gap", "a-stop-past-the-limit"],
+)
+def test_a_links_send_limit_counts_only_while_the_host_listens(
+    stop: tuple[float, float] | None, cancelled_at: float
+) -> None:
+    # The send side of the same rule (runtime/lobbylink.py: a send cannot be cut and begun
+    # again, so a watch moves its deadline): a 5 s limit from 0, the host stopped from
+    # stop[0] to stop[1] as its ticks tell it (Listening, LISTEN_GAP 2 s). A pause under the
+    # gap is no stop; a stop past the limit moves it to 5 s after the host woke.
+    from p2p_nertz.lobby.state import LISTEN_GAP
+    from p2p_nertz.protocol.listening import Listening
+    from p2p_nertz.runtime.lobbylink import _cancel_past
+
+    ears = Listening(0.0, LISTEN_GAP)
+    clock = trio.testing.MockClock(autojump_threshold=0)
+
+    async def ticks() -> None:  # (the host's tick loop, every 0.5 s, feeds its Listening)
+        stopped = stop is None
+        while True:
+            ears.saw(trio.current_time())
+            if not stopped and trio.current_time() >= stop[0]:  # type: ignore[index]
+                stopped = True
+                clock.jump(stop[1] - stop[0])  # type: ignore[index]  # (nothing runs meanwhile)
+            await trio.sleep(0.5)
+
+    def listening() -> float:
+        return ears.since_at(trio.current_time())
+
+    async def main() -> float:
+        async with trio.open_nursery() as outer:
+            outer.start_soon(ticks)
+            with trio.CancelScope() as scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_cancel_past, scope, 5.0, listening)
+                    await trio.sleep_forever()  # (a send the other side never takes)
+            outer.cancel_scope.cancel()
+        assert scope.cancelled_caught
+        return trio.current_time()
+
+    assert trio.run(main, clock=clock) == pytest.approx(cancelled_at, abs=0.5)
