@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,27 @@ def note_terminated(terminated: bool = True) -> None:
     """Note that a SIGTERM reached this process (``nertz``'s handler, cli/main.py, then raises
     it as a Ctrl-C); ``False``: none yet (as a command starts)."""
     _TERMINATED[0] = terminated
+
+
+def interrupted_status() -> int:
+    """The exit status of a command a KeyboardInterrupt stopped (``nertz``'s words:
+    "interrupted"): that of the signal behind it (:func:`signal_status`), SIGTERM where
+    ``nertz``'s handler noted one (cli/main.py raises it, and a SIGHUP, as a Ctrl-C), else
+    SIGINT. The same signal gives the same status whenever it comes: before a command's own
+    receiver runs, or after (session 37: ``nertz watch`` exited 130 or 0 on SIGTERM
+    depending on whether its receiver was running yet)."""
+    return signal_status(signal.SIGTERM if _TERMINATED[0] else signal.SIGINT)
+
+
+def signal_status(signum: int) -> int:
+    """The exit status of a command stopped by signal ``signum``, whenever it came (at its
+    start, in a lobby, in play): 128 + ``signum``, as a shell shows a process the signal
+    ended; 130 for Ctrl-C, 143 for SIGTERM or the terminal closed (README, *Exit statuses*).
+
+    >>> signal_status(signal.SIGINT), signal_status(signal.SIGTERM)
+    (130, 143)
+    """
+    return 128 + signum
 
 
 def children_signalled() -> bool:

@@ -111,6 +111,7 @@ class LobbyApp:
         self.guest_scope: trio.CancelScope | None = None
         self.where: str | None = None
         self.started: Started | None = None
+        self.signal: int | None = None  # (the SIGINT or SIGTERM that made it quit, if one did)
         self.lobby_bots: list[LobbyBot] = []
         self.bot_names: set[str] = set()
         self.wake = trio.Event()
@@ -283,6 +284,7 @@ class LobbyApp:
                     self.terminal.resized()
                     self.poke()
                     continue
+                self.signal = signum
                 await self._do(Quit())
                 return
 

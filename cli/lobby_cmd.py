@@ -39,6 +39,7 @@ from cli.args import (
     liveness_from,
     note_terminated,
     rules_from,
+    signal_status,
 )
 from cli.bots import (
     LEAVE_PATIENCE,
@@ -69,6 +70,7 @@ from cli.node_cmd import (
     result_lines,
     run_node,
     say_gone,
+    vote_short_line,
     watch_recovery,
 )
 from cli.parsers import require_player
@@ -99,6 +101,7 @@ from p2p_nertz.protocol.peer import (
 )
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
+from p2p_nertz.protocol.unmet import VoteShort
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
@@ -170,7 +173,7 @@ def _finish(
 ) -> int:
     if peer is None:
         print(f"nertz {command}: stopped before the game started", file=sys.stderr)
-        return 128 + (signum or signal.SIGINT)
+        return signal_status(signum or signal.SIGINT)
     summary = final_summary(peer, gone)
     names = [m.name for m in peer.spec.members]
     out.emit(
@@ -181,7 +184,7 @@ def _finish(
     )
     if signum is not None:
         print(f"nertz {command}: left the game on signal {signum}", file=sys.stderr)
-        return 128 + signum
+        return signal_status(signum)
     if gone is not None:
         return say_gone(command, gone)
     if not summary["over"]:
@@ -213,6 +216,9 @@ def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
             )
         elif isinstance(effect, OutOfReach):
             event, text, fields = reach_line(effect, names)
+            out.emit(event, text, **fields)
+        elif isinstance(effect, VoteShort):
+            event, text, fields = vote_short_line(effect, names)
             out.emit(event, text, **fields)
         elif isinstance(effect, MemberDropped):
             name = names[effect.seat]

@@ -22,7 +22,14 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from cli.args import EXIT_OK, EXIT_USAGE, Parser, error_line, note_terminated
+from cli.args import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Parser,
+    error_line,
+    interrupted_status,
+    note_terminated,
+)
 from cli.commands import COMMANDS
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
@@ -128,13 +135,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     _closed_streams_to_devnull()
     _plain_where_not_unicode()
+    # (first: a SIGTERM while the command's modules are imported or its arguments read is
+    # answered as one later, "interrupted" and 143, not by the process dying mid-import)
+    before, hangup = _term_as_ctrl_c(), _hangup_as_term()
     try:
         return _run(words)
     except KeyboardInterrupt:
         # (a Ctrl-C while the command's modules are imported or its arguments read: on a
         # loaded machine that takes a second, long enough for a person to change their mind)
         print(f"nertz {_command(words) or ''}: interrupted".replace(" :", ":"), file=sys.stderr)
-        return 130
+        return interrupted_status()
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+        if hangup is not None:
+            signal.signal(signal.SIGHUP, hangup)
 
 
 def _run(words: list[str]) -> int:
@@ -150,7 +165,6 @@ def _run(words: list[str]) -> int:
     if unknown:  # (said by the command's parser: its name and its --help, not nertz's)
         _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     _configure_logging(args.verbose, args.quiet)
-    before, hangup = _term_as_ctrl_c(), _hangup_as_term()
     try:
         status: int = args.func(args)
     except NertzError as exc:
@@ -159,14 +173,14 @@ def _run(words: list[str]) -> int:
         return int(status)
     except KeyboardInterrupt:
         print(f"nertz {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted_status()
     except BaseExceptionGroup as group:
         # Ctrl-C inside trio comes wrapped with whatever it cancelled (the lobby's tasks): one
         # line all the same, not the group's traceback.
         if group.subgroup(KeyboardInterrupt) is None:
             raise
         print(f"nertz {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return interrupted_status()
     except BrokenPipeError:
         _quiet_stdout()
         return EXIT_OK
@@ -178,11 +192,6 @@ def _run(words: list[str]) -> int:
         print(error_line(f"nertz {args.command}: error: {where}{exc.strerror or exc}"),
               file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
-    finally:
-        if before is not None:
-            signal.signal(signal.SIGTERM, before)
-        if hangup is not None:
-            signal.signal(signal.SIGHUP, hangup)
     return status
 
 

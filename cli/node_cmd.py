@@ -50,6 +50,7 @@ from cli.args import (
     gone_status,
     liveness_from,
     say_if_every_interface,
+    signal_status,
 )
 from cli.ended import read_ended, say_ended
 from cli.files import load_game_spec, load_spec  # (re-exported: the one reader of spec files)
@@ -59,6 +60,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Peer, TableGone
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
+from p2p_nertz.protocol.unmet import VoteShort
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.words import counted, plural
@@ -199,14 +201,43 @@ def reach_line(notice: OutOfReach, names: list[str]) -> tuple[str, str, dict[str
     return event, text, {"words": text, "seats": seats, "names": [names[s] for s in seats]}
 
 
+def vote_short_line(notice: VoteShort, names: list[str]) -> tuple[str, str, dict[str, Any]]:
+    """A node's line for a :class:`~p2p_nertz.protocol.unmet.VoteShort` notice (a vote to drop
+    a member stands short of a majority for a while, or no longer does): its JSON event
+    (``vote_short``, ``vote_short_over``), its words
+    (:func:`~p2p_nertz.ui.view.vote_short_words`) and its fields. The same for ``node``,
+    ``host``, ``join``, ``bot`` and ``resume``."""
+    from p2p_nertz.ui.view import vote_short_words  # (as reach_line)
+
+    text = " — ".join(vote_short_words(notice, lambda s: names[s]))
+    u = notice.unmet
+    fields: dict[str, Any] = {
+        "words": text,
+        "seat": u.seat,
+        "name": names[u.seat],
+        "reasons": [reason.name.lower() for reason in u.reasons],
+        "voters": list(u.voters),
+        "voter_names": [names[v] for v in u.voters],
+        "votes": len(u.voters),
+        "majority": u.majority,
+        "members": u.members,
+    }
+    if notice.ended is None:
+        return "vote_short", text, fields
+    return "vote_short_over", text, {**fields, "why": notice.ended.value}
+
+
 def _node_printer(args: argparse.Namespace, names: list[str]) -> Callable[[Effect], None]:
     """What ``nertz node`` prints as the game goes: a line per round scored, the game's end,
     a line when the members out of reach leave no majority here and when that is over, and
     (``--progress``) a line per card to the lake; JSON lines with ``--json``."""
 
     def on_notice(effect: Effect) -> None:
-        if isinstance(effect, OutOfReach):
-            event, text, fields = reach_line(effect, names)
+        if isinstance(effect, (OutOfReach, VoteShort)):
+            if isinstance(effect, OutOfReach):
+                event, text, fields = reach_line(effect, names)
+            else:
+                event, text, fields = vote_short_line(effect, names)
             line = json.dumps({"event": event, **fields}) if args.json else text
             print(line, flush=True)
             return
@@ -336,12 +367,12 @@ def _cmd_node(args: argparse.Namespace) -> int:
         return EXIT_GONE if isinstance(errors[0], GoneError) else EXIT_FAILED
     if peer is None:
         print("nertz node: stopped before the game started", file=sys.stderr)
-        return 128 + (signum or signal.SIGINT)
+        return signal_status(signum or signal.SIGINT)
     summary = final_summary(peer, node.gone)
     _print_summary(args, spec, summary)
     if signum is not None:
         print(f"nertz node: left the game on signal {signum}", file=sys.stderr)
-        return 128 + signum
+        return signal_status(signum)
     if node.gone is not None:
         return say_gone("node", node.gone)
     if not summary["over"]:

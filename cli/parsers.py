@@ -179,6 +179,30 @@ def _readable_file(path: Path) -> None:
         raise NertzError(f"cannot read {str(path)!r}: {exc.strerror}") from None
 
 
+def _log_to_write(path: Path) -> None:
+    """A node's ``--log``: a log to go on with (a regular file that can be read), or a new
+    one in a directory that is there and may be written in. Checked before anything runs
+    (exit status 2, README): a node bound its port, said its seat, then failed on the log,
+    status 1, as a game that did not finish (session 37)."""
+    import os
+
+    if path.exists() or path.is_symlink():
+        _readable_file(path)
+        from p2p_nertz.logfile.format import MAGIC, NOT_A_LOG, NOT_ITS_START
+
+        with contextlib.suppress(OSError), path.open("rb") as f:
+            start = f.read(len(MAGIC))
+            if start and not MAGIC.startswith(start[: len(MAGIC)]):
+                raise NertzError(f"{str(path)!r}: {NOT_A_LOG}: {NOT_ITS_START}")
+        return
+    parent = path.parent
+    if not parent.is_dir():
+        why = "not a directory" if parent.exists() else "no such directory"
+        raise NertzError(f"cannot write the log {str(path)!r}: {why}: {str(parent)!r}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise NertzError(f"cannot write the log {str(path)!r}: {str(parent)!r} is not writable")
+
+
 def _directory_to_make(path: Path | None, what: str, option: str) -> None:
     """A directory named to be made (``--log-dir``, ``--dir``) does not name a file."""
     if path is not None:
@@ -403,6 +427,7 @@ def _check_node(args: argparse.Namespace) -> None:
                 )
     _key_file(args.key)
     _spec_file(args.spec)
+    _log_to_write(args.log)
 
 
 # -- keygen, host, join, bot, games, resume ----------------------------------------------------
@@ -776,6 +801,8 @@ def _check_play(args: argparse.Namespace) -> None:
         _no_quick_options(args)
         if any(given[1:]) and not all(given):
             raise NertzError("a given game needs all of --key, --spec, --bind and --log")
+        if args.log is not None:
+            _log_to_write(args.log)
         if not any(given[1:]):  # (the lobby's --peer: a table's HOST:PORT)
             try:
                 args.peer = [host_port(p) for p in args.peer]

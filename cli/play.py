@@ -45,6 +45,7 @@ from cli.args import (
     player_name,
     rules_from,
     say_if_every_interface,
+    signal_status,
 )
 from cli.bots import (
     FREE_PORT,
@@ -292,7 +293,7 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
             if started is None:
                 await _lobby_left(page)  # (its page is told, and stops trying)
                 outer.cancel_scope.cancel()
-                result.append((Outcome(), None))
+                result.append((Outcome(signal=app.signal), None))
                 return
             session = started.session
             spec = session.spec
@@ -333,6 +334,9 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
         if outcome.errors:
             print(f"nertz play: error: {error_text(outcome.errors[0])}", file=sys.stderr)
             return EXIT_FAILED
+        if outcome.signal is not None:  # (as at a signal before the lobby was up)
+            print(f"nertz play: left the lobby on signal {outcome.signal}", file=sys.stderr)
+            return signal_status(outcome.signal)
         print("nertz play: left the lobby", file=sys.stderr)
         return 0
     return summary(outcome, node, log_dir)

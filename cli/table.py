@@ -23,7 +23,7 @@ from pathlib import Path
 
 import trio
 
-from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status
+from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status, signal_status
 from cli.terminal import TERMINAL_SIGNALS, Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -202,7 +202,7 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
     peer = outcome.peer
     if peer is None:
         print("nertz play: stopped before the game started", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_FAILED if outcome.signal is None else signal_status(outcome.signal)
     final = peer.final
     names = [m.name for m in peer.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))
@@ -214,7 +214,7 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
     print(f"signed log: {node.log_path}  (game files in {where})")
     if outcome.signal is not None:
         print(f"nertz play: left the game on signal {outcome.signal}", file=sys.stderr)
-        return 128 + outcome.signal
+        return signal_status(outcome.signal)
     if outcome.left:
         print("nertz play: you left the game", file=sys.stderr)
         return 0

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 import zmq
 
-from cli.args import error_text, expected_errors
+from cli.args import error_text, expected_errors, signal_status
 from cli.files import load_game_spec
 from cli.keyfile import load_identity
 from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, require_terminal, symbols_ok
@@ -58,9 +58,9 @@ async def watch(
     *,
     terminal: Terminal,
     symbols: bool = True,
-) -> Spectator:
+) -> tuple[Spectator, int | None]:
     """Follow the game pushed to ``port`` (bound) on ``terminal`` until the viewer quits
-    (q, Ctrl-C).
+    (q, Ctrl-C, SIGTERM).
 
     Args:
         port: the spectator's port, bound (:meth:`WatchPort.bind`); closed by the caller.
@@ -69,7 +69,8 @@ async def watch(
         symbols: suit symbols (else letters).
 
     Returns:
-        The spectator (the handshakes the port refused are in ``port.refused``).
+        The spectator (the handshakes the port refused are in ``port.refused``) and the
+        signal that stopped it (``None``: the viewer quit with a key).
     """
     watcher = _Watcher(terminal, port, spec, symbols=symbols)
     assert port.router is not None
@@ -80,7 +81,7 @@ async def watch(
         nursery.start_soon(watcher.keyboard)
         nursery.start_soon(watcher.screen)
         nursery.start_soon(watcher.signals)
-    return watcher.spectator
+    return watcher.spectator, watcher.signal
 
 
 async def watch_in_browser(
@@ -89,7 +90,7 @@ async def watch_in_browser(
     *,
     web: tuple[str, int],
     on_url: Callable[[str], None],
-) -> Spectator:
+) -> tuple[Spectator, int | None]:
     """:func:`watch`, in the browser table: the page its own server serves at ``web`` (its URL
     told to ``on_url``) shows what the terminal would, and its keys (Enter closes a board, q
     quits) come back.
@@ -138,7 +139,7 @@ async def watch_in_browser(
         nursery.start_soon(keys)
         nursery.start_soon(views)
         nursery.start_soon(watcher.signals)
-    return watcher.spectator
+    return watcher.spectator, watcher.signal
 
 
 class _Watcher:
@@ -158,6 +159,7 @@ class _Watcher:
         self.keys = KeyState()
         self.wake = trio.Event()
         self.nursery: trio.Nursery | None = None
+        self.signal: int | None = None  # (the SIGINT or SIGTERM that stopped it, if one did)
 
     def take(self, data: bytes, user_id: bytes = b"") -> None:
         """One message a member pushed: an event or a beat (the spec a node pushes first is
@@ -239,6 +241,7 @@ class _Watcher:
                         self.terminal.resized()
                         self.wake.set()
                     continue
+                self.signal = signum
                 self.quit()
                 return
 
@@ -279,10 +282,10 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         where = " (this machine's address on the table's network for 0.0.0.0)" if anywhere else ""
         print(f"members push here with: --watcher {address}{where}", file=sys.stderr, flush=True)
         if args.web:
-            spectator = _watch_web(args, port, spec)
+            spectator, signum = _watch_web(args, port, spec)
         else:
             with open_curses(colour=colour) as terminal:
-                spectator = trio.run(_main, port, spec, terminal, symbols)
+                spectator, signum = trio.run(_main, port, spec, terminal, symbols)
     finally:
         port.close()
         ctx.term()
@@ -295,21 +298,28 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         print(f"refused {counted(spectator.rejected, 'message')}", file=sys.stderr)
     if port.summary():
         print(port.summary(), file=sys.stderr)
+    if signum is not None:  # (as at a signal before the viewer was up: cli/args.py)
+        print(f"nertz watch: stopped on signal {signum}", file=sys.stderr)
+        return signal_status(signum)
     return 0
 
 
-async def _main(port: WatchPort, spec: GameSpec, terminal: Terminal, symbols: bool) -> Spectator:
+async def _main(
+    port: WatchPort, spec: GameSpec, terminal: Terminal, symbols: bool
+) -> tuple[Spectator, int | None]:
     return await watch(port, spec, terminal=terminal, symbols=symbols)
 
 
-def _watch_web(args: argparse.Namespace, port: WatchPort, spec: GameSpec) -> Spectator:
+def _watch_web(
+    args: argparse.Namespace, port: WatchPort, spec: GameSpec
+) -> tuple[Spectator, int | None]:
     """``nertz watch --web``: the URL on a line of its own, the browser opened unless
     ``--no-open``."""
     from cli.web_cmd import browser_opener
 
     on_url = browser_opener(args.web_bind, open_page=not args.no_open)
 
-    async def main() -> Spectator:
+    async def main() -> tuple[Spectator, int | None]:
         return await watch_in_browser(port, spec, web=args.web_bind, on_url=on_url)
 
     try:

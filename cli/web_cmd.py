@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 import trio
 
-from cli.args import error_text, expected_errors
+from cli.args import error_text, expected_errors, note_terminated
 from cli.page_file import write_page_file
 from cli.table import Outcome
 from p2p_nertz.audit.replay import Replay
@@ -93,13 +93,15 @@ def _has_a_screen() -> bool:
 
 
 def replay_in_browser(replay: Replay, *, bind: tuple[str, int], open_page: bool) -> None:
-    """Serve the replay's page until ``q`` in it (Ctrl-C: ``nertz`` says "interrupted").
+    """Serve the replay's page until ``q`` in it (Ctrl-C, SIGTERM: ``nertz`` says
+    "interrupted", with the signal's status).
 
     Raises:
         NertzError: the page cannot be served there.
+        KeyboardInterrupt: a SIGTERM stopped it (noted as one: cli/args.py).
     """
     try:
-        trio.run(
+        signum = trio.run(
             partial(
                 run_web_replay,
                 replay,
@@ -111,6 +113,9 @@ def replay_in_browser(replay: Replay, *, bind: tuple[str, int], open_page: bool)
     except BaseExceptionGroup as group:
         errors = expected_errors(group)
         raise NertzError(error_text(errors[0])) from None
+    if signum is not None:
+        note_terminated()
+        raise KeyboardInterrupt
 
 
 def page_of(log: Path) -> Path:

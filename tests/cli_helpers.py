@@ -195,8 +195,8 @@ def background(*argv: str) -> list[str]:
 
 def interrupted_by_sigterm(proc: subprocess.Popen[str], command: str) -> None:
     """Send ``proc`` (a ``nertz command`` whose stderr is piped) SIGTERM and check that it
-    stops as a Ctrl-C stops it: status 130 and the one line "nertz COMMAND: interrupted" (it
-    is killed if it does not stop)."""
+    stops as a Ctrl-C stops it, the one line "nertz COMMAND: interrupted", with the status of
+    a SIGTERM, 143 (README, *Exit statuses*; it is killed if it does not stop)."""
     try:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
@@ -204,7 +204,7 @@ def interrupted_by_sigterm(proc: subprocess.Popen[str], command: str) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 128 + signal.SIGTERM, err
     assert err.splitlines() == [f"nertz {command}: interrupted"], err
 
 

@@ -63,7 +63,7 @@ def _term_and_check(proc: subprocess.Popen[str], started: set[int], within: floa
     finally:
         for pid in _alive(started):  # (a failed test leaves nothing behind either)
             os.kill(pid, signal.SIGKILL)
-    assert proc.returncode == 130, (proc.returncode, err)
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, err)
     assert "Traceback" not in err and "Exception ignored" not in err, err
     assert not _alive(started), f"left running: {_alive(started)}"
     return err

@@ -153,6 +153,30 @@ def test_a_node_log_that_is_a_directory_is_named_in_words(tmp_path: Path) -> Non
     assert f"{str(files.directory)!r}: Is a directory" in line and "[Errno" not in line, line
 
 
+@pytest.mark.parametrize("command", ["node", "play"])
+@pytest.mark.parametrize("place", ["no-directory", "under-a-file", "not-a-log"])
+def test_a_log_place_a_node_cannot_use_is_refused_before_anything_runs(
+    tmp_path: Path, command: str, place: str
+) -> None:
+    # Session 37: a node bound its port and said its seat, then failed on its log with the
+    # status of a game that did not finish (1); it is a refusal before anything ran (2).
+    files = _Files(tmp_path)
+    (tmp_path / "junk.log").write_bytes(b"not a log at all")
+    log = {
+        "no-directory": tmp_path / "missing" / "ann.log",
+        "under-a-file": tmp_path / "junk.log" / "ann.log",
+        "not-a-log": tmp_path / "junk.log",
+    }[place]
+    argv = files.node(log=log)
+    if command == "play":  # (a given game: the table's node, its log checked alike)
+        argv = ["play", *argv[1 : argv.index("--drop-after")]]
+    done = _nertz(tmp_path, *argv)
+    line = one_error_line(done, str(log) if place != "under-a-file" else "junk.log")
+    assert done.returncode == 2 and line.startswith(f"nertz {command}: error: "), line
+    assert done.stdout == ""  # (no seat said: nothing bound)
+    assert not (tmp_path / "missing").exists()
+
+
 @pytest.mark.parametrize("wrong", ["fifo", "huge", "empty"])
 def test_an_invite_file_that_cannot_be_a_list_of_keys_is_one_line(
     tmp_path: Path, wrong: str

@@ -13,7 +13,9 @@ import pytest
 from helpers_rules import table_from
 
 from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.peer import Suspected
+from p2p_nertz.protocol.unmet import Unmet
 from p2p_nertz.rules import (
     Card,
     Claim,
@@ -33,6 +35,7 @@ from p2p_nertz.rules import (
 from p2p_nertz.rules.cards import RANK_NAMES
 from p2p_nertz.ui import Board, Link, Screen, Style, TableView, Tracker, card_text, render
 from p2p_nertz.ui.render import KEY_HELP
+from p2p_nertz.ui.view import unmet_summary, unmet_words
 
 ALICE = "N: 4C 9D KS | 1: QH JS 10H | 2: - | 3: 5D | 4: 8C | S: 2C 7H 9S 3D 4D 5S | W: 6H 10C JD QC"
 BOB = "N: 4H KD | 1: QS | 2: 3C | 3: 5H | 4: 9C | S: - | W: 2D"
@@ -385,3 +388,62 @@ def test_tracker_says_a_round_dealt_under_the_board_waits_for_it_to_close() -> N
     spectator.notice(st.RoundScored(1, make_table().score(), (1, 2, 3)))
     spectator.notice(st.PhaseChanged(st.Phase.PLAY, 2))
     assert spectator.messages[-1] == "round 2 is dealt: play is on"  # ("go!" to nobody)
+
+
+# -- the votes the table waits on, at every table size -------------------------------------------
+def _standing(players: int) -> list[Unmet]:
+    """Votes short of a majority at a table of ``players``: two at three or more (one by two
+    members, one by one), the one vote at two (the other is its target's)."""
+    majority = players // 2 + 1
+    if players == 2:
+        return [Unmet(1, (DropReason.SILENT,), (0,), majority, players)]
+    return [
+        Unmet(1, (DropReason.WITHHELD,), (0, 2), majority, players),
+        Unmet(2, (DropReason.SILENT,), (1,), majority, players),
+    ]
+
+
+@pytest.mark.parametrize("work_piles", [4, 6])
+@pytest.mark.parametrize("seat", [0, None], ids=["player", "spectator"])
+@pytest.mark.parametrize("players", range(2, 9))
+def test_render_the_votes_the_table_waits_on_have_room_at_every_table_size(
+    players: int, seat: int | None, work_piles: int
+) -> None:
+    # Session 36's terminal, at eight players at 80×24, showed only the last of these rows
+    # ("no majority yet: …"), not who is voted out: the full lake (every player's four aces)
+    # took the rest. Each row, or their one-row summary, whole, and the table as before.
+    idle = "N: KS | 1: 2D | 2: 2H | 3: 4D | 4: 4H | S: 9D 9H | W: -"
+    if work_piles == 6:
+        idle = idle.replace("| S:", "| 5: 5D | 6: 5H | S:")
+    rules = Rules(work_piles=work_piles)
+    lake = "; ".join(f"{s}{suit}: A{suit}/{s}" for s in range(players) for suit in "CDHS")
+    table = table_from(*([idle] * players), lake=lake, rules=rules)
+    names = tuple(f"player{n}" for n in range(players))
+    standing = _standing(players)
+    waits = unmet_words(standing, names.__getitem__, seat)
+    line = unmet_summary(standing, names.__getitem__)
+    assert line and all(names[u.seat] in line for u in standing)  # (short names: whole)
+    plain = TableView(table=table, seat=seat, names=names, rules=rules, messages=("a race",))
+    view = replace(plain, waits=waits, waits_line=line)
+    for shown in (view, replace(view, table=None)):  # at the table, and before the deal
+        text = render(shown, 80, 24).text()
+        rows = [r for r in text.splitlines() if r.startswith("» ")]
+        assert [r[2:] for r in rows[-len(waits) :]] == list(waits) or rows[-1][2:] == line, text
+    # The table keeps all it showed without them: its lake, every player, the tableau.
+    text, before = render(view, 80, 24).text(), render(plain, 80, 24).text()
+    for n in range(players):
+        assert any(r.startswith(f"{n} player{n}") for r in text.splitlines()), text
+    if seat is not None:
+        assert f"[{work_piles}]" in text
+    lake_rows = [r for r in before.splitlines() if "A♣ 0" in r or " more" in r]
+    assert (
+        sum(r.count("A♣") for r in lake_rows) <= sum(r.count("A♣") for r in text.splitlines())
+        or "more" in before
+    ), text
+
+
+def test_render_the_votes_summary_row_names_the_count_where_names_do_not_fit() -> None:
+    standing = _standing(8)
+    long = ("x" * 30,) * 8
+    line = unmet_summary(standing, long.__getitem__)
+    assert len(line) <= 78 and "2 members" in line

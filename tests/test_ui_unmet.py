@@ -21,9 +21,9 @@ import pytest
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.roster import _standing, standing_votes
-from p2p_nertz.protocol.unmet import UNMET_AFTER, Unmet, unmet
+from p2p_nertz.protocol.unmet import UNMET_AFTER, Unmet, UnmetEnd, UnmetTeller, VoteShort, unmet
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.node import _UnmetLog
+from p2p_nertz.runtime.node import log_unmet
 from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Faults, SimConfig, Simulation
 from p2p_nertz.ui.render import render
 from p2p_nertz.ui.tracker import Tracker
@@ -39,14 +39,17 @@ pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 WAITS = "no majority yet: the table waits for the votes still needed to drop"
 #: (time, the votes short of a majority in the fold, the view's waits, the view)
 Seen = list[tuple[float, tuple[Unmet, ...], tuple[str, ...], TableView]]
+#: The node's notices at those times (:class:`UnmetTeller`), each as it was made.
+Told = list[tuple[float, VoteShort]]
 
 
-def _watch(sim: Simulation, seat: int) -> Seen:
+def _watch(sim: Simulation, seat: int, told: Told | None = None) -> Seen:
     """Read ``seat``'s table at its inputs (a tenth of a second apart at least) with the
-    front ends' tracker, as the controller does, and log what stands as the node does."""
+    front ends' tracker, as the controller does, and tell and log what stands as the node
+    does (its notices into ``told``)."""
     seen: Seen = []
     trackers: list[Tracker] = []
-    logs: list[_UnmetLog] = []
+    tellers: list[UnmetTeller] = []
     apply: Callable[..., bool] = sim._apply
 
     def watched(s: int, effects: list, now: float, cut: int | None = None) -> bool:  # type: ignore[type-arg]
@@ -55,9 +58,12 @@ def _watch(sim: Simulation, seat: int) -> Seen:
         if s == seat and peer is not None and (not seen or now >= seen[-1][0] + 0.1):
             if not trackers:
                 trackers.append(Tracker(tuple(m.name for m in peer.spec.members), seat))
-                logs.append(_UnmetLog(peer.spec))
+                tellers.append(UnmetTeller())
             view = trackers[0].view(peer, now=now)
-            logs[0].check(peer.tentative, now)  # (as the node does at its ticks)
+            for notice in tellers[0].check(peer.tentative, now):  # (as the node at its ticks)
+                log_unmet(notice, peer.spec)
+                if told is not None:
+                    told.append((now, notice))
             seen.append((now, unmet(peer.tentative), view.waits, view))
         return done
 
@@ -110,7 +116,9 @@ def test_unmet_two_liars_at_four_the_table_says_why_it_waits(
     assert f"{name[1]} voted out (withheld) by {name[2]}, {name[3]}, 2 of 3 votes" in " ".join(told)
 
 
-def _game(players: int, crash: Crash, seed: int = 4) -> tuple[Simulation, Seen]:
+def _game(
+    players: int, crash: Crash, seed: int = 4, told: Told | None = None
+) -> tuple[Simulation, Seen]:
     faults = Faults(crashes=(crash,))
     config = SimConfig(
         players=players,
@@ -122,7 +130,7 @@ def _game(players: int, crash: Crash, seed: int = 4) -> tuple[Simulation, Seen]:
         max_time=120.0,
     )
     sim = Simulation(config)
-    return sim, _watch(sim, 0)
+    return sim, _watch(sim, 0, told)
 
 
 @pytest.mark.parametrize(
@@ -134,7 +142,8 @@ def test_unmet_two_players_a_silence_vote_stands_then_is_withdrawn(down: float) 
     # At two players a majority is two votes: the one vote for silence stands alone until
     # the member is heard again and it is withdrawn (the other is its target's: the words
     # point to the abandon, on offer after drop_after).
-    sim, seen = _game(2, Crash(1, 3.0, down))
+    told: Told = []
+    sim, seen = _game(2, Crash(1, 3.0, down), told=told)
     result = sim.run()
     assert _votes(result, DropReason.SILENT) == [(0, 1)]
     assert _votes(result, DropReason.WITHDRAW) == [(0, 1)]  # (heard again: withdrawn)
@@ -144,7 +153,16 @@ def test_unmet_two_players_a_silence_vote_stands_then_is_withdrawn(down: float) 
     shown = _shown(seen)
     if down < QUICK_TIMERS.drop_after + UNMET_AFTER:
         assert shown == []  # (withdrawn within the short while: nothing to tell)
+        assert told == []  # (nor a notice of the node's)
     else:
+        # The node tells it once, as the table first shows it, and its end once, withdrawn,
+        # as the table shows it no more.
+        assert [(n.unmet.seat, n.unmet.voters, n.ended) for _, n in told] == [
+            (1, (0,), None),
+            (1, (0,), UnmetEnd.WITHDRAWN),
+        ]
+        assert told[0][0] == shown[0]
+        assert told[1][0] == min(t for t, _, waits, _ in seen if t > shown[0] and not waits)
         assert shown and shown[0] >= standing[0] + UNMET_AFTER
         waits = next(waits for _, _, waits, _ in seen if waits)
         view = next(view for _, _, waits, view in seen if waits)
@@ -160,7 +178,8 @@ def test_unmet_two_players_a_silence_vote_stands_then_is_withdrawn(down: float) 
 def test_unmet_three_players_a_member_dropped_is_told_no_more() -> None:
     # Seat 2 gone for good: both others vote it out for silence, two of three, a majority;
     # once it is dropped nothing stands, and nothing is told.
-    sim, seen = _game(3, Crash(2, 3.0, None))
+    told: Told = []
+    sim, seen = _game(3, Crash(2, 3.0, None), told=told)
     result = sim.run()
     assert _votes(result, DropReason.SILENT) == [(0, 2), (1, 2)]
     peer = sim.peers[0]
@@ -169,6 +188,8 @@ def test_unmet_three_players_a_member_dropped_is_told_no_more() -> None:
     standing = [t for t, found, _, _ in seen if found]
     assert all(not waits for t, _, waits, _ in seen if not standing or t > standing[-1])
     assert not seen[-1][2]
+    # Told only if the one vote stood the while before the second came; ended dropped if so.
+    assert [n.ended for _, n in told] in ([], [None, UnmetEnd.DROPPED])
 
 
 @pytest.mark.slow

@@ -63,6 +63,8 @@ __all__ = [
     "FRAME_OVERHEAD",
     "MAGIC",
     "MAX_PAYLOAD_SIZE",
+    "NOT_A_LOG",
+    "NOT_ITS_START",
     "PREFIX_SIZE",
     "LogDecoder",
     "LogHeader",
@@ -320,7 +322,7 @@ class LogProblem:
 
 NOT_A_LOG = "not a p2p-nertz game log"
 """What a file that does not start as a log is (:attr:`LogProblem.words`)."""
-_NOT_ITS_START = f"it does not begin as one ({MAGIC.decode()})"
+NOT_ITS_START = f"it does not begin as one ({MAGIC.decode()})"
 """Why, for a file of other bytes (Python's ``b'NERTZLOG'`` said nothing to a person)."""
 
 _FATAL_WORDS = {
@@ -828,7 +830,7 @@ class LogDecoder:
         have = min(n - i, len(MAGIC))
         # Compare as soon as bytes arrive, so a garbage file fails on its first chunk.
         if view[i : i + have] != MAGIC[:have]:
-            self._stop(ProblemKind.NOT_A_LOG, 0, 0, _NOT_ITS_START)
+            self._stop(ProblemKind.NOT_A_LOG, 0, 0, NOT_ITS_START)
             return n, False
         if n - i < PREFIX_SIZE:
             return i, False

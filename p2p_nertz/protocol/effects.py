@@ -15,6 +15,7 @@ from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.reach import OutOfReach
 from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE, Elsewhere, Recovered
+from p2p_nertz.protocol.unmet import VoteShort
 from p2p_nertz.slots import quick_init
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "Reserve",
     "Send",
     "Suspected",
+    "VoteShort",
 ]
 
 
@@ -144,5 +146,6 @@ Effect = (
     | Recovered
     | Elsewhere
     | OutOfReach
+    | VoteShort
     | st.Notice
 )

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 import os
 import socket as stdsocket
 from collections.abc import Callable, Iterable
@@ -67,7 +68,7 @@ from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.listening import Listening, heard_at, silence_vote_at
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.lobbylink import Link, open_link, split_endpoint
+from p2p_nertz.runtime.lobbylink import FrameCut, Link, open_link, split_endpoint
 
 __all__ = [
     "BEACON_EVERY",
@@ -304,6 +305,16 @@ class LobbyHost:
         self.drops = DropTally(every=summary_every)
         """The dropped messages and refused hellos, counted for the log's summaries."""
         self._logged = 0
+        # Since when the process has listened, on trio's clock, the links' limits' (a frame to
+        # complete, one to send: runtime/lobbylink.py), fed by the ticks.
+        self._ears: Listening | None = None
+
+    def _listening(self) -> float:
+        """Since when the host has listened without a break (a stop of its own longer than
+        ``LISTEN_GAP`` between two ticks), asked now on trio's clock."""
+        if self._ears is None:  # (no tick yet: no break known, each limit counts from its start)
+            return -math.inf
+        return self._ears.since_at(trio.current_time())
 
     @property
     def endpoint(self) -> str:
@@ -451,7 +462,7 @@ class LobbyHost:
                     # The greeting first, before anything is read: whatever the other side
                     # speaks, it learns our version (§3) before we can close on it.
                     with suppress(TransportBrokenError):
-                        await link.greet(timeout=SEND_TIMEOUT)
+                        await link.greet(timeout=SEND_TIMEOUT, listening=self._listening)
                         nursery.start_soon(self._write_link, link, outbox, nursery.cancel_scope)
                         await self._read_link(link)
                     nursery.cancel_scope.cancel()
@@ -465,20 +476,23 @@ class LobbyHost:
     ) -> None:
         try:
             async for data in outbox:
-                await link.send(data, timeout=SEND_TIMEOUT)
+                await link.send(data, timeout=SEND_TIMEOUT, listening=self._listening)
         except TransportBrokenError:
             scope.cancel()  # that guest will connect and ask again
 
     async def _read_link(self, link: Link) -> None:
         while True:
             try:
-                data = await link.receive(idle=self._link_idle)
+                data = await link.receive(idle=self._link_idle, listening=self._listening)
             except FramingError as exc:
                 self.rejected += 1
                 self._drop(
                     "broken stream", link.key or link.label, f"from {link.label.decode()}: {exc}"
                 )
                 await link.drain(_BYE_FLUSH)  # (so that our preamble reaches it, §3)
+                return
+            except FrameCut as exc:  # (said, as any message dropped; a reset says nothing)
+                self._drop("cut frame", link.key or link.label, f"{link.peer}: {exc}")
                 return
             except TransportBrokenError:
                 return
@@ -533,6 +547,7 @@ class LobbyHost:
 
     async def _tick_loop(self) -> None:
         while True:
+            self._ears = heard_at(self._ears, trio.current_time(), LISTEN_GAP)
             await trio.sleep(_TICK)
             for line in self.drops.flush(self._clock()):
                 log.warning("%s", line)

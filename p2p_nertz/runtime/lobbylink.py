@@ -9,6 +9,14 @@ side that stops reading costs its writer that deadline, not a task for ever.
 :func:`open_link` connects to a lobby endpoint (``tcp://IPv4:port``, what a host's
 :class:`~p2p_nertz.runtime.lobby.LobbyHost` reports and a beacon's address and port make) and
 reads the host's challenge, its first frame (docs/lobby.md §3).
+
+A link's time limits (a frame to complete, a frame to send) count only while the process
+listens, when its owner says since when it has (``listening``: the host's, fed by its ticks,
+:class:`~p2p_nertz.protocol.listening.Listening`): a host stopped past them (``SIGSTOP``
+longer than a guest's patience) read, on waking, the half of a frame it had, found its limit
+passed and reset the connection with the rest unread, the guest's message lost; and a send
+under way when it stopped was cut in the middle of its frame (session 37). Woken, it counts
+each limit again from when it listens, and completes or sends the frame.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from __future__ import annotations
 import ipaddress
 import math
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Final
 
@@ -27,7 +35,7 @@ from p2p_nertz.lobby.framing import PREAMBLE, FrameReader, frame, read_challenge
 from p2p_nertz.lobby.limits import TokenBuckets
 from p2p_nertz.protocol.identity import PeerId
 
-__all__ = ["READ_MAX", "Link", "open_link", "split_endpoint"]
+__all__ = ["READ_MAX", "FrameCut", "Link", "Listened", "open_link", "split_endpoint"]
 
 READ_MAX: Final = 65536
 """Most bytes one read of a lobby connection takes."""
@@ -95,7 +103,7 @@ class Link:
             return "?"
         return f"{address}:{port}"
 
-    async def greet(self, *, timeout: float = math.inf) -> None:
+    async def greet(self, *, timeout: float = math.inf, listening: Listened | None = None) -> None:
         """Send the preamble (each side sends it first), then, on the host's side (a link
         made with a :attr:`challenge`), the challenge as the first frame.
 
@@ -103,51 +111,85 @@ class Link:
             TransportBrokenError: the connection broke, or took nothing in ``timeout``.
         """
         await self._send_bytes(
-            PREAMBLE + (frame(self.challenge) if self.challenge else b""), timeout
+            PREAMBLE + (frame(self.challenge) if self.challenge else b""), timeout, listening
         )
 
-    async def send(self, message: bytes, *, timeout: float = math.inf) -> None:
-        """Send one frame within ``timeout`` seconds.
+    async def send(
+        self, message: bytes, *, timeout: float = math.inf, listening: Listened | None = None
+    ) -> None:
+        """Send one frame within ``timeout`` seconds (of listening, with ``listening``: the
+        module docstring).
 
         Raises:
             TransportBrokenError: the connection broke, or the other side did not take the
                 frame in time (the link is then unusable: part of a frame may have left).
         """
-        await self._send_bytes(frame(message), timeout)
+        await self._send_bytes(frame(message), timeout, listening)
 
-    async def _send_bytes(self, data: bytes, timeout: float) -> None:
+    async def _send_bytes(
+        self, data: bytes, timeout: float, listening: Listened | None = None
+    ) -> None:
         async with self._sending:
-            with trio.move_on_after(timeout) as scope:
-                try:
-                    await self.stream.send_all(data)
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                    raise TransportBrokenError(f"the lobby connection broke: {exc}") from None
+            with trio.CancelScope() as scope:
+                if listening is None:
+                    scope.deadline = trio.current_time() + timeout
+                    await self._send_all(data)
+                else:  # (a send is not cut and begun again: a watch moves its deadline)
+                    broken: list[TransportBrokenError] = []
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(_cancel_past, scope, timeout, listening)
+                        try:
+                            await self._send_all(data)
+                        except TransportBrokenError as exc:  # (raised as itself, not a group)
+                            broken.append(exc)
+                        nursery.cancel_scope.cancel()
+                    if broken:
+                        raise broken[0]
             if scope.cancelled_caught:
                 raise TransportBrokenError(f"the other side took no frame for {timeout:g} s")
 
-    async def receive(self, *, idle: float = math.inf) -> bytes:
+    async def _send_all(self, data: bytes) -> None:
+        try:
+            await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise TransportBrokenError(f"the lobby connection broke: {exc}") from None
+
+    async def receive(self, *, idle: float = math.inf, listening: Listened | None = None) -> bytes:
         """The next frame; the preamble first is checked on the way.
 
         Args:
             idle: seconds (from now) within which a frame must be complete.
+            listening: since when our process has listened without a break (module
+                docstring): ``idle`` is counted from then where that is later.
 
         Raises:
             FramingError: the other side does not speak the lobby's stream (it is closed).
+            FrameCut: the other side ended its stream in the middle of a frame.
             TransportBrokenError: the connection ended or broke, or ``idle`` passed.
         """
-        with trio.move_on_after(idle):
-            while not self._ready:
-                try:
-                    data = await self.stream.receive_some(
-                        min(READ_MAX, max(self.reader.want, _READ_MIN))
-                    )
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-                    raise TransportBrokenError(f"the lobby connection broke: {exc}") from None
-                if not data:
-                    raise TransportBrokenError("the other side closed the lobby connection")
-                self._ready.extend(self.reader.feed(data))
-            return self._ready.popleft()
-        raise TransportBrokenError(f"no complete frame in {idle:g} s")
+        start = trio.current_time()
+        while True:
+            with trio.move_on_at(_listened_from(start, listening) + idle):
+                while not self._ready:
+                    await self._read()
+                return self._ready.popleft()
+            if _listened_from(start, listening) + idle <= trio.current_time():
+                raise TransportBrokenError(f"no complete frame in {idle:g} s")
+            # (a stop of our own in between: the frame's read goes on, nothing of it lost)
+
+    async def _read(self) -> None:
+        try:
+            data = await self.stream.receive_some(min(READ_MAX, max(self.reader.want, _READ_MIN)))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise TransportBrokenError(f"the lobby connection broke: {exc}") from None
+        if not data and self.reader.pending:
+            raise FrameCut(
+                f"the other side closed the lobby connection {self.reader.pending} bytes into "
+                "a frame (the part read is dropped: a guest asks again)"
+            )
+        if not data:
+            raise TransportBrokenError("the other side closed the lobby connection")
+        self._ready.extend(self.reader.feed(data))
 
     async def drain(self, seconds: float) -> None:
         """End our stream, then read and discard what the other side still sends until it
@@ -167,6 +209,28 @@ class Link:
         async with self._sending:
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                 await self.stream.send_eof()
+
+
+class FrameCut(TransportBrokenError):
+    """The other side ended its stream in the middle of a frame (a guest that gave up while
+    its ``hello`` was on the way): the part read is dropped."""
+
+
+Listened = Callable[[], float]
+"""Since when the process has listened without a break (trio's clock), asked now."""
+
+
+def _listened_from(start: float, listening: Listened | None) -> float:
+    """When a limit begun at ``start`` counts from: then, or since we listen again."""
+    return start if listening is None else max(start, listening())
+
+
+async def _cancel_past(scope: trio.CancelScope, seconds: float, listening: Listened) -> None:
+    """Cancel ``scope`` once it has run ``seconds`` of our listening (module docstring)."""
+    start = trio.current_time()
+    while (due := _listened_from(start, listening) + seconds) > trio.current_time():
+        await trio.sleep_until(due)
+    scope.cancel()
 
 
 @asynccontextmanager

@@ -95,8 +95,8 @@ from p2p_nertz.protocol.peer import (
     TableGone,
 )
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
-from p2p_nertz.protocol.state import GameState, Phase
-from p2p_nertz.protocol.unmet import UnmetSince
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.unmet import UnmetTeller, VoteShort
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
 from p2p_nertz.runtime.gate import zap_user_id
@@ -301,33 +301,29 @@ def _bot_driver(strategy: str | None, rng: Rng, speed: int, practice: bool) -> B
     return BotDriver(make_strategy(strategy, rng.fork(0)), Pacing(speed), practice=practice)
 
 
-class _UnmetLog:
-    """Log once each vote to drop a member that stands without a majority for a while
-    (:class:`~p2p_nertz.protocol.unmet.UnmetSince`, the front ends' :attr:`TableView.waits
-    <p2p_nertz.ui.view.TableView.waits>`), as *no majority here* is (:func:`_log_reach`):
-    the table waits on it, and ``nertz -v`` says why. Again if it ends and stands anew."""
-
-    def __init__(self, spec: GameSpec) -> None:
-        self.spec = spec
-        self.since = UnmetSince()
-        self.told: set[tuple[int, tuple[int, ...]]] = set()
-
-    def check(self, state: GameState, now: float) -> None:
-        standing = self.since.standing(state, now)
-        keys = {(u.seat, u.voters) for u in standing}
-        for u in standing:
-            if (u.seat, u.voters) not in self.told:
-                names = self.spec.members
-                log.info(
-                    "no majority for a vote: %s voted out (%s) by %s, %d of %d votes; "
-                    "the table waits for the votes still needed",
-                    names[u.seat].name,
-                    ", ".join(reason.name.lower() for reason in u.reasons),
-                    ", ".join(names[v].name for v in u.voters),
-                    len(u.voters),
-                    u.majority,
-                )
-        self.told = keys
+def log_unmet(notice: VoteShort, spec: GameSpec) -> None:
+    """Log a vote to drop a member that stands without a majority for a while, and its end
+    (:class:`~p2p_nertz.protocol.unmet.UnmetTeller`, the front ends' :attr:`TableView.waits
+    <p2p_nertz.ui.view.TableView.waits>`), as *no majority here* is (:func:`_log_reach`): the
+    table waits on it, and ``nertz -v`` says why."""
+    u, names = notice.unmet, spec.members
+    if notice.ended is not None:
+        log.info(
+            "a vote short of a majority ends: %s voted out by %s, %s",
+            names[u.seat].name,
+            ", ".join(names[v].name for v in u.voters),
+            notice.ended.value,
+        )
+        return
+    log.info(
+        "no majority for a vote: %s voted out (%s) by %s, %d of %d votes; "
+        "the table waits for the votes still needed",
+        names[u.seat].name,
+        ", ".join(reason.name.lower() for reason in u.reasons),
+        ", ".join(names[v].name for v in u.voters),
+        len(u.voters),
+        u.majority,
+    )
 
 
 class _Ending:
@@ -549,7 +545,7 @@ class PeerNode:
         self._timer: trio.CancelScope | None = None
         self._timer_due: float | None = None
         self._ending = _Ending(grace, provisional_wait=self._config.gone_after)
-        self._unmet = _UnmetLog(spec)
+        self._unmet = UnmetTeller()
         self._ran = False
         self._recover = recover
         self._cut_damaged_tail = cut_damaged_tail
@@ -825,6 +821,8 @@ class PeerNode:
             self.refusals.refused(effect.reason, effect.detail, self._clock())
         elif isinstance(effect, (Suspected, OutOfReach)):
             _log_reach(effect, self.spec)
+        elif isinstance(effect, VoteShort):
+            log_unmet(effect, self.spec)
         elif not isinstance(effect, Recovered):
             log.debug("%s", effect)
         if self._on_notice is not None:
@@ -917,7 +915,8 @@ class PeerNode:
             try:
                 last_due = deadline
                 await self._apply(self.peer.tick(self._clock()))
-                self._unmet.check(self.peer.tentative, self._clock())
+                for notice in self._unmet.check(self.peer.tentative, self._clock()):
+                    self._notice(notice)
                 self.refusals.flush(self._clock())  # the last summary of a flood that ended
                 if self._bot is not None and not self._ending.leaving:
                     abandoned = self._bot.abandon(self.peer, self._clock())

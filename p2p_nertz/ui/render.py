@@ -253,7 +253,7 @@ class _Painter:
             body = _BoardPainter(view, pen, view.board).rows(room)
         elif view.table is None:
             body = [pen.message_row("waiting for the deal…", Style.DIM)]
-            body += pen.messages(view.news(), room - 1)
+            body += pen.messages(_news(view, room - 1), room - 1)
         else:
             body = _TablePainter(view, pen, view.table).rows(room)
         body = body[:room]
@@ -377,10 +377,14 @@ class _TablePainter:
             want_messages = 0  # a full lake (8 players at 80×24) before the announcements
         lake_room = max(1, room - fixed - want_messages)
         lake = self.lake(lake_rows, lake_room)
+        while view.waits and fixed - 1 + len(lake) >= room and lake_room > 1:
+            # ... but not before the votes the table waits on: a row at least (:func:`_news`).
+            lake_room -= 1
+            lake = self.lake(lake_rows, lake_room)
         body = [pen.rule("lake", LAKE_NOTE), *lake]
         body += [pen.rule("players" if view.seat is not None else "tableaux"), *players]
         body += mine
-        body += pen.messages(view.news(), room - len(body))
+        body += pen.messages(_news(view, room - len(body)), room - len(body))
         return body
 
     def lake_rows(self, lake: Lake) -> list[list[_Foundation]]:
@@ -595,7 +599,7 @@ class _BoardPainter:
         # The person's pace, in the blank row before the end (the board keeps its height).
         rows.append(() if board.pace is None else self.pace_row(board.pace))
         rows += self.ending()
-        rows += self.pen.messages(self.view.news(), room - len(rows))
+        rows += self.pen.messages(_news(self.view, room - len(rows)), room - len(rows))
         return rows
 
     def how(self) -> str:
@@ -709,6 +713,18 @@ class _BoardPainter:
                 line.add(" " * gap).add(word, style)
         rows.append(line.spans())
         return rows
+
+
+def _news(view: TableView, room: int) -> tuple[str, ...]:
+    """The announcements for ``room`` rows (:meth:`TableView.news`), the votes the table
+    waits on last; where their rows do not all fit, their one-row summary
+    (:attr:`TableView.waits_line`) instead: a person sees who is voted out and how many
+    votes stand at every table size (session 37: at eight players at 80×24 the one row left
+    showed only "no majority yet: …", the last of them)."""
+    news = view.news()
+    if not view.waits or len(view.waits) <= room or not view.waits_line:
+        return news
+    return (*news[: len(news) - len(view.waits)], view.waits_line)
 
 
 def _wrap(text: str, width: int) -> list[str]:

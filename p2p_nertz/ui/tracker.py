@@ -64,6 +64,7 @@ from p2p_nertz.ui.view import (
     silent_words,
     stale_pass_words,
     tie_words,
+    unmet_summary,
     unmet_words,
 )
 
@@ -625,6 +626,7 @@ class Tracker:
             alone=not final and self.alone(peer),
             unfollowed=unfollowed[0] if unfollowed is not None else None,
             waits=unmet_words(unmet, self.name, self.seat),
+            waits_line=unmet_summary(unmet, self.name),
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:

@@ -19,7 +19,7 @@ from p2p_nertz.bots.base import Pacing
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.names import skeleton
 from p2p_nertz.protocol.reach import OutOfReach
-from p2p_nertz.protocol.unmet import Unmet
+from p2p_nertz.protocol.unmet import Unmet, UnmetEnd, VoteShort
 from p2p_nertz.rules import (
     Card,
     GameResult,
@@ -38,6 +38,8 @@ from p2p_nertz.rules.cards import RANK_NAMES, is_unknown
 from p2p_nertz.words import counted, plural
 
 __all__ = [
+    "unmet_summary",
+    "vote_short_words",
     "NOT_UP",
     "PASS_GONE",
     "Board",
@@ -323,6 +325,8 @@ class TableView:
         waits: each vote to drop a member that has stood without a majority for a while
             (:class:`~p2p_nertz.protocol.unmet.UnmetSince`), in words (:func:`unmet_words`):
             shown after the announcements, the newest, for as long as it stands.
+        waits_line: the same in one row (:func:`unmet_summary`), for a screen with no room
+            for every row of :attr:`waits` (eight players at 80×24).
     """
 
     table: Table | None
@@ -352,6 +356,7 @@ class TableView:
     gone: str | None = None
     unfollowed: str | None = None
     waits: tuple[str, ...] = ()
+    waits_line: str = ""
 
     def name(self, seat: int) -> str:
         """``"2 Bob"``: the seat number and the name.
@@ -1035,3 +1040,67 @@ def unmet_words(
     elif rows:
         rows.append("no majority yet: the table waits for the votes still needed to drop")
     return tuple(rows)
+
+
+def unmet_summary(standing: Sequence[Unmet], name: Callable[[int], str], width: int = 78) -> str:
+    """The votes of :func:`unmet_words` in one row of at most ``width`` columns (80, less the
+    mark of an announcement), for a screen
+    with no room for theirs (eight players at 80×24, session 37: the terminal showed only the
+    last, "no majority yet: …", and not who): each member voted out with its votes of those
+    needed, then that the table waits; the count alone where the names do not fit. Empty:
+    nothing stands.
+
+    >>> from p2p_nertz.protocol.unmet import Unmet
+    >>> names = ["bot1", "bot2", "you", "bot4"].__getitem__
+    >>> unmet_summary([Unmet(1, (DropReason.WITHHELD,), (2, 3), 3, 4),
+    ...                Unmet(3, (DropReason.SILENT,), (1,), 3, 4)], names)
+    'no majority yet: bot2 2 of 3 votes, bot4 1 of 3: the table waits'
+    >>> unmet_summary([Unmet(2, (DropReason.SILENT,), (0,), 2, 2)], names)
+    'you: 1 of 2 votes; nobody can be dropped from two: wait, or end the game'
+    >>> unmet_summary([Unmet(s, (DropReason.SILENT,), (0,), 3, 4) for s in (1, 2, 3)],
+    ...               lambda s: f"a-long-name-{s}", width=72)
+    'no majority yet: a-long-name-1 1 of 3 votes, +2 more: the table waits'
+    """
+    if not standing:
+        return ""
+    if all(u.members == 2 for u in standing):  # (the other vote is its target's: one stands)
+        u = standing[0]
+        tail = "nobody can be dropped from two: wait, or end the game"
+        line = f"{name(u.seat)}: {len(u.voters)} of {u.majority} votes; {tail}"
+        return line if len(line) <= width else f"a vote stands; {tail}"
+    votes = [f"{name(u.seat)} {len(u.voters)} of {u.majority}" for u in standing]
+    votes[0] += " votes"
+    for shown in range(len(votes), 0, -1):  # (as many as fit, then how many more)
+        more = len(votes) - shown
+        who = ", ".join(votes[:shown]) + (f", +{more} more" if more else "")
+        line = f"no majority yet: {who}: the table waits"
+        if len(line) <= width:
+            return line
+    return f"no majority yet to drop {counted(len(standing), 'member')}: the table waits"
+
+
+def vote_short_words(notice: VoteShort, name: Callable[[int], str]) -> tuple[str, ...]:
+    """The words of a :class:`~p2p_nertz.protocol.unmet.VoteShort` notice (a node's line, its
+    ``--json`` event's ``words``): when told, the table's rows for it (:func:`unmet_words`);
+    at its end, why it no longer stands short.
+
+    >>> vote = Unmet(1, (DropReason.SILENT,), (0,), 2, 3)
+    >>> names = ["Ann", "Bob", "Cy"].__getitem__
+    >>> vote_short_words(VoteShort(vote), names)  # doctest: +NORMALIZE_WHITESPACE
+    ('Bob voted out by Ann (silent): 1 of 2 votes',
+     'no majority yet: the table waits for the votes still needed to drop')
+    >>> vote_short_words(VoteShort(vote, UnmetEnd.WITHDRAWN), names)
+    ('the vote to drop Bob is withdrawn',)
+    """
+    if notice.ended is None:
+        return unmet_words([notice.unmet], name)
+    who = name(notice.unmet.seat)
+    return (_UNMET_ENDS[notice.ended].format(who=who),)
+
+
+_UNMET_ENDS = {
+    UnmetEnd.DROPPED: "{who} is dropped: the votes reached a majority",
+    UnmetEnd.WITHDRAWN: "the vote to drop {who} is withdrawn",
+    UnmetEnd.JOINED: "more votes to drop {who} stand, still short of a majority",
+    UnmetEnd.OVER: "the game is over: the vote to drop {who} no longer waits",
+}

@@ -102,15 +102,18 @@ async def run_web_replay(
     port: int = 0,
     on_url: Callable[[str], None],
     symbols: bool = True,
-) -> None:
+) -> int | None:
     """Serve the replay's page until ``q`` is pressed in it (or the process is stopped).
+
+    Returns:
+        ``None`` after ``q``; SIGTERM's number after a SIGTERM, once the pages are told
+        (``nertz`` then says "interrupted" with SIGTERM's status, as at a SIGTERM anywhere:
+        cli/web_cmd.py). Taken here, at a checkpoint: ``nertz``'s own SIGTERM handler raised
+        KeyboardInterrupt anywhere inside trio when SIGINT was ignored (a command started in
+        the background), and trio's tasks spilled tracebacks.
 
     Raises:
         NertzError: the page cannot be served on ``host:port``.
-        KeyboardInterrupt: a SIGTERM, once the pages are told (``nertz`` says "interrupted",
-            as for a Ctrl-C: cli/main.py). Taken here, at a checkpoint: ``nertz``'s own
-            SIGTERM handler raised it anywhere inside trio when SIGINT was ignored (a
-            command started in the background), and trio's tasks spilled tracebacks.
     """
     stepper = ReplayStepper(replay, symbols=symbols)
     feed = ViewFeed()
@@ -138,8 +141,7 @@ async def run_web_replay(
                 feed.publish(json.dumps(stepper.view(), ensure_ascii=False))
         await app.close_pages("the replay is closed: its terminal is free again")
         nursery.cancel_scope.cancel()
-    if steps.cancelled_caught:
-        raise KeyboardInterrupt
+    return signal.SIGTERM if steps.cancelled_caught else None
 
 
 async def _cancel_on_sigterm(received: AsyncIterator[int], scope: trio.CancelScope) -> None:
