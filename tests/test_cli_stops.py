@@ -16,6 +16,7 @@ import pytest
 from cli_helpers import foreground, make_key
 
 from cli.bots import LEAVE_PATIENCE
+from p2p_nertz.testing.said import first_line
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,9 +124,9 @@ def _close_output_after_a_line(proc: subprocess.Popen[str], marker: str) -> str:
     end; no process whose command line holds ``marker`` (the game's directory) may be left.
     Returns what it wrote on stderr."""
     assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.readline()
-    proc.stdout.close()
     try:
+        first_line(proc, "the command")
+        proc.stdout.close()
         with proc.stderr:
             err = proc.stderr.read()
         proc.wait(timeout=60)

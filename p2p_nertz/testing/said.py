@@ -20,6 +20,7 @@ wrong (session 37):
 from __future__ import annotations
 
 import contextlib
+import os
 import select
 import subprocess
 import sys
@@ -142,30 +143,39 @@ class Said:
 
 
 def first_line(
-    proc: subprocess.Popen[Any], name: str, bound: float = READY_BOUND, *, path: Path | None = None
+    proc: subprocess.Popen[Any],
+    name: str,
+    bound: float = READY_BOUND,
+    *,
+    path: Path | None = None,
+    stderr: bool = False,
 ) -> str:
     """The first line ``proc`` says, waiting for it up to ``bound`` s (a hang's bound): read
-    from its stdout pipe, nothing read from it yet (what comes after is the caller's), or from
-    the file ``path`` its output goes to (its text so far if the line is not yet ended).
+    from its stdout pipe (its stderr pipe with ``stderr``), nothing read from it yet (what
+    comes after is the caller's), or from the file ``path`` its output goes to (its text so
+    far if the line is not yet ended).
 
     Raises:
         NeverSaid: it said nothing within ``bound`` s (then what it is doing), or its output
-            or the process ended first.
+            or the process ended first (then, where its stderr is a pipe not read, its end).
         ValueError: no ``path`` and its output is not a pipe.
     """
     if path is None:
-        if proc.stdout is None:
-            raise ValueError(f"{name}: its output is not a pipe (stdout=subprocess.PIPE)")
-        if not select.select([proc.stdout], [], [], bound)[0]:
+        stream = proc.stderr if stderr else proc.stdout
+        if stream is None:
+            what = "stderr" if stderr else "stdout"
+            raise ValueError(f"{name}: its {what} is not a pipe ({what}=subprocess.PIPE)")
+        if not select.select([stream], [], [], bound)[0]:
             doing = describe(proc.pid)
             raise NeverSaid(f"{name} said nothing: not within {bound:g} s\n{doing}", proc)
-        line = proc.stdout.readline()
+        line = stream.readline()
         if isinstance(line, bytes):
             line = line.decode(errors="replace")
         if not line:
             with contextlib.suppress(subprocess.TimeoutExpired):  # (its output ended: it ends)
                 proc.wait(10)
-            raise NeverSaid(f"{name} said nothing: its output ended (exit {proc.poll()})", proc)
+            text = f"{name} said nothing: its output ended (exit {proc.poll()})"
+            raise NeverSaid(text + ("" if stderr else _stderr_end(proc)), proc)
         return str(line).rstrip("\n")
     end = time.monotonic() + bound
     while not (text := path.read_text(errors="replace")).strip():
@@ -177,3 +187,21 @@ def first_line(
             raise NeverSaid(f"{name} said nothing: not within {bound:g} s\n{doing}", proc)
         time.sleep(0.05)  # (a poll of its output file, not a wait standing in for it)
     return text.splitlines()[0]
+
+
+def _stderr_end(proc: subprocess.Popen[Any], bound: float = 10.0) -> str:
+    """The end of what ``proc``, ended, wrote to its stderr pipe (where it has one), read with
+    a bound (a child of its may hold the pipe open): why a process that said nothing ended."""
+    if proc.stderr is None or proc.poll() is None:
+        return ""
+    chunks: list[bytes] = []
+    end = time.monotonic() + bound
+    with contextlib.suppress(OSError, ValueError):
+        fd = proc.stderr.fileno()
+        while (left := end - time.monotonic()) > 0 and select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    text = b"".join(chunks).decode(errors="replace").strip()
+    return f"; its stderr: {text[-2000:]!r}" if text else ""
