@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from cli_helpers import cli_popen, json_lines_until, lobby_where, make_key, stop_all
 
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import first_line, lines
 
 pytestmark = [
     pytest.mark.slow,
@@ -61,7 +61,7 @@ def _table_of(host: subprocess.Popen[str], seated: int) -> list[dict[str, Any]]:
     """The host's JSON lines up to the first table of ``seated`` seats (the host's included)."""
     assert host.stdout is not None
     seen: list[dict[str, Any]] = []
-    for line in host.stdout:
+    for line in lines(host, "the host"):
         if line.startswith("{"):
             seen.append(json.loads(line))
             if seen[-1]["event"] == "table" and len(seen[-1]["seats"]) == seated:

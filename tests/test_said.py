@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from p2p_nertz.testing.netns import Lab, unavailable
-from p2p_nertz.testing.said import NeverSaid, Said, first_line
+from p2p_nertz.testing.said import NeverSaid, Said, first_line, lines
 from p2p_nertz.testing.stalls import describe, py_spy
 
 _NO_LAB = unavailable()
@@ -193,6 +193,31 @@ def test_first_line_reads_stderr_when_asked_and_says_why_a_silent_process_ended(
     stdout_only.communicate()
     with pytest.raises(ValueError, match="the probe: its stderr is not a pipe"):
         first_line(stdout_only, "the probe", stderr=True)
+
+
+def test_lines_reads_on_until_the_end_and_a_process_silent_past_the_bound_is_described() -> None:
+    def start(code: str) -> subprocess.Popen[str]:
+        pipe = subprocess.PIPE
+        return subprocess.Popen(
+            [sys.executable, "-c", code], stdin=pipe, stdout=pipe, stderr=pipe, text=True
+        )
+
+    ender = start("import sys; print('a'); print('b', file=sys.stderr); print('c')")
+    stopper = start("print('a', flush=True); print('b', flush=True); input()")
+    try:
+        assert list(lines(ender, "the ender", 600)) == ["a\n", "c\n"]  # (its end ends it)
+        assert list(lines(ender, "the ender", 600, stderr=True)) == ["b\n"]
+        seen = []
+        with pytest.raises(NeverSaid, match=r"the stopper said nothing more: not within 0.2") as e:
+            for line in lines(stopper, "the stopper", 0.2):  # (it never will: reads its input)
+                seen.append(line)
+        assert seen == ["a\n", "b\n"]
+        assert f"process {stopper.pid}: " in str(e.value)  # (what it was doing)
+        assert stopper.wait(600) < 0  # (killed, once described)
+    finally:
+        for proc in (ender, stopper):
+            proc.kill()
+            proc.communicate()
 
 
 def test_said_refuses_a_process_whose_output_is_not_a_pipe() -> None:

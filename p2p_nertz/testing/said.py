@@ -15,6 +15,8 @@ wrong (session 37):
   nothing. :class:`Said` reads a process's output on a thread of its own; :meth:`Said.wait_for`
   ends at its bound (a hang's, never a timing assertion) or when the process ends, and then
   raises :class:`NeverSaid` with what it did say and what it is doing (:mod:`.stalls`).
+  :func:`first_line` waits for a first line with the same bound, leaving the pipe to the
+  caller, and :func:`lines` reads a process's lines as they come, each wait bounded.
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
 from p2p_nertz.testing.stalls import describe
 
-__all__ = ["READY_BOUND", "NeverSaid", "Said", "first_line", "say"]
+__all__ = ["READY_BOUND", "NeverSaid", "Said", "first_line", "lines", "say"]
 
 #: How long a process may take to say it is ready (its first line, ``bound``, ``up``): a hang's
 #: bound, never a timing assertion (session 37: a Python's start in a lab took up to 12 s at
@@ -187,6 +190,44 @@ def first_line(
             raise NeverSaid(f"{name} said nothing: not within {bound:g} s\n{doing}", proc)
         time.sleep(0.05)  # (a poll of its output file, not a wait standing in for it)
     return text.splitlines()[0]
+
+
+def lines(
+    proc: subprocess.Popen[Any], name: str, bound: float = READY_BOUND, *, stderr: bool = False
+) -> Iterator[str]:
+    """Each line ``proc`` says on its stdout pipe (its stderr with ``stderr``), as it comes,
+    its newline kept, until its output ends: ``for line in proc.stdout`` with the wait for each
+    line bounded by ``bound`` s (a hang's bound, never a timing assertion). The pipe is read
+    where the caller reads it (what the caller does not take stays in it).
+
+    Raises:
+        NeverSaid: nothing more said for ``bound`` s: the process is described, then killed.
+        ValueError: its output is not a pipe.
+    """
+    stream = proc.stderr if stderr else proc.stdout
+    if stream is None:
+        what = "stderr" if stderr else "stdout"
+        raise ValueError(f"{name}: its {what} is not a pipe ({what}=subprocess.PIPE)")
+    doing: list[str] = []
+
+    def silent() -> None:  # (its description first: a killed process says nothing)
+        doing.append(describe(proc.pid))
+        proc.kill()
+
+    while True:
+        timer = threading.Timer(bound, silent)
+        timer.daemon = True
+        timer.start()
+        try:
+            line = stream.readline()
+        finally:
+            timer.cancel()
+            timer.join()
+        if doing:
+            raise NeverSaid(f"{name} said nothing more: not within {bound:g} s\n{doing[0]}", proc)
+        if not line:
+            return
+        yield line.decode(errors="replace") if isinstance(line, bytes) else str(line)
 
 
 def _stderr_end(proc: subprocess.Popen[Any], bound: float = 10.0) -> str:
