@@ -218,6 +218,16 @@ def test_lines_reads_on_until_the_end_and_a_process_silent_past_the_bound_is_des
         for proc in (ender, stopper):
             proc.kill()
             proc.communicate()
+    # A process leading its own group, whose child holds the pipe too: the group is ended, or
+    # the pipe would never end.
+    code = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'input()']); input()"
+    pipe = subprocess.PIPE
+    leader = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=pipe, stdout=pipe, text=True, start_new_session=True
+    )
+    with pytest.raises(NeverSaid, match=r"the leader said nothing more"):
+        list(lines(leader, "the leader", 0.5))
+    leader.communicate()
 
 
 def test_said_refuses_a_process_whose_output_is_not_a_pipe() -> None:

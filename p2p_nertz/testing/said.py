@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -201,7 +202,8 @@ def lines(
     where the caller reads it (what the caller does not take stays in it).
 
     Raises:
-        NeverSaid: nothing more said for ``bound`` s: the process is described, then killed.
+        NeverSaid: nothing more said for ``bound`` s: the process is described, then killed
+            (its process group with it where it leads one: ``start_new_session``).
         ValueError: its output is not a pipe.
     """
     stream = proc.stderr if stderr else proc.stdout
@@ -212,6 +214,10 @@ def lines(
 
     def silent() -> None:  # (its description first: a killed process says nothing)
         doing.append(describe(proc.pid))
+        # Its group too where it leads one: its children hold the pipe open while they live.
+        with contextlib.suppress(OSError):
+            if proc.poll() is None and os.getpgid(proc.pid) == proc.pid:
+                os.killpg(proc.pid, signal.SIGKILL)
         proc.kill()
 
     while True:
