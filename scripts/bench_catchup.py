@@ -48,6 +48,7 @@ from p2p_nertz.runtime.mesh import Outlet
 from p2p_nertz.runtime.node import PeerNode, node_config
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
 from p2p_nertz.testing.games import bot_game
+from p2p_nertz.testing.said import first_line
 
 LABEL = b"bench-catchup"
 VICTIM = 1
@@ -146,7 +147,7 @@ def play(players: int, stops: Sequence[float], args: argparse.Namespace, seed: i
             )
             for seat in range(players)
         ]  # fmt: skip
-        endpoints = [p.stdout.readline().strip() for p in procs]  # type: ignore[union-attr]
+        endpoints = [first_line(p, f"the node of seat {s}") for s, p in enumerate(procs)]
         for p in procs:
             p.stdin.write(json.dumps(endpoints) + "\n")  # type: ignore[union-attr]
             p.stdin.flush()  # type: ignore[union-attr]

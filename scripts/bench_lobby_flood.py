@@ -39,6 +39,7 @@ from p2p_nertz.lobby.state import GuestLobby, LobbyError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.runtime.lobby import LobbyGuest
 from p2p_nertz.runtime.lobbylink import split_endpoint
+from p2p_nertz.testing.said import first_line
 
 HOST = """
 import sys, trio
@@ -159,7 +160,7 @@ def run(attack: str, seconds: float, conns: int) -> dict[str, float]:
     )
     try:
         assert host.stdout is not None
-        endpoint = host.stdout.readline().strip()
+        endpoint = first_line(host, "the lobby's host")
         sent = [0]
         waits: list[float] = []
         tries = [0]

@@ -34,6 +34,7 @@ from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.runtime.gate import client_keys, server_keys
 from p2p_nertz.runtime.mesh import ROUTER_HWM, routing_id
+from p2p_nertz.testing.said import first_line
 
 NODE = """
 import sys
@@ -69,7 +70,7 @@ def flood(mark: int, connections: int, busy: float) -> tuple[int, int]:
         text=True,
     )
     assert node.stdin is not None and node.stdout is not None
-    endpoint = node.stdout.readline().strip()
+    endpoint = first_line(node, "the node")
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
     frame = b"x" * FRAME
     try:

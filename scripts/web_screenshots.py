@@ -27,6 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from p2p_nertz.testing.said import first_line  # noqa: E402
 from tests.test_web_table import card_in, drag, turn_until_ace  # noqa: E402
 from tests.web_helpers import WebGame, open_browser, wait_for  # noqa: E402
 
@@ -64,7 +65,7 @@ def lobby(out: Path, tmp: Path) -> None:
     )
     try:
         assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
+        url = first_line(proc, "the lobby's page")
         with open_browser(1280, 720) as driver:
             driver.get(url)
             seats = "#lobby-seats tbody tr"

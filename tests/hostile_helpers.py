@@ -59,6 +59,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move
 from p2p_nertz.runtime.node import PeerNode, node_config
 from p2p_nertz.testing.games import bot_game
+from p2p_nertz.testing.said import NeverSaid, first_line
 
 __all__ = [
     "ATTACKS",
@@ -574,10 +575,17 @@ def run_game(
         for s in range(players - 1)
     ]
     bound: list[str] = []
-    for c in children:
-        assert c.stdout is not None
-        said = c.stdout.readline().split()  # bound ENDPOINT (or gone: its outcome says so)
-        bound.append(said[1].decode() if said[:1] == [b"bound"] else _NOBODY)
+    for s, c in enumerate(children):
+        try:
+            said = first_line(c, f"the node of seat {s}").split()  # bound ENDPOINT
+        except NeverSaid:
+            if c.poll() is None:  # (alive and silent: said what it is doing; all ended)
+                for each in children:
+                    each.kill()
+                    each.wait()
+                raise
+            said = []  # (gone: its outcome says so)
+        bound.append(said[1] if said[:1] == ["bound"] else _NOBODY)
     hostile_seat = players - 1
     node = HostileNode(
         identities[hostile_seat],

@@ -27,6 +27,7 @@ from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.spec import SPEC_NOTE, Deal, GameSpec
+from p2p_nertz.testing.said import first_line
 from p2p_nertz.web.replay import ReplayStepper
 
 DEMO_TIMEOUT = 120.0
@@ -151,7 +152,7 @@ def test_host_deal_shuffle_reaches_the_guest_through_the_lobby(tmp_path: Path) -
     guest: subprocess.Popen[str] | None = None
     try:
         assert host.stdout is not None
-        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
+        lobby = json.loads(first_line(host, "the host"))  # printed once the lobby is bound
         assert lobby["event"] == "lobby", lobby
         guest = cli_popen(
             [sys.executable, "-m", "cli", "join", "--name", "Bob", "--bot", "greedy", "--peer",
@@ -264,7 +265,7 @@ def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path, beacon_port: 
     )  # fmt: skip
     try:
         assert host.stdout is not None
-        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
+        lobby = json.loads(first_line(host, "the host"))  # printed once the lobby is bound
         assert lobby["event"] == "lobby", lobby
         listed = nertz(
             "games", "--discover", "127.0.0.1", "--beacon-port", str(beacon_port), "--json",
@@ -320,7 +321,7 @@ def test_play_lobby_lists_a_tables_deal_heard_and_asked(tmp_path: Path, beacon_p
     ttys: list[Tty] = []
     try:
         assert host.stdout is not None
-        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
+        lobby = json.loads(first_line(host, "the host"))  # printed once the lobby is bound
         assert lobby["event"] == "lobby", lobby
         argv = ["play", "--key", str(dee), "--name", "Dee", "--log-dir", logs]
         heard = Tty([*argv, "--discover", "127.0.0.1", "--beacon-port", str(beacon_port)])

@@ -33,6 +33,7 @@ from cli.main import build_parser
 from p2p_nertz.defaults import BOT_SPEEDS, PLAY_BOT_SPEED, TABLE_BOT_SPEED
 from p2p_nertz.logfile.format import LogHeader, encode_header
 from p2p_nertz.protocol.identity import Identity
+from p2p_nertz.testing.said import first_line
 from p2p_nertz.ui.lobby import LobbyKeys
 from p2p_nertz.web.model import LobbyPick
 
@@ -145,8 +146,8 @@ def test_join_says_at_once_where_it_connects_on_stderr_not_in_the_json(
         )
         try:
             assert proc.stderr is not None
-            line = proc.stderr.readline()
-            assert line == f"connecting to 127.0.0.1:{port}…\n"
+            line = first_line(proc, f"the {command}", stderr=True)
+            assert line == f"connecting to 127.0.0.1:{port}…"
             assert proc.poll() is None  # said while it still waits for an answer (60 s)
         finally:
             proc.kill()
@@ -210,7 +211,7 @@ def test_host_join_and_bot_in_separate_processes_play_a_game(tmp_path: Path) -> 
     guests: list[subprocess.Popen[str]] = []
     try:
         assert host.stdout is not None
-        where = lobby_where(json.loads(host.stdout.readline()))  # said once it is bound
+        where = lobby_where(json.loads(first_line(host, "the host")))  # said once it is bound
         guests += [
             cli_popen(
                 [
@@ -277,7 +278,7 @@ def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) 
     try:
         host = spawn(ann, "host", "--name", "Ann", "--bot", "greedy", "--players", "3")
         assert host.stdout is not None
-        where = lobby_where(json.loads(host.stdout.readline()))
+        where = lobby_where(json.loads(first_line(host, "the host")))
         target = host
         if command == "join":
             target = spawn(bob, "join", "--name", "Bob", "--bot", "greedy", "--peer", where)
@@ -359,7 +360,7 @@ def test_a_bot_started_for_a_table_waits_for_a_host_that_is_slow_to_answer(
     bot: subprocess.Popen[bytes] | None = None
     try:
         assert host.stdout is not None
-        lobby = json.loads(host.stdout.readline())  # printed once the lobby is bound
+        lobby = json.loads(first_line(host, "the host"))  # printed once the lobby is bound
         assert lobby["event"] == "lobby", lobby
         host.send_signal(signal.SIGSTOP)
         bot = spawn_lobby_bot(

@@ -20,6 +20,7 @@ import pytest
 from cli_helpers import cli_popen
 
 from p2p_nertz.testing.netns import BROADCAST, Lab
+from p2p_nertz.testing.said import first_line
 from tests.cli_helpers import make_key
 from tests.test_cli_play import (
     HEIGHT,
@@ -97,7 +98,7 @@ def test_play_joins_a_hosted_table_by_peer_toggles_ready_and_plays(tmp_path: Pat
     tty = None
     try:
         assert host.stdout is not None
-        said = json.loads(host.stdout.readline())
+        said = json.loads(first_line(host, "the host"))
         assert said["event"] == "lobby", said
         where = said["endpoint"].removeprefix("tcp://")  # (the port it bound)
         bot = spawn(tmp_path, "bot", ["bot", "--peer", where, "--name", "Cy",

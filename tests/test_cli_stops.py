@@ -16,6 +16,7 @@ import pytest
 from cli_helpers import foreground, make_key
 
 from cli.bots import LEAVE_PATIENCE
+from p2p_nertz.testing.said import first_line, lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,7 +75,7 @@ def test_sigterm_to_a_demo_stops_its_nodes_too(tmp_path: Path) -> None:
     proc = _start(tmp_path, "demo", "--dir", str(tmp_path / "game"), "--bots", "2")
     assert proc.stdout is not None
     listed = 0
-    for line in proc.stdout:  # (a line per node started: "  P2  FINGERPRINT  greedy  on …")
+    for line in lines(proc, "the demo"):  # (a line a node: "  P2  FINGERPRINT  greedy  on …")
         listed += " on tcp://127.0.0.1:" in line
         if listed == 2:
             break
@@ -95,7 +96,7 @@ def test_sigterm_to_a_host_stops_its_bots_too(tmp_path: Path) -> None:
         "--log-dir", str(tmp_path / "logs"),
     )  # fmt: skip
     assert proc.stdout is not None
-    for line in proc.stdout:  # (the bot has started once it is seated)
+    for line in lines(proc, "the host"):  # (the bot has started once it is seated)
         if "sat down" in line:
             break
     bots = _children(proc.pid)
@@ -123,9 +124,9 @@ def _close_output_after_a_line(proc: subprocess.Popen[str], marker: str) -> str:
     end; no process whose command line holds ``marker`` (the game's directory) may be left.
     Returns what it wrote on stderr."""
     assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.readline()
-    proc.stdout.close()
     try:
+        first_line(proc, "the command")
+        proc.stdout.close()
         with proc.stderr:
             err = proc.stderr.read()
         proc.wait(timeout=60)

@@ -21,6 +21,7 @@ from p2p_nertz.lobby.messages import Seat, TableView
 from p2p_nertz.lobby.state import waiting_for
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.rules import Rules
+from p2p_nertz.testing.said import lines
 from p2p_nertz.ui import Context, KeyState, Leave, press
 from p2p_nertz.ui.lobby import AtTable, LobbyView, SeatLine, render_lobby
 from tests.cli_helpers import foreground, make_key
@@ -88,7 +89,7 @@ def test_host_json_table_lines_say_what_the_table_waits_for(tmp_path: Path) -> N
     try:
         assert host.stdout is not None
         waits = []
-        for line in host.stdout:
+        for line in lines(host, "the host"):
             event = json.loads(line)
             if event["event"] == "table":
                 waits.append(event["waiting"])

@@ -19,6 +19,7 @@ from cli_helpers import FORKSERVER_ENV, cli_run, descendants, make_key, nertz, n
 
 from cli.main import build_parser
 from cli.play import bots_game
+from p2p_nertz.testing.said import first_line
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -193,7 +194,7 @@ def test_forkserver_process_is_signalled_polled_and_waited_for_itself(tmp_path: 
     try:
         assert isinstance(proc, forkserver.ForkedPopen)
         assert proc.stdout is not None
-        assert proc.stdout.readline().startswith("http://127.0.0.1:")  # (serving its page)
+        assert first_line(proc, "the watch").startswith("http://127.0.0.1:")  # (serving its page)
         assert proc.poll() is None
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(0.2)

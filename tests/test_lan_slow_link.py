@@ -11,7 +11,7 @@ Since session 32 a member's DEALER waits as long as the drop timer
 transport's, judge a slow member.
 
 Here one member's link holds every packet 3 s each way, no jitter: a round trip of 6 s or
-more, certainly past the 5 s, and well under the drop timer (12 s). The delay lasts 30 s
+more, certainly past the 5 s, and well under the drop timer (16 s). The delay lasts 30 s
 from the member's 10th event and is then lifted: long enough that the old heartbeat gave the
 link up and could not make it again in time (a reconnect takes four round trips or more,
 24 s), so the tests failed on main's code (the members abandoned or dropped each other). A
@@ -23,6 +23,17 @@ after the lift at ``nertz bot``'s default pace (2 moves a second; how long is th
 never standing still more than 1.1 s. The bots now play at full pace (7-51 s after the lift),
 the wait is a hang's (:func:`tests.test_lan.check_finished_and_agreed`), and the delayer says
 how many packets it held and how late it was (at most 0.11 s past their time at load 42).
+
+Session 37: the game of two dropped its slow member once at load ~33 (the delayer 0.21 s
+late), under a drop timer of 12 s. The test's reckoning of how long a member may go unheard
+over this link, since session 32, is two one-way delays and two suspect timers (2 × 3 + 2 × 2
+= 10 s; a reckoning, not a measurement): the timer left 2 s of 12 (17 %) for a loaded machine's
+lateness. The drop timer is now 16 s, a quarter and more (6 s) past the reckoning; the delay is
+unchanged, so the test still says the same thing: a link slower than the heartbeat and under
+the drop timer drops nobody. (A shorter delay could not give the room: one just past ZMTP's
+5 s round trip reckons past 9 s, less than a quarter of 12 left.) The code before session 32
+fails it all the same by the reckoning above: its reconnect at a 6 s round trip takes 24 s or
+more, past 16.
 
 Each test builds its own :class:`~p2p_nertz.testing.netns.Lab` and needs root, nftables and
 the netfilter queue the delay uses (skipped with the reason where missing; CI runs as root).
@@ -50,7 +61,12 @@ LATE = 3.0
 #: The delay's length: the old heartbeat gives the link up ~6 s in, and a reconnect at a 6 s
 #: round trip takes 24 s or more; past the drop timer either way.
 SPAN = 30.0
-SUSPECT, DROP = 2.0, 12.0
+#: The timers: ``DROP`` a quarter at least past what a member may go unheard over this link
+#: (:data:`UNHEARD`), for a loaded machine (CI's suite: 8 workers on 2 cores; session 37).
+SUSPECT, DROP = 2.0, 16.0
+#: The reckoning of how long a member may go unheard over the slow link: two one-way delays
+#: and two suspect timers (not a measurement; the room past it is for the load's lateness).
+UNHEARD = 2 * LATE + 2 * SUSPECT
 #: Every player's options: the timers, and the bots at full pace (at ``nertz bot``'s default,
 #: 2 moves a second, a game of two went on 9 to 99 s after the delay was lifted, load 11-42:
 #: past the old 90 s bound in CI, moving all along; session 33).
@@ -61,7 +77,7 @@ TIMERS = ("--suspect-after", f"{SUSPECT:g}", "--drop-after", f"{DROP:g}", "--spe
 def test_lan_link_slower_than_the_heartbeat_under_the_drop_timer_drops_nobody(
     tmp_path: Path, players: int
 ) -> None:
-    assert 2 * LATE > 5.0 and 2 * LATE + 2 * SUSPECT < DROP  # past ZMTP's, under ours
+    assert 2 * LATE > 5.0 and UNHEARD <= 0.75 * DROP  # past ZMTP's, a quarter under ours
     with Lab(players) as lab:
         gamers = lan.start_lan_game(lab, tmp_path, players, *TIMERS)
         slow = gamers[1]

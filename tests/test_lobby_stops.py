@@ -27,6 +27,8 @@ from typing import Any
 import pytest
 from cli_helpers import cli_popen, json_lines_until, lobby_where, make_key, stop_all
 
+from p2p_nertz.testing.said import first_line, lines
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(150),
@@ -50,17 +52,16 @@ def _spawn(tmp_path: Path, name: str, *argv: str) -> subprocess.Popen[str]:
 
 def _said_first(guest: subprocess.Popen[str]) -> str:
     """The first line ``guest`` says on stderr ("connecting to HOST:PORT…", said before it
-    tries); the rest stays for :meth:`~subprocess.Popen.communicate`. (Bounded by the test's
-    timeout: a guest that says nothing is a hang.)"""
-    assert guest.stderr is not None
-    return guest.stderr.readline()
+    tries); the rest stays for :meth:`~subprocess.Popen.communicate`. A guest that says nothing
+    fails in ``said.READY_BOUND`` s, saying what it is doing."""
+    return first_line(guest, "the guest", stderr=True)
 
 
 def _table_of(host: subprocess.Popen[str], seated: int) -> list[dict[str, Any]]:
     """The host's JSON lines up to the first table of ``seated`` seats (the host's included)."""
     assert host.stdout is not None
     seen: list[dict[str, Any]] = []
-    for line in host.stdout:
+    for line in lines(host, "the host"):
         if line.startswith("{"):
             seen.append(json.loads(line))
             if seen[-1]["event"] == "table" and len(seen[-1]["seats"]) == seated:

@@ -24,6 +24,7 @@ import pytest
 from stranger_helpers import assert_seated_and_lived, flood_the_lobby_then_reset, seat_a_guest
 
 from p2p_nertz.lobby.framing import frame
+from p2p_nertz.testing.said import first_line
 
 pytestmark = [
     pytest.mark.slow,
@@ -76,8 +77,8 @@ def test_lobby_host_stopped_with_a_flood_then_reset_wakes_and_seats_a_guest() ->
     )
     try:
         assert host.stdout is not None
-        endpoint = host.stdout.readline().strip()
-        assert endpoint.startswith("tcp://127.0.0.1:"), host.stderr and host.stderr.read()
+        endpoint = first_line(host, "the lobby's host")
+        assert endpoint.startswith("tcp://127.0.0.1:"), endpoint
         os.kill(host.pid, signal.SIGSTOP)
         try:
             sent = flood_the_lobby_then_reset(endpoint, frame(b"x" * 200) * 100)

@@ -28,6 +28,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.runtime.gate import client_keys, server_keys
 from p2p_nertz.runtime.mesh import routing_id
 from p2p_nertz.runtime.zmqtrio import HEARTBEAT_IVL_MS, HEARTBEAT_TIMEOUT_MS, create_socket
+from p2p_nertz.testing.said import first_line
 
 pytestmark = pytest.mark.slow
 
@@ -74,7 +75,7 @@ def _read_after_a_stop(
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
     try:
         assert node.stdout is not None
-        endpoint = node.stdout.readline().decode().strip()
+        endpoint = first_line(node, "the node")
         dealer = member(ctx)
         handshakes = (
             dealer.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)

@@ -26,6 +26,7 @@ import pytest
 from cli_helpers import cli_run, foreground, make_key, nertz, one_error_line
 
 from cli.args import LONGEST_WORD
+from p2p_nertz.testing.said import lines
 
 GOLDEN = Path(__file__).parent / "data" / "golden" / "two-players"
 NERTZ = [sys.executable, "-m", "cli"]
@@ -170,7 +171,7 @@ def test_ctrl_c_while_the_command_is_still_being_imported_is_one_line(tmp_path: 
             try:
                 assert proc.stderr is not None
                 seen = []
-                for line in proc.stderr:
+                for line in lines(proc, "the join", stderr=True):
                     seen.append(line)
                     if line.rstrip().endswith("p2p_nertz.deck"):
                         proc.send_signal(signal.SIGINT)

@@ -20,10 +20,13 @@ from pathlib import Path
 import pytest
 
 from p2p_nertz.testing.netns import Lab, unavailable
-from p2p_nertz.testing.said import NeverSaid, Said, first_line
+from p2p_nertz.testing.said import NeverSaid, Said, first_line, lines
 from p2p_nertz.testing.stalls import describe, py_spy
 
 _NO_LAB = unavailable()
+#: A child Python's thread name: its executable's (``python3`` where pytest is run by its own
+#: script, ``python`` by ``python -m pytest``), cut as the kernel cuts it (15 characters).
+_COMM = re.escape(Path(sys.executable).name[:15])
 needs_lab = pytest.mark.skipif(_NO_LAB is not None, reason=f"needs a netns lab: {_NO_LAB}")
 
 # Threads that each say numbered lines as fast as they can. With PYTHONUNBUFFERED (given to the
@@ -99,7 +102,7 @@ def test_a_line_never_said_fails_saying_what_was_said_and_what_the_process_is_do
     assert "'step one'" in message
     assert f"process {pid}: {sys.executable} -c print(" in message
     # Its main thread: its state (asleep on its input, or not yet), wait channel, kernel stack.
-    assert re.search(rf"thread {pid} \(python\): state \S \([^)]*\), wchan \S+, kernel stack: ",
+    assert re.search(rf"thread {pid} \({_COMM}\): state \S \([^)]*\), wchan \S+, kernel stack: ",
                      message), message  # fmt: skip
 
 
@@ -165,6 +168,68 @@ def test_first_line_reads_a_process_pipe_bounded_and_leaves_the_rest() -> None:
                 pipe.close()
 
 
+def test_first_line_reads_stderr_when_asked_and_says_why_a_silent_process_ended() -> None:
+    def start(code: str) -> subprocess.Popen[str]:
+        pipe = subprocess.PIPE
+        return subprocess.Popen(
+            [sys.executable, "-c", code], stdin=pipe, stdout=pipe, stderr=pipe, text=True
+        )
+
+    guest = start("import sys; print('connecting to h:1…', file=sys.stderr, flush=True); input()")
+    crasher = start("import sys; print('nope: no key', file=sys.stderr); raise SystemExit(2)")
+    silent = start("input()")
+    try:
+        assert first_line(guest, "the guest", stderr=True) == "connecting to h:1…"
+        # Its output ended: why is on its stderr, said (a process alive would not end it).
+        with pytest.raises(NeverSaid, match=r"ended \(exit 2\); its stderr: 'nope: no key'"):
+            first_line(crasher, "the crasher", 600)
+        with pytest.raises(NeverSaid, match=r"the silent said nothing: not within 0.2 s"):
+            first_line(silent, "the silent", 0.2, stderr=True)
+    finally:
+        for proc in (guest, crasher, silent):
+            proc.kill()
+            proc.communicate()
+    stdout_only = subprocess.Popen([sys.executable, "-c", "pass"], stdout=subprocess.PIPE)
+    stdout_only.communicate()
+    with pytest.raises(ValueError, match="the probe: its stderr is not a pipe"):
+        first_line(stdout_only, "the probe", stderr=True)
+
+
+def test_lines_reads_on_until_the_end_and_a_process_silent_past_the_bound_is_described() -> None:
+    def start(code: str) -> subprocess.Popen[str]:
+        pipe = subprocess.PIPE
+        return subprocess.Popen(
+            [sys.executable, "-c", code], stdin=pipe, stdout=pipe, stderr=pipe, text=True
+        )
+
+    ender = start("import sys; print('a'); print('b', file=sys.stderr); print('c')")
+    stopper = start("print('a', flush=True); print('b', flush=True); input()")
+    try:
+        assert list(lines(ender, "the ender", 600)) == ["a\n", "c\n"]  # (its end ends it)
+        assert list(lines(ender, "the ender", 600, stderr=True)) == ["b\n"]
+        seen = []
+        with pytest.raises(NeverSaid, match=r"the stopper said nothing more: not within 0.2") as e:
+            for line in lines(stopper, "the stopper", 0.2):  # (it never will: reads its input)
+                seen.append(line)
+        assert seen == ["a\n", "b\n"]
+        assert f"process {stopper.pid}: " in str(e.value)  # (what it was doing)
+        assert stopper.wait(600) < 0  # (killed, once described)
+    finally:
+        for proc in (ender, stopper):
+            proc.kill()
+            proc.communicate()
+    # A process leading its own group, whose child holds the pipe too: the group is ended, or
+    # the pipe would never end.
+    code = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'input()']); input()"
+    pipe = subprocess.PIPE
+    leader = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=pipe, stdout=pipe, text=True, start_new_session=True
+    )
+    with pytest.raises(NeverSaid, match=r"the leader said nothing more"):
+        list(lines(leader, "the leader", 0.5))
+    leader.communicate()
+
+
 def test_said_refuses_a_process_whose_output_is_not_a_pipe() -> None:
     proc = subprocess.Popen([sys.executable, "-c", "pass"], stdout=subprocess.DEVNULL)
     proc.wait()
@@ -179,7 +244,7 @@ def test_describe_says_each_thread_of_a_live_process_and_that_a_gone_one_is_gone
         text = describe(pid, spy=False)
     lines = text.splitlines()
     assert lines[0].startswith(f"process {pid}: {sys.executable} -c import threading")
-    assert re.match(rf"  thread {pid} \(python\): state \S \([^)]*\), wchan \S+, kernel stack: ",
+    assert re.match(rf"  thread {pid} \({_COMM}\): state \S \([^)]*\), wchan \S+, kernel stack: ",
                     lines[1]), lines  # fmt: skip
     assert describe(pid, spy=False) == f"process {pid}: gone"  # (reaped above)
 

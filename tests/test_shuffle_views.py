@@ -25,6 +25,7 @@ from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.rules import Card, Rules, Tableau
 from p2p_nertz.rules.cards import sealed_position
 from p2p_nertz.sim import SimConfig, Simulation
+from p2p_nertz.testing.said import first_line
 from p2p_nertz.ui import Tracker, render
 from p2p_nertz.ui.view import card_text
 from p2p_nertz.web.model import card_json, view_json
@@ -129,7 +130,7 @@ def test_web_replay_of_a_shuffle_game_shows_sealed_cards_face_down(tmp_path: Pat
     )
     try:
         assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
+        url = first_line(proc, "the replay's page")
         assert url.startswith("http://127.0.0.1:"), url
         with open_browser() as driver:
             driver.get(url)

@@ -64,6 +64,7 @@ from stranger_helpers import (
 
 from p2p_nertz.lobby.framing import frame
 from p2p_nertz.runtime.inbatch import small_batch_available
+from p2p_nertz.testing.said import first_line
 
 pytestmark = [
     pytest.mark.slow,
@@ -156,8 +157,8 @@ def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset(
     )
     try:
         assert node.stdout is not None
-        endpoint = node.stdout.readline().strip()
-        assert endpoint.startswith("tcp://127.0.0.1:"), node.stderr and node.stderr.read()
+        endpoint = first_line(node, "the node")
+        assert endpoint.startswith("tcp://127.0.0.1:"), endpoint
         zmtp_stranger_floods_and_resets(endpoint)  # (it met the node's greeting: it connected)
         out, err = node.communicate("\n", timeout=60)  # the node reads again
     finally:
@@ -223,8 +224,8 @@ def _member_attacks(script: str, member: Any, target: Any) -> str:
     )
     try:
         assert victim.stdout is not None
-        endpoint = victim.stdout.readline().strip()
-        assert endpoint.startswith("tcp://127.0.0.1:"), victim.stderr and victim.stderr.read()
+        endpoint = first_line(victim, "the victim")
+        assert endpoint.startswith("tcp://127.0.0.1:"), endpoint
         sent = member_floods_and_resets(endpoint, member, target)
         out, err = victim.communicate("\n", timeout=60)  # it reads again
     finally:
@@ -276,10 +277,10 @@ def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_sea
     )
     try:
         assert host.stdout is not None and host.stdin is not None
-        endpoint = host.stdout.readline().strip()
-        assert endpoint.startswith("tcp://127.0.0.1:"), host.stderr and host.stderr.read()
+        endpoint = first_line(host, "the host")
+        assert endpoint.startswith("tcp://127.0.0.1:"), endpoint
         host.send_signal(signal.SIGUSR1)
-        assert host.stdout.readline().strip() == "busy"
+        assert first_line(host, "the host, busy") == "busy"  # (its next: none before it)
         sent = _stranger_floods_zmtp_and_resets(endpoint)
         # The same in the lobby's own stream: frames of 100 bytes and a PING each.
         sent += flood_the_lobby_then_reset(endpoint, (frame(b"x" * 100) + frame(PING)) * 100)
@@ -311,8 +312,8 @@ def test_a_busy_spectators_port_survives_strangers_and_still_takes_a_members_pus
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
     try:
         assert spectator.stdout is not None
-        endpoint = spectator.stdout.readline().strip()
-        assert endpoint.startswith("tcp://127.0.0.1:"), spectator.stderr and spectator.stderr.read()
+        endpoint = first_line(spectator, "the spectator")
+        assert endpoint.startswith("tcp://127.0.0.1:"), endpoint
         zmtp_stranger_floods_and_resets(endpoint)  # no key: cut off at its greeting
         # A stranger with a key of its own (and the spectator's, which it learnt): it floods,
         # but its connection is refused at the ZAP reply, before any frame is decoded.

@@ -34,6 +34,7 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.guard import TWIN_AFTER_ENV
 from p2p_nertz.runtime.nodelog import read_session
 from p2p_nertz.runtime.playerlock import SCOPE_ENV
+from p2p_nertz.testing.said import first_line
 
 NERTZ = [sys.executable, "-m", "cli"]
 #: Timers a node killed and started again keeps within on a loaded machine (nobody is voted
@@ -100,7 +101,7 @@ def test_a_key_in_two_live_processes_is_said_once_and_a_restart_is_not(
     )  # fmt: skip
     at_end_of_test(lambda: stop_all([again]))
     assert again.stdout is not None and again.stdin is not None
-    bound = again.stdout.readline()
+    bound = first_line(again, "Bob's node, started again")
     assert '"bound"' in bound, bound + again.communicate(timeout=60)[1]
     again.stdin.write(f"{ann_seat}={ann_end}\n\n")
     again.stdin.flush()

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from p2p_nertz.testing.said import first_line
 from tests.cli_helpers import cli_popen, make_key
 from tests.web_helpers import ROOT, browser_missing, click, open_browser, texts, wait_for
 
@@ -45,7 +46,7 @@ class Lobby:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
+        self.url = first_line(self.proc, f"{name}'s page")
         assert self.url.startswith("http://127.0.0.1:"), self.url
 
     def stop(self) -> str:

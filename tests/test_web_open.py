@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from cli.page_file import PREFIX, write_page_file
+from p2p_nertz.testing.said import lines
 from tests.web_helpers import WebGame, browser_missing, click, open_browser, wait_for
 
 #: The browser: it prints the command line it was started with on the output it shares with
@@ -34,7 +35,7 @@ print("browser:", json.dumps(sys.argv), flush=True)
 def _recorded(game: WebGame) -> list[str]:
     """The recorder's command line, read from the game's output (it ends: it fails)."""
     assert game.proc.stdout is not None
-    for line in game.proc.stdout:
+    for line in lines(game.proc, "the game"):
         game.lines.append(line)
         if line.startswith("browser: "):
             argv: list[str] = json.loads(line.removeprefix("browser: "))

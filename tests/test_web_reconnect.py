@@ -27,6 +27,7 @@ from cli_helpers import cli_popen
 from helpers_rules import table_from
 
 from p2p_nertz.rules import Rules
+from p2p_nertz.testing.said import lines
 from p2p_nertz.ui import TableView
 from p2p_nertz.ui.refusals import CATCHING_UP, CAUGHT_UP
 from p2p_nertz.web.model import view_json
@@ -173,7 +174,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
                 start_new_session=True,
             )
             assert resumed.stdout is not None
-            url = next(line.strip() for line in resumed.stdout if line.startswith("http://"))
+            url = next(x.strip() for x in lines(resumed, "the resume") if x.startswith("http://"))
             bot = _freeze_child(resumed.pid, game.dir / "bot1.log")
             assert url == game.url
             back = wait_for(driver, lambda d: (s := shown(d))["link"] == CONNECTED and s, "back")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from p2p_nertz.testing.said import first_line
 from p2p_nertz.web.model import card_json
 from p2p_nertz.web.replay import ReplayStepper
 from tests.cli_helpers import background, foreground, interrupted_by_sigterm
@@ -65,7 +66,7 @@ def test_web_replay_steps_the_golden_game_forward_and_back_in_the_browser() -> N
     proc = _web_replay()
     try:
         assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
+        url = first_line(proc, "the replay's page")
         assert url.startswith("http://127.0.0.1:"), url
         with open_browser() as driver:
             driver.get(url)
@@ -121,7 +122,7 @@ def test_web_replay_ctrl_c_stops_it_with_one_line() -> None:
     proc = _web_replay()
     try:
         assert proc.stdout is not None
-        assert proc.stdout.readline().startswith("http://127.0.0.1:")
+        assert first_line(proc, "the replay's page").startswith("http://127.0.0.1:")
         proc.send_signal(signal.SIGINT)  # what Ctrl-C at the terminal sends
         _, err = proc.communicate(timeout=30)
     finally:
@@ -138,7 +139,7 @@ def test_web_replay_in_the_background_stops_on_sigterm_with_one_line() -> None:
     proc = _web_replay(in_background=True)
     try:
         assert proc.stdout is not None
-        assert proc.stdout.readline().startswith("http://127.0.0.1:")
+        assert first_line(proc, "the replay's page").startswith("http://127.0.0.1:")
     finally:
         interrupted_by_sigterm(proc, "replay")
 

@@ -16,6 +16,7 @@ from cli.main import build_parser
 from cli.play import bots_game
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import derive_seed
+from p2p_nertz.testing.said import first_line
 from tests.cli_helpers import cli_popen
 from tests.web_helpers import ROOT, WebGame, browser_missing, open_browser, wait_for
 
@@ -67,8 +68,8 @@ def _started(watch: subprocess.Popen[str]) -> tuple[str, str]:
     """Where members push to ``watch`` (its first line on stderr) and its page's URL (its
     first on stdout); if it says neither, what it said on stderr, once it is stopped."""
     assert watch.stdout is not None and watch.stderr is not None
-    said = watch.stderr.readline()
-    url = watch.stdout.readline().strip() if said.startswith("members push here") else ""
+    said = first_line(watch, "the watch", stderr=True) + "\n"
+    url = first_line(watch, "the watch's page") if said.startswith("members push here") else ""
     if not url.startswith("http://127.0.0.1:"):
         if watch.poll() is None:
             watch.terminate()

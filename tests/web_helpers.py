@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from p2p_nertz.testing.said import lines
 from tests.cli_helpers import cli_popen
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -215,7 +216,7 @@ class WebGame:
         )
         assert self.proc.stdout is not None
         self.lines: list[str] = []
-        for line in self.proc.stdout:
+        for line in lines(self.proc, "the game"):  # (silent for READY_BOUND s: ended)
             self.lines.append(line)
             if line.startswith("http://"):
                 self.url = line.strip()

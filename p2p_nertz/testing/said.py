@@ -15,22 +15,27 @@ wrong (session 37):
   nothing. :class:`Said` reads a process's output on a thread of its own; :meth:`Said.wait_for`
   ends at its bound (a hang's, never a timing assertion) or when the process ends, and then
   raises :class:`NeverSaid` with what it did say and what it is doing (:mod:`.stalls`).
+  :func:`first_line` waits for a first line with the same bound, leaving the pipe to the
+  caller, and :func:`lines` reads a process's lines as they come, each wait bounded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import select
+import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
 from p2p_nertz.testing.stalls import describe
 
-__all__ = ["READY_BOUND", "NeverSaid", "Said", "first_line", "say"]
+__all__ = ["READY_BOUND", "NeverSaid", "Said", "first_line", "lines", "say"]
 
 #: How long a process may take to say it is ready (its first line, ``bound``, ``up``): a hang's
 #: bound, never a timing assertion (session 37: a Python's start in a lab took up to 12 s at
@@ -142,30 +147,39 @@ class Said:
 
 
 def first_line(
-    proc: subprocess.Popen[Any], name: str, bound: float = READY_BOUND, *, path: Path | None = None
+    proc: subprocess.Popen[Any],
+    name: str,
+    bound: float = READY_BOUND,
+    *,
+    path: Path | None = None,
+    stderr: bool = False,
 ) -> str:
     """The first line ``proc`` says, waiting for it up to ``bound`` s (a hang's bound): read
-    from its stdout pipe, nothing read from it yet (what comes after is the caller's), or from
-    the file ``path`` its output goes to (its text so far if the line is not yet ended).
+    from its stdout pipe (its stderr pipe with ``stderr``), nothing read from it yet (what
+    comes after is the caller's), or from the file ``path`` its output goes to (its text so
+    far if the line is not yet ended).
 
     Raises:
         NeverSaid: it said nothing within ``bound`` s (then what it is doing), or its output
-            or the process ended first.
+            or the process ended first (then, where its stderr is a pipe not read, its end).
         ValueError: no ``path`` and its output is not a pipe.
     """
     if path is None:
-        if proc.stdout is None:
-            raise ValueError(f"{name}: its output is not a pipe (stdout=subprocess.PIPE)")
-        if not select.select([proc.stdout], [], [], bound)[0]:
+        stream = proc.stderr if stderr else proc.stdout
+        if stream is None:
+            what = "stderr" if stderr else "stdout"
+            raise ValueError(f"{name}: its {what} is not a pipe ({what}=subprocess.PIPE)")
+        if not select.select([stream], [], [], bound)[0]:
             doing = describe(proc.pid)
             raise NeverSaid(f"{name} said nothing: not within {bound:g} s\n{doing}", proc)
-        line = proc.stdout.readline()
+        line = stream.readline()
         if isinstance(line, bytes):
             line = line.decode(errors="replace")
         if not line:
             with contextlib.suppress(subprocess.TimeoutExpired):  # (its output ended: it ends)
                 proc.wait(10)
-            raise NeverSaid(f"{name} said nothing: its output ended (exit {proc.poll()})", proc)
+            text = f"{name} said nothing: its output ended (exit {proc.poll()})"
+            raise NeverSaid(text + ("" if stderr else _stderr_end(proc)), proc)
         return str(line).rstrip("\n")
     end = time.monotonic() + bound
     while not (text := path.read_text(errors="replace")).strip():
@@ -177,3 +191,64 @@ def first_line(
             raise NeverSaid(f"{name} said nothing: not within {bound:g} s\n{doing}", proc)
         time.sleep(0.05)  # (a poll of its output file, not a wait standing in for it)
     return text.splitlines()[0]
+
+
+def lines(
+    proc: subprocess.Popen[Any], name: str, bound: float = READY_BOUND, *, stderr: bool = False
+) -> Iterator[str]:
+    """Each line ``proc`` says on its stdout pipe (its stderr with ``stderr``), as it comes,
+    its newline kept, until its output ends: ``for line in proc.stdout`` with the wait for each
+    line bounded by ``bound`` s (a hang's bound, never a timing assertion). The pipe is read
+    where the caller reads it (what the caller does not take stays in it).
+
+    Raises:
+        NeverSaid: nothing more said for ``bound`` s: the process is described, then killed
+            (its process group with it where it leads one: ``start_new_session``).
+        ValueError: its output is not a pipe.
+    """
+    stream = proc.stderr if stderr else proc.stdout
+    if stream is None:
+        what = "stderr" if stderr else "stdout"
+        raise ValueError(f"{name}: its {what} is not a pipe ({what}=subprocess.PIPE)")
+    doing: list[str] = []
+
+    def silent() -> None:  # (its description first: a killed process says nothing)
+        doing.append(describe(proc.pid))
+        # Its group too where it leads one: its children hold the pipe open while they live.
+        with contextlib.suppress(OSError):
+            if proc.poll() is None and os.getpgid(proc.pid) == proc.pid:
+                os.killpg(proc.pid, signal.SIGKILL)
+        proc.kill()
+
+    while True:
+        timer = threading.Timer(bound, silent)
+        timer.daemon = True
+        timer.start()
+        try:
+            line = stream.readline()
+        finally:
+            timer.cancel()
+            timer.join()
+        if doing:
+            raise NeverSaid(f"{name} said nothing more: not within {bound:g} s\n{doing[0]}", proc)
+        if not line:
+            return
+        yield line.decode(errors="replace") if isinstance(line, bytes) else str(line)
+
+
+def _stderr_end(proc: subprocess.Popen[Any], bound: float = 10.0) -> str:
+    """The end of what ``proc``, ended, wrote to its stderr pipe (where it has one), read with
+    a bound (a child of its may hold the pipe open): why a process that said nothing ended."""
+    if proc.stderr is None or proc.poll() is None:
+        return ""
+    chunks: list[bytes] = []
+    end = time.monotonic() + bound
+    with contextlib.suppress(OSError, ValueError):
+        fd = proc.stderr.fileno()
+        while (left := end - time.monotonic()) > 0 and select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    text = b"".join(chunks).decode(errors="replace").strip()
+    return f"; its stderr: {text[-2000:]!r}" if text else ""
