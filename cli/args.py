@@ -64,6 +64,20 @@ def signal_status(signum: int) -> int:
     return 128 + signum
 
 
+def as_sent(signum: int) -> int:
+    """The signal a command's own receiver got, as it was sent: a SIGINT that ``nertz``'s
+    SIGTERM handler raised (cli/main.py: a SIGTERM that came before the command's receiver
+    ran, then read by it) is that SIGTERM, in its words and status (session 37: ``play
+    --web`` given SIGTERM as its page came up said "signal 2" and 130).
+
+    >>> note_terminated(False); as_sent(signal.SIGINT) == signal.SIGINT
+    True
+    >>> note_terminated(); as_sent(signal.SIGINT) == signal.SIGTERM; note_terminated(False)
+    True
+    """
+    return signal.SIGTERM if signum == signal.SIGINT and _TERMINATED[0] else signum
+
+
 def children_signalled() -> bool:
     """Whether the processes a command started got the signal that interrupts it: a Ctrl-C
     at the terminal goes to the whole foreground group, the children included, and they are

@@ -18,7 +18,7 @@ from typing import Any
 
 import trio
 
-from cli.args import PortHold, deal_from, liveness_argv
+from cli.args import PortHold, as_sent, deal_from, liveness_argv
 from cli.bots import LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.terminal import TERMINAL_SIGNALS, Terminal
 from p2p_nertz.bots import STRATEGIES
@@ -284,7 +284,7 @@ class LobbyApp:
                     self.terminal.resized()
                     self.poke()
                     continue
-                self.signal = signum
+                self.signal = as_sent(signum)
                 await self._do(Quit())
                 return
 

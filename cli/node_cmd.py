@@ -43,6 +43,7 @@ from cli.args import (
     EXIT_OK,
     EXIT_UNHEARD,
     GoneError,
+    as_sent,
     bind_endpoint,
     connect_endpoint,
     error_text,
@@ -511,7 +512,7 @@ async def run_node(
 
             async def watch() -> None:
                 async for signum in signals:
-                    received.append(signum)
+                    received.append(as_sent(signum))
                     if len(received) > 1:
                         nursery.cancel_scope.cancel()
                         return

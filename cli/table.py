@@ -23,7 +23,7 @@ from pathlib import Path
 
 import trio
 
-from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status, signal_status
+from cli.args import EXIT_FAILED, as_sent, error_text, expected_errors, gone_status, signal_status
 from cli.terminal import TERMINAL_SIGNALS, Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -126,7 +126,7 @@ class _Runner(TableRunner):
                 if signum in TERMINAL_SIGNALS:
                     terminal.resized()
                 else:
-                    await self.carry_out(self.table.signal_received(signum))
+                    await self.carry_out(self.table.signal_received(as_sent(signum)))
                 self.wake.set()
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 import zmq
 
-from cli.args import error_text, expected_errors, signal_status
+from cli.args import as_sent, error_text, expected_errors, signal_status
 from cli.files import load_game_spec
 from cli.keyfile import load_identity
 from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, require_terminal, symbols_ok
@@ -241,7 +241,7 @@ class _Watcher:
                         self.terminal.resized()
                         self.wake.set()
                     continue
-                self.signal = signum
+                self.signal = as_sent(signum)
                 self.quit()
                 return
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -106,14 +107,29 @@ def _send(pid: int, signum: int) -> None:
         os.kill(pid, signum)
 
 
+def _before_nertz(said: str) -> bool:
+    """Whether a Ctrl-C ended the process before any of nertz's code ran: while CPython itself
+    started (its ``site`` import: its own fatal-error report) or while ``python -m cli`` read
+    the package and its ``__main__`` (frames of the import machinery alone), status 1. Nothing
+    a program can answer; ``cli/__main__.py`` answers from its first line on (a load of 20
+    stretches that start: 4 of 10 runs of the ``at once`` cases met it here)."""
+    if "KeyboardInterrupt" not in said:
+        return False
+    ours = re.search(r'File "[^"]*/(cli|p2p_nertz)/', said)
+    return said.startswith("Fatal Python error: init_") or ours is None
+
+
 def _answers(proc: subprocess.Popen[str], signum: int, *, at_once: bool = False) -> str:
     """Signal ``proc`` and check its answer: the signal's status (or, ``at_once``, its end by
     the signal itself), no traceback, and nothing of its session left; what it said."""
     _send(proc.pid, signum)
     out, err = proc.communicate(timeout=ENDS_WITHIN)
-    statuses = {signal_status(signum)} | ({-signum} if at_once else set())
-    assert proc.returncode in statuses, (proc.returncode, out[-600:], err[-1500:])
-    assert "Traceback" not in err and "Exception" not in err, err
+    if at_once and proc.returncode == 1 and _before_nertz(err):
+        pass
+    else:
+        statuses = {signal_status(signum)} | ({-signum} if at_once else set())
+        assert proc.returncode in statuses, (proc.returncode, out[-600:], err[-1500:])
+        assert "Traceback" not in err and "Exception" not in err, err
     deadline = time.monotonic() + ENDS_WITHIN  # (its children reaped by init: a poll)
     while _session(proc.pid):
         assert time.monotonic() < deadline, f"left running: {_session(proc.pid)}"
@@ -278,10 +294,19 @@ def test_join_and_bot_answer_a_signal_at_once_and_seated(
 # -- nertz watch, play (terminal and browser) ----------------------------------------------------
 
 
-def _tty_ends(tty: Tty, signum: int) -> int:
-    """Send ``signum`` to ``tty``'s program; its exit status, within the bound."""
+def _tty_ends(tty: Tty, signum: int, *, at_once: bool = False) -> int:
+    """Send ``signum`` to ``tty``'s program; its exit status, within the bound (``at_once``:
+    the signal's, where it came before any of nertz's code ran, :func:`_before_nertz`)."""
     tty.child.kill(signum)
-    return tty.finish(ENDS_WITHIN)
+    status = tty.finish(ENDS_WITHIN)
+    if at_once and status == 1 and _before_nertz(_said(tty)):
+        return signal_status(signum)
+    return status
+
+
+def _said(tty: Tty) -> str:
+    """All ``tty``'s program wrote, as text."""
+    return tty.raw.decode(errors="replace").replace("\r\n", "\n")
 
 
 def _spec_and_key(tmp_path: Path, args: list[str]) -> tuple[Path, Path]:
@@ -304,8 +329,9 @@ def test_watch_answers_a_signal_alike_at_once_and_waiting(
     tty = Tty(["watch", "--spec", str(spec), "--key", str(key), "--bind", "127.0.0.1:0"])
     if moment == "waiting":
         tty.wait("members push here with --watcher")
-    assert _tty_ends(tty, signum) == signal_status(signum), tty.raw[-600:]
-    assert b"Traceback" not in tty.raw
+    at_once = moment == "at once"
+    assert _tty_ends(tty, signum, at_once=at_once) == signal_status(signum), tty.raw[-600:]
+    assert b"Traceback" not in tty.raw or (at_once and _before_nertz(_said(tty)))
 
 
 @pytest.mark.slow
@@ -344,8 +370,9 @@ def test_play_answers_a_signal_alike_whenever_it_comes(
         tty.wait("c creates a table here")
     elif moment == "table":
         tty.wait("is dealt — go!")
-    assert _tty_ends(tty, signum) == signal_status(signum), tty.raw[-600:]
-    assert b"Traceback" not in tty.raw
+    at_once = moment == "at once"
+    assert _tty_ends(tty, signum, at_once=at_once) == signal_status(signum), tty.raw[-600:]
+    assert b"Traceback" not in tty.raw or (at_once and _before_nertz(_said(tty)))
     if moment == "table":
         sent = _sent(tmp_path / "game" / "you.log")
         assert sent[-1] is Kind.LEAVE, sent
