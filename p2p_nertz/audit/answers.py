@@ -291,11 +291,10 @@ class AnswerWatch:
 
     def walked(self, event: Event, number: int, counted: CountedIds | None = None) -> None:
         """``event`` is walked in the total order, round ``number`` the game's (folded or
-        not: past a cut, it is read only), the fold having ``counted`` the events before it
-        (``None``: none):
-        take its causal past; note a drop event (of any reason): what it does to the stable
-        time of a dealer whose later event of the round holds it is read there
-        (:meth:`play`, :func:`_drops_read`)."""
+        not: past a cut, it is read only), after the events whose ids the fold ``counted``
+        (``None``: none): take its causal past; note a drop event (of any reason) the fold
+        does not refuse: what it does to the stable time of a dealer whose later event of
+        the round holds it is read there (:meth:`play`, :func:`_drops_read`)."""
         if self._taking:
             self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
         body = event.body
