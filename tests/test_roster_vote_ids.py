@@ -24,7 +24,7 @@ from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
 from p2p_nertz.protocol.fold_values import RefusalCode, Refused
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.roster import CountedIds, contradicts, unsigned_id, vote_cut
+from p2p_nertz.protocol.roster import CountedIds, contradicts, freezes, unsigned_id, vote_cut
 from p2p_nertz.protocol.state import Event, GameState
 from tests.test_folds_dropped_past_cut import _spec
 
@@ -456,3 +456,20 @@ def test_roster_every_fold_withdraws_the_vote_at_the_same_place(seats: int) -> N
         folds.add(event, stable=0)
     assert folds.tentative.violations == whole.violations
     assert folds.tentative.votes.get(TARGET, ()) == whole.votes.get(TARGET, ()) == ()
+
+
+def test_roster_a_second_vote_signed_while_the_first_stood_freezes_nothing_after_it() -> None:
+    """``--quote-ahead`` seed 92 on values: seat 0 votes seat 1 out quoting ahead (its event
+    2), and again (its event 3, never counted while the first stands) at the Lamport time of
+    seat 1's event 4, before it in the order (seat 0 before seat 1). That event belies the
+    first: the withdrawal lifts the freeze of seat 0's announcements of seat 1
+    (``roster.freezes``, which the receivers enforce) that the two votes put, as seat 0's
+    own withdrawal there would; read before the second vote (keyed at the first's seq),
+    the freeze stood for good."""
+    first = _ahead(3, 6, voter=0)
+    second = dataclasses.replace(_ahead(3, 7, voter=0, lamport=104), seq=3)
+    before = _fold(*_joins(), *_later(3, after=3), first, second)
+    assert freezes(before.roster, TARGET) == {0: 6}
+    state = _fold(*_joins(), *_later(8, after=3), first, second)
+    assert [(v.seat, v.seq) for v in state.violations] == [(0, 2)]
+    assert freezes(state.roster, TARGET) == {}

@@ -24,8 +24,9 @@ from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.bodies import Drop, parse_body
 from p2p_nertz.protocol.fold_values import RefusalCode
 from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.roster import freezes
 from p2p_nertz.sim.liar_games import LiarRun, game, simulate
-from p2p_nertz.sim.liars import Lie
+from p2p_nertz.sim.liars import QUOTE_LIES, Lie
 from p2p_nertz.sim.network import Crash
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
@@ -115,3 +116,20 @@ def test_sim_quote_ahead_at_two_players_the_table_plays_on_with_the_liar(
     run, liar, _ = _play(seed, 2, crash=False)
     _check(run, liar, None)
     assert all(p.final.dropped == {} for p in run.result.peers if p is not None), before
+
+
+def test_sim_quote_ahead_a_second_vote_signed_while_the_first_stood_freezes_nothing_after() -> None:
+    """``scripts/soak.py --liars --quote-ahead`` seed 92 (three players, no crash): the liar
+    votes seat 1 out quoting ahead (its event 7), and again (its event 8, never counted: its
+    first stands) before seat 1's event 6 belies both. The withdrawal at that event was read
+    before the second vote (keyed at the first's seq), whose freeze of the liar's
+    announcements of seat 1 then stood for good: no event of seat 1 past 8 was final
+    anywhere, and the game never ended. Read after it, as the liar's own withdrawal there
+    would be, it lifts both."""
+    config, liars = game(92, players=(2, 4), lies=QUOTE_LIES)
+    run = simulate(config, liars)
+    (liar,) = liars
+    _check(run, liar.seat, None)
+    for peer in run.result.peers:
+        assert peer is not None
+        assert freezes(peer.final.roster, 1) == {}

@@ -1305,7 +1305,12 @@ def withdraw_unsigned(
     out = []
     for voter, body in wrong:
         at = next((s for q, s, b in reversed(roster.read) if q == voter and b is body), 0)
-        roster.vote(voter, at, Drop((), seat, 0, DropReason.WITHDRAW), lamport)
+        # (Read after every membership event of the voter read so far, as its own withdrawal
+        # there would be: a second vote it signed while this one stood, never counted, froze
+        # nothing more, and the withdrawal lifts the freeze after it too, freezes; keyed
+        # before that vote, the freeze of the second stood for good: --quote-ahead seed 92.)
+        last = max((s for q, s, _ in roster.read if q == voter), default=at)
+        roster.vote(voter, last, Drop((), seat, 0, DropReason.WITHDRAW), lamport)
         out.append((voter, at))
     return out
 
