@@ -18,6 +18,7 @@ from p2p_nertz.protocol.bodies import DeckEvent, Drop, DropReason, Play
 from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Event
+from p2p_nertz.protocol.roster import CountedIds
 from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move
@@ -344,3 +345,26 @@ def test_audit_answers_owed_forgets_a_complaint_of_an_attempt_restarted() -> Non
     rs.deck = DeckRound((0, 1, 2), b"context" + bytes([1]), 1)
     _take(watch, rs, _play(1, 4, 11, (5, 3, 3)))
     assert watch.owed == {}
+
+
+def test_audit_answers_a_vote_the_fold_refuses_for_its_ids_drops_nobody() -> None:
+    """As the test before, seat 0's vote the second of the majority, quoting the dealer's
+    events 1 to 3: with the ids the fold counted, it drops the dealer (the move proves
+    nothing); with the id at 3 made up, the fold refuses it (``vote_unsigned``,
+    docs/protocol.md §9.2) and the walk reads it as no vote: the move proves the final fold
+    held the complaint, and names the answer withheld."""
+    counted = CountedIds(3)
+    for seq in (1, 2, 3):
+        counted.add(_DEALER, seq, bytes([48 + seq]) * 8)
+    for made_up in (False, True):
+        watch, found, rs = _setup()
+        _complaint(watch, rs)
+        vote = Drop((4, 3, 3), _DEALER, 3, DropReason.WITHHELD)
+        watch.walked(Event(1, 4, 10, Kind.DROP, vote), 1, counted)
+        _take(watch, rs, _play(1, 5, 11, (5, 4, 3)))
+        ids = (b"1" * 8, b"2" * 8, b"x" * 8 if made_up else b"3" * 8)
+        vote = Drop((5, 5, 3), _DEALER, 3, DropReason.WITHHELD, 0, ids)
+        watch.walked(Event(0, 6, 12, Kind.DROP, vote), 1, counted)
+        _take(watch, rs, _play(1, 6, 13, (6, 5, 3)))
+        _take(watch, rs, _play(_DEALER, 4, 14, (6, 6, 3)))
+        assert _withheld(found) == (["move"] if made_up else []), made_up

@@ -16,11 +16,15 @@ below its frontier, at it, or past it. The games are in ``tests/test_sim_vote_id
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
-from p2p_nertz.protocol.fold_values import RefusalCode
+from p2p_nertz.protocol.fold_values import RefusalCode, Refused
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.roster import CountedIds, contradicts, unsigned_id, vote_cut
+from p2p_nertz.protocol.roster import CountedIds, contradicts, freezes, unsigned_id, vote_cut
 from p2p_nertz.protocol.state import Event, GameState
 from tests.test_folds_dropped_past_cut import _spec
 
@@ -404,3 +408,160 @@ def test_roster_a_vote_quoting_a_real_forks_other_version_keeps_counting() -> No
     proof = Drop((0, 6, 0), TARGET, 6, _E, 4, b_low, (b"", _id(6, "b"), b""))
     final = _fold(*_joins(), *_feed(6), Event(2, 2, 30, KIND_DROP, proof))
     assert [(v.seat, v.code) for v in final.violations] == [(2, RefusalCode.VOTE_UNSIGNED)]
+
+
+# -- a vote folded before the member's events it quotes (session 37) ------------------------
+
+
+def _later(last: int, *, after: int, chain: str = "a") -> list[Event]:
+    """Seat 1's events 1 to ``last`` (:func:`_feed`), those past ``after`` timed after every
+    vote below (Lamport 100 on): signed later, folded after the votes that quote them."""
+    return [
+        dataclasses.replace(e, lamport=e.lamport if e.seq <= after else 100 + e.seq)
+        for e in _feed(last, chain)
+    ]
+
+
+def _ahead(held: int, last: int, *, voter: int = 2, lamport: int = 20) -> Event:
+    """``voter``'s vote (its event 2) on seat 1 on proof of a fork just past its count,
+    holding ``held`` of its events and counting ``last``: its own copies' ids up to ``held``,
+    made-up ones past there; its frontier names ``held``, with that event's id. The one vote
+    delivery lets be folded before the member's events it quotes (docs/protocol.md §9.2): a
+    vote for silence, withholding or a flap fault counting past its frontier is refused
+    first (``vote_contradicts``), and any vote is timed after every event its frontier
+    names (§6.2), so counted after them."""
+    ids = tuple(_id(s) if s <= held else f"x{s:07d}".encode() for s in range(1, last + 1))
+    frontier, named = [0, 0, 0], [b"", b"", b""]
+    frontier[TARGET], named[TARGET] = held, _id(held)
+    vote = Drop(tuple(frontier), TARGET, last, _E, last + 1, ids, tuple(named))
+    return Event(voter, 2, lamport, KIND_DROP, vote)
+
+
+def test_roster_a_vote_folded_before_the_events_it_quotes_is_withdrawn_at_the_first_it_belies() -> (
+    None
+):
+    """Seat 2 holds seat 1's events to 3 and votes it out counting 6, ids 4 to 6 made up;
+    seat 1 signs 4 to 8 after. Folded, the vote contradicts nothing; at seat 1's event 4 it
+    is withdrawn and refused (``vote_unsigned``, naming the vote), and stands nowhere: no
+    ballot, no cap, no standing vote. Seat 2 may vote again, with seat 1's own ids, and
+    that vote counts (with seat 0's, a majority of three: the cut is the count, 8)."""
+    liar = _ahead(3, 6)
+    state = _fold(*_joins(), *_later(8, after=3), liar)
+    assert [(v.seat, v.seq, v.code) for v in state.violations] == [
+        (2, 2, RefusalCode.VOTE_UNSIGNED)
+    ]
+    assert not state.votes.get(TARGET) and state.standing_caps() == {}
+    # Before seat 1's event 4 it stood, counted: the fold holding events to 3 only.
+    before = _fold(*_joins(), *_later(3, after=3), liar)
+    assert before.violations == () and [v for v, _ in before.votes[TARGET]] == [2]
+    # Withdrawn, not barred: seat 2 votes again (its event 3), and seat 0 with it.
+    again = Event(2, 3, 200, KIND_DROP, _vote(8, _chain(8)))
+    honest = Event(0, 2, 201, KIND_DROP, _vote(8, _chain(8)))
+    state = _fold(*_joins(), *_later(8, after=3), liar, again, honest)
+    assert state.dropped == {TARGET: 8}
+    assert state.kept_ids[TARGET][5] == _id(5)
+
+
+def test_roster_an_honest_vote_is_never_withdrawn_by_the_members_later_events() -> None:
+    """An honest vote quotes only events it holds, each before it in the order: the member's
+    later events are past its count, and it stands (a vote quoting ahead with ids that
+    happen to be right stands too: nothing belies it)."""
+    state = _fold(*_joins(), *_later(8, after=3), Event(0, 2, 20, KIND_DROP, _vote(3, _chain(3))))
+    assert state.violations == ()
+    assert [v for v, _ in state.votes[TARGET]] == [0]
+    ahead = _ahead(3, 6)
+    right = dataclasses.replace(ahead, body=dataclasses.replace(ahead.body, ids=_chain(6)))
+    state = _fold(*_joins(), *_later(8, after=3), right)
+    assert state.violations == () and [v for v, _ in state.votes[TARGET]] == [2]
+
+
+def test_roster_a_capped_vote_folded_before_the_events_it_quotes_is_withdrawn_too() -> None:
+    """A vote that does not count (capped by a vote standing against its voter) still caps
+    its member (``Roster.standing_caps``); quoting made-up ids, it is withdrawn as a counted
+    one is, and caps nothing after."""
+    state = GameState(_spec(3))
+    state.vote_caps = {2: (0, 1 << 63, ())}  # (seat 2's votes past its count 0 never count)
+    events = [*_joins(), *_later(8, after=3), _ahead(3, 6)]
+    notices = [n for e in sorted(events, key=lambda e: e.key) for n in state.apply(e)]
+    assert [(v.seat, v.code) for v in state.violations] == [(2, RefusalCode.VOTE_UNSIGNED)]
+    assert [n.violation.seq for n in notices if isinstance(n, Refused)] == [2]
+    assert TARGET not in state.standing_caps()
+    # Capped and standing before seat 1's event 4.
+    before = GameState(_spec(3))
+    before.vote_caps = dict(state.vote_caps)
+    for event in sorted([*_joins(), *_later(3, after=3), _ahead(3, 6)], key=lambda e: e.key):
+        before.apply(event)
+    assert before.standing_caps()[TARGET][0] == 6
+
+
+def test_roster_a_vote_on_proof_is_weighed_by_the_later_events_below_its_fork_only() -> None:
+    """A vote on proof of a fork at 5 quotes its voter's version from 5 on, which may be the
+    other one than a fold counts: the member's later events 5 on belie nothing; one below
+    the fork (4, made up) does."""
+    ids = tuple(_id(s) if s < 5 else _id(s, "b") for s in range(1, 7))
+    proof = Drop((0, 3, 0), TARGET, 6, _E, 5, ids, (b"", _id(3), b""))
+    state = _fold(*_joins(), *_later(8, after=3), Event(2, 2, 20, KIND_DROP, proof))
+    assert state.violations == () and [v for v, _ in state.votes[TARGET]] == [2]
+    below = dataclasses.replace(proof, ids=(*ids[:3], b"madeup!!", *ids[4:]))
+    state = _fold(*_joins(), *_later(8, after=3), Event(2, 2, 20, KIND_DROP, below))
+    assert [(v.seat, v.code) for v in state.violations] == [(2, RefusalCode.VOTE_UNSIGNED)]
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_roster_every_fold_withdraws_the_vote_at_the_same_place(seats: int) -> None:
+    """At three and four seats: the final fold, the tentative fold (the events past the join
+    held, not final) and a fold of the same events from nothing withdraw the liar's vote at
+    seat 1's event 4 alike, and take the same votes after it. At two, nobody else votes: the
+    vote on proof drops seat 1 when folded, before its event 4, and that drop stands in every
+    fold alike (what is final stays; docs/protocol.md §9.2, *What the rules leave*: a vote on
+    proof no proof backs, which the audit names, ``unproven_vote``)."""
+    liar = 0
+    joins = [Event(s, 1, s + 1, KIND_JOIN, Join(frontier=(0,) * seats)) for s in range(seats)]
+    joins = [j for j in joins if j.seat != TARGET]
+    member = [
+        dataclasses.replace(e, body=dataclasses.replace(e.body, frontier=(0,) * seats))
+        if e.seq == 1
+        else dataclasses.replace(e, body=Drop((0,) * seats, 0, 0, DropReason.WITHDRAW))
+        for e in _later(8, after=3)
+    ]
+    frontier = tuple(3 if s == TARGET else 0 for s in range(seats))
+    named = tuple(_id(3) if s == TARGET else b"" for s in range(seats))
+    ids = tuple(_id(s) if s <= 3 else f"x{s:07d}".encode() for s in range(1, 7))
+    ahead = Event(liar, 2, 20, KIND_DROP, Drop(frontier, TARGET, 6, _E, 7, ids, named))
+    events = sorted([*joins, *member, ahead], key=lambda e: e.key)
+    whole = GameState(_spec(seats))
+    for event in events:
+        whole.apply(event)
+    if seats == 2:
+        assert whole.violations == () and whole.dropped == {TARGET: 6}
+    else:
+        assert [(v.seat, v.seq, v.code) for v in whole.violations] == [
+            (liar, 2, RefusalCode.VOTE_UNSIGNED)
+        ]
+        assert whole.dropped == {} and whole.votes.get(TARGET, ()) == ()
+    start = GameState(_spec(seats))
+    for event in joins:
+        start.apply(event)
+    folds = Folds(start)
+    for event in sorted([*member, ahead], key=lambda e: e.key):
+        folds.add(event, stable=0)
+    assert folds.tentative.violations == whole.violations
+    assert folds.tentative.dropped == whole.dropped
+    assert folds.tentative.votes.get(TARGET, ()) == whole.votes.get(TARGET, ())
+
+
+def test_roster_a_second_vote_signed_while_the_first_stood_freezes_nothing_after_it() -> None:
+    """``--quote-ahead`` seed 92 on values: seat 0 votes seat 1 out quoting ahead (its event
+    2), and again (its event 3, never counted while the first stands) at the Lamport time of
+    seat 1's event 4, before it in the order (seat 0 before seat 1). That event belies the
+    first: the withdrawal lifts the freeze of seat 0's announcements of seat 1
+    (``roster.freezes``, which the receivers enforce) that the two votes put, as seat 0's
+    own withdrawal there would; read before the second vote (keyed at the first's seq),
+    the freeze stood for good."""
+    first = _ahead(3, 6, voter=0)
+    second = dataclasses.replace(_ahead(3, 7, voter=0, lamport=104), seq=3)
+    before = _fold(*_joins(), *_later(3, after=3), first, second)
+    assert freezes(before.roster, TARGET) == {0: 6}
+    state = _fold(*_joins(), *_later(8, after=3), first, second)
+    assert [(v.seat, v.seq) for v in state.violations] == [(0, 2)]
+    assert freezes(state.roster, TARGET) == {}

@@ -58,7 +58,7 @@ from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.debts import owed_head, past_freeze
 from p2p_nertz.protocol.envelope import KIND_DROP
 from p2p_nertz.protocol.finality import frozen_claims, released, unannounced
-from p2p_nertz.protocol.roster import contradicts
+from p2p_nertz.protocol.roster import CountedIds, contradicts, unsigned_id
 from p2p_nertz.protocol.shuffle import DEALT
 from p2p_nertz.protocol.state import Event, Phase, RoundState
 
@@ -289,20 +289,35 @@ class AnswerWatch:
         held = self._past.held(event.seat, event.seq) if self._taking else None
         return held or event.body.frontier
 
-    def walked(self, event: Event, number: int) -> None:
+    def walked(self, event: Event, number: int, counted: CountedIds | None = None) -> None:
         """``event`` is walked in the total order, round ``number`` the game's (folded or
-        not: past a cut, it is read only): take its causal past; note a drop event (of any
-        reason): what it does to the stable time of a dealer whose later event of the round
-        holds it is read there (:meth:`play`, :func:`_drops_read`)."""
+        not: past a cut, it is read only), after the events whose ids the fold ``counted``
+        (``None``: none): take its causal past; note a drop event (of any reason) the fold
+        does not refuse: what it does to the stable time of a dealer whose later event of
+        the round holds it is read there (:meth:`play`, :func:`_drops_read`)."""
         if self._taking:
             self._past.take(event.seat, event.seq, event.lamport, event.body.frontier)
         body = event.body
-        # (A vote that contradicts its own frontier is no vote: every fold refuses it.)
-        if event.kind is KIND_DROP and isinstance(body, Drop) and not contradicts(body):
+        # (A vote that contradicts its own frontier, or quotes ids of events counted before
+        # it that are not theirs, is no vote: every fold refuses it, §9.2.)
+        if (
+            event.kind is KIND_DROP
+            and isinstance(body, Drop)
+            and not contradicts(body)
+            and (counted is None or not unsigned_id(body, counted))
+        ):
             vote = _Vote(
                 event.seat, event.seq, event.lamport, body.seat, body.reason, body.last_seq
             )
             self._votes.setdefault(number, []).append(vote)
+
+    def unsigned(self, event: Event, number: int) -> None:
+        """The fold withdrew, at ``event`` (round ``number``), a vote folded before it that
+        quotes another id of it (§9.2, *a vote folded before the events it quotes*): read as
+        a withdrawal by ``event``'s author, in the past of the dealers that hold ``event``
+        (their folds withdrew it there too), which :func:`_drops_read` bounds nothing past."""
+        vote = _Vote(event.seat, event.seq, event.lamport, event.seat, DropReason.WITHDRAW, 0)
+        self._votes.setdefault(number, []).append(vote)
 
     def play(self, event: Event, rs: RoundState, phase: Phase) -> None:
         """``event``, a move or a vote about to be folded in round ``rs`` (the game in

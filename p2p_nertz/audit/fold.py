@@ -270,7 +270,7 @@ class Fold:
         """Fold one event no event still to come can precede: if it counts (``Folds.admits``:
         not past a cut, nor in a readmitted member's gap, as the last pass found them, nor
         past a drop this pass folded), else read it only (an abandoned game's end reads it)."""
-        self.answers.walked(event, self.state.round.number)
+        self.answers.walked(event, self.state.round.number, self.state.counted_ids)
         if counts:
             self._fold(event)
         else:
@@ -380,9 +380,8 @@ class Fold:
         for notice in notices:
             self._notice(event, notice, rs, before)
         if rs.deck is not None:
-            refused = any(isinstance(n, Refused) for n in notices)
-            self.answers.after(event, rs, (phase, state.phase), refused)
-        if isinstance(body, Result) and not any(isinstance(n, Refused) for n in notices):
+            self.answers.after(event, rs, (phase, state.phase), _refused_itself(event, notices))
+        if isinstance(body, Result) and not _refused_itself(event, notices):
             self.matched.setdefault(body.round, []).append(event.seat)
         if nerts_call:
             after = state.table
@@ -451,6 +450,14 @@ class Fold:
         reason = violation.reason
         code = violation.code
         found = self.found
+        if (violation.seat, violation.seq) != (event.seat, event.seq):
+            # (A vote folded before the member's event it quotes, refused at that event:
+            # the finding is about the vote, §9.2.)
+            self.answers.unsigned(event, rs.number)
+            where = found.who(violation.seat)
+            where.update(seq=violation.seq, event=violation.kind.name.lower())
+            found.add(Finding(_FINDINGS.get(code, FindingKind.REFUSED), reason, **where))
+            return
         if code in _REPLAY_CODES:
             # The replay of a seat's round against its deck, when the last secret came in.
             culprit = self.secret_events.get((rs.number, violation.seat))
@@ -673,4 +680,13 @@ def _false_call(found: Collector, event: Event, before: Tableau | None, penalty:
         expected="an empty Nerts pile",
         found=f"{cards} left",
         **found.about(event),
+    )
+
+
+def _refused_itself(event: Event, notices: Sequence[Notice]) -> bool:
+    """Whether the fold refused ``event`` itself (not a vote it withdrew: a vote folded
+    before the member's event it quotes is refused at that event, docs/protocol.md §9.2)."""
+    return any(
+        isinstance(n, Refused) and (n.violation.seat, n.violation.seq) == (event.seat, event.seq)
+        for n in notices
     )

@@ -929,6 +929,9 @@ class Unheld:
             self.last[seat] = event.seq
         body = event.body
         if event.kind is KIND_DROP and isinstance(body, Drop):
+            # (A vote refused for its ids against the member's, roster.unsigned_id and
+            # withdraw_unsigned, needs a fold to tell: its count is one more cut tried, which
+            # the fold, refusing it, imposes only where the other votes decide it, §9.2.)
             if body.reason in _AGAINST and not contradicts(body):  # (refused: no count)
                 self.counts.setdefault(body.seat, set()).add(body.last_seq)
             elif body.reason is DropReason.REJOIN:

@@ -53,6 +53,7 @@ __all__ = [
     "unsigned_id",
     "voted_past_cut",
     "with_forks",
+    "withdraw_unsigned",
 ]
 
 _C = RefusalCode
@@ -1161,8 +1162,9 @@ class CountedIds:
         seats: how many seats the game has.
 
     >>> ids = CountedIds(2)
-    >>> ids.add(1, 1, b"a" * 8); ids.add(1, 2, b"b" * 8)
-    >>> other = ids.copy(); other.add(1, 3, b"c" * 8); ids.add(1, 3, b"z" * 8)
+    >>> ids.add(1, 1, b"a" * 8), ids.add(1, 2, b"b" * 8), ids.add(1, 2, b"y" * 8)
+    (True, True, False)
+    >>> other = ids.copy(); _ = other.add(1, 3, b"c" * 8), ids.add(1, 3, b"z" * 8)
     >>> ids.at(1, 3), other.at(1, 3), ids.at(1, 4), ids.at(0, 1)
     (b'zzzzzzzz', b'cccccccc', b'', b'')
     """
@@ -1197,19 +1199,20 @@ class CountedIds:
         size = self.sizes[seat]
         return tuple(zip(self.seqs[seat][:size], self.ids[seat][:size], strict=True))
 
-    def add(self, seat: int, seq: int, prefix: bytes) -> None:
-        """``seat``'s event ``seq``, with the id ``prefix``, is counted."""
+    def add(self, seat: int, seq: int, prefix: bytes) -> bool:
+        """``seat``'s event ``seq``, with the id ``prefix``, is counted; whether it was new."""
         if seat >= len(self.sizes) or seq >= self.forked.get(seat, seq + 1):
-            return
+            return False
         size, seqs = self.sizes[seat], self.seqs[seat]
         if size and seqs[size - 1] >= seq:
-            return  # (a seq counted already: the first stays, and the record stays in order)
+            return False  # (a seq counted already: the first stays, and the record in order)
         if len(seqs) != size:  # (another copy added to the shared record: copy it first)
             self.seqs[seat] = seqs = seqs[:size]
             self.ids[seat] = self.ids[seat][:size]
         seqs.append(seq)
         self.ids[seat].append(prefix[:ID_PREFIX])
         self.sizes[seat] = size + 1
+        return True
 
     def at(self, seat: int, seq: int) -> bytes:
         """The id prefix of ``seat``'s event ``seq`` counted (empty if none is)."""
@@ -1245,7 +1248,7 @@ def unsigned_id(body: Drop, counted: CountedIds) -> int:
     fork proven there (:meth:`CountedIds.copy`): it may hold the other version than a voter.
 
     >>> ids = CountedIds(2)
-    >>> for seq in (1, 2): ids.add(1, seq, bytes([48 + seq]) * 8)
+    >>> for seq in (1, 2): _ = ids.add(1, seq, bytes([48 + seq]) * 8)
     >>> def vote(*quoted: bytes) -> Drop:  # (seat 0's vote on seat 1, counting 3)
     ...     return Drop((3, 0), 1, 3, DropReason.SILENT, 0, tuple(q * 8 for q in quoted))
     >>> unsigned_id(vote(b"1", b"2", b"3"), ids), unsigned_id(vote(b"1", b"x", b"3"), ids)
@@ -1255,15 +1258,73 @@ def unsigned_id(body: Drop, counted: CountedIds) -> int:
         return 0
     seat = body.seat
     first = body.last_seq - len(body.ids) + 1
-    # (A vote on proof of a fork at ``fork_seq`` says the member signed two versions there:
-    # from there on it quotes the one it holds, which may be the other than the one counted,
-    # neither final anywhere. The audit names such a vote not backed by proof.)
-    last = body.fork_seq - 1 if body.reason is DropReason.EQUIVOCATION else body.last_seq
-    for seq, prefix in enumerate(body.ids[: max(0, last - first + 1)], first):
+    for seq, prefix in enumerate(body.ids[: max(0, _weighed(body) - first + 1)], first):
         held = counted.at(seat, seq)
         if held and held != prefix:
             return seq
     return 0
+
+
+def _weighed(body: Drop) -> int:
+    """The last seq at which the ids a vote quotes are weighed against the member's events
+    (:func:`unsigned_id`, :func:`withdraw_unsigned`). A vote on proof of a fork at
+    ``fork_seq`` says the member signed two versions there: from there on it quotes the one
+    it holds, which may be the other than the one counted, neither final anywhere (the audit
+    names such a vote not backed by proof)."""
+    return body.fork_seq - 1 if body.reason is DropReason.EQUIVOCATION else body.last_seq
+
+
+def withdraw_unsigned(
+    roster: Roster, seat: int, seq: int, prefix: bytes, lamport: int
+) -> list[tuple[int, int]]:
+    """``seat``'s event ``seq``, with the id ``prefix``, is counted (at ``lamport``): withdraw
+    each vote against ``seat`` standing (counted or capped, of a member still in) that quotes
+    another id at ``seq``, as if its voter had withdrawn it there; ``(voter, seq of the
+    vote)`` of each, in seat order (the one home of the rule: docs/protocol.md §9.2, *a vote
+    folded before the events it quotes*, session 37).
+
+    :func:`unsigned_id` weighs a vote against the member's events counted before it; this
+    weighs it against those counted after it, at the place of each in the order. A vote
+    folded before the member's events it quotes counts events its voter does not hold: an
+    honest voter quotes only copies it holds, and holding an event raises its clock past the
+    event's, so every event its vote quotes comes before the vote in the order and was
+    weighed by :func:`unsigned_id` already. What such a vote quotes there is made up; left
+    standing, it reads against the honest votes quoting the member's events as chains that
+    part (:func:`vote_cut`), and cuts the member below events every honest peer made final.
+    Withdrawn at the member's event (an op of :attr:`Roster.ops`, so that every replay of
+    the membership events takes it, as it takes the voter's own withdrawal; the voter could
+    have withdrawn there itself), it is the same in every fold that counts that event.
+
+    >>> roster = Roster(3)
+    >>> ids = (b"1" * 8, b"2" * 8, b"x" * 8, b"y" * 8)  # (seat 2 holds 2 of seat 1's events)
+    >>> made_up = Drop((0, 2, 0), 1, 4, DropReason.EQUIVOCATION, 5, ids)  # (on proof, §9.2)
+    >>> roster.vote(2, 5, made_up, 10)
+    True
+    >>> withdraw_unsigned(roster, 1, 3, b"3" * 8, 11), roster.votes[1]
+    ([(2, 5)], ())
+    """
+    ballots = (*roster.votes.get(seat, ()), *roster.frozen.get(seat, ()))
+    wrong = sorted(
+        {
+            voter: body
+            for voter, body in ballots
+            if voter not in roster.dropped
+            and body.reason in _CAPPED
+            and seq <= _weighed(body)
+            and body.id_at(seq) not in (b"", prefix[:ID_PREFIX])
+        }.items()
+    )
+    out = []
+    for voter, body in wrong:
+        at = next((s for q, s, b in reversed(roster.read) if q == voter and b is body), 0)
+        # (Read after every membership event of the voter read so far, as its own withdrawal
+        # there would be: a second vote it signed while this one stood, never counted, froze
+        # nothing more, and the withdrawal lifts the freeze after it too, freezes; keyed
+        # before that vote, the freeze of the second stood for good: --quote-ahead seed 92.)
+        last = max((s for q, s, _ in roster.read if q == voter), default=at)
+        roster.vote(voter, last, Drop((), seat, 0, DropReason.WITHDRAW), lamport)
+        out.append((voter, at))
+    return out
 
 
 def vote_cut(votes: tuple[Drop, ...]) -> tuple[int, dict[int, bytes]]:

@@ -62,7 +62,7 @@ from p2p_nertz.protocol.bodies import (
     Join,
     Leave,
 )
-from p2p_nertz.protocol.envelope import KIND_JOIN, Kind
+from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN, Kind
 from p2p_nertz.protocol.fold_values import (
     PHASE_OVER,
     PHASE_PLAY,
@@ -103,6 +103,7 @@ from p2p_nertz.protocol.roster import (
     voted_gone,
     voted_past_cut,
     with_forks,
+    withdraw_unsigned,
 )
 from p2p_nertz.protocol.round_events import RoundEvents
 from p2p_nertz.protocol.rounds import (
@@ -421,9 +422,9 @@ class GameState:
             return []
         frontier = event.body.frontier
         self.abandonment.heard(seat, event.seq, frontier)
-        if event.id:
-            self.counted_ids.add(seat, event.seq, event.id)
         notices: list[Notice] = []
+        if event.id and self.counted_ids.add(seat, event.seq, event.id):
+            _withdraw_unsigned(self, event, notices)  # (votes folded before it quote it)
         self._lamport = event.lamport
         self._event = (event.seat, event.seq)
         try:
@@ -694,6 +695,24 @@ def _refuse_vote(seat: int, body: Drop, counted: CountedIds) -> None:
             _C.VOTE_UNSIGNED,
             f"a vote quoting another id of seat {target}'s event {unsigned} than the event counted",
         )
+
+
+def _withdraw_unsigned(state: GameState, event: Event, notices: list[Notice]) -> None:
+    """``event`` is counted: each vote against its author folded before it that quotes another
+    id at its seq is withdrawn here and refused (``vote_unsigned``; :func:`withdraw_unsigned
+    <p2p_nertz.protocol.roster.withdraw_unsigned>`, the one home of the rule, §9.2)."""
+    seat, seq, roster = event.seat, event.seq, state.roster
+    if seat not in roster.votes and seat not in roster.frozen:
+        return  # (the usual case: no vote against its author)
+    for voter, at in withdraw_unsigned(state.roster, seat, seq, event.id, event.lamport):
+        reason = Reason(
+            _C.VOTE_UNSIGNED,
+            f"a vote quoting another id of seat {seat}'s event {seq} than the event counted "
+            "after it (withdrawn there)",
+        )
+        violation = Violation(voter, at, KIND_DROP, reason)
+        state.violations += (violation,)
+        notices.append(Refused(violation))
 
 
 def _leave(state: GameState, event: Event, notices: list[Notice]) -> None:

@@ -55,6 +55,12 @@ for silence quoting the member's own ids up to what it holds, its frontier namin
 and counting one to three events past it with made-up ids: no id it quotes contradicts its
 frontier or a counted event, only its count does).
 
+Session 37's kind (:data:`QUOTE_LIES`, out of both): ``quote_ahead`` (a vote for silence
+counting 1 to 3 of a member's events past what it holds, its own copies' ids up to there
+and made-up ones past them, its frontier naming what it holds: written to be folded before
+the member's events it quotes; refused when folded since ``vote_past``'s rule, for counting
+past its frontier, docs/protocol.md §9.2).
+
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
 has no event before it, names a made-up ``prev``.
@@ -104,7 +110,7 @@ from p2p_nertz.sim.cheats import signed_as
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
 
-__all__ = ["LIES", "MORE_LIES", "Lie", "Liar", "install"]
+__all__ = ["LIES", "MORE_LIES", "QUOTE_LIES", "Lie", "Liar", "install"]
 
 
 class Lie(enum.StrEnum):
@@ -149,6 +155,9 @@ class Lie(enum.StrEnum):
     BEAT_HEAD_FORK = "beat_head_fork"
     # Session 37's kind (the last of :data:`MORE_LIES`):
     VOTE_PAST = "vote_past"
+    # Session 37's (:data:`QUOTE_LIES`; in neither LIES nor MORE_LIES, so that every seed
+    # keeps its lie):
+    QUOTE_AHEAD = "quote_ahead"
 
 
 #: The lies added in session 35 (and ``vote_past``, session 37, last), each a check of the
@@ -165,9 +174,12 @@ MORE_LIES: tuple[Lie, ...] = (
     Lie.BEAT_HEAD_FORK,
     Lie.VOTE_PAST,
 )
+#: The lie added in session 37: a vote folded before the member's events it quotes
+#: (``tests/test_sim_quote_ahead.py`` tells it; no soak seed draws it).
+QUOTE_LIES: tuple[Lie, ...] = (Lie.QUOTE_AHEAD,)
 #: Every lie before session 35, in a fixed order (a seed draws from it: the seeds pinned in
 #: the tests and named in docs/protocol.md §13 read it so).
-LIES: tuple[Lie, ...] = tuple(lie for lie in Lie if lie not in MORE_LIES)
+LIES: tuple[Lie, ...] = tuple(lie for lie in Lie if lie not in (*MORE_LIES, *QUOTE_LIES))
 
 #: The lies whose field few events carry (one or two a round: the deal's, the result, the
 #: join): a game draws them from its start, at every chance.
@@ -566,6 +578,14 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
         last = len(peer.events(q)) + 1 + state.rng.below(3)
         ids = tuple(_prefix(state.rng) for _ in range(min(last, VOTE_WINDOW)))
         author.sign(Drop((), q, last, DropReason.SILENT, 0, ids), None)
+    elif lie is Lie.QUOTE_AHEAD and take():
+        # Its copies' own ids up to what it holds (nothing to refuse there), then ids made up
+        # for events the member has not signed yet: the vote is folded before them.
+        q = state.rng.choice([s for s in range(seats) if s != me and s not in final.dropped])
+        held = [m.id[:ID_PREFIX] for m in peer.events(q)]
+        last = len(held) + 1 + state.rng.below(3)
+        ids = (*held, *(_prefix(state.rng) for _ in range(last - len(held))))
+        author.sign(Drop((), q, last, DropReason.SILENT, 0, ids[-VOTE_WINDOW:]), None)
     elif lie is Lie.VOTE_TWICE:
         if state.twice is None and take():
             q = state.rng.choice([s for s in range(seats) if s != me and s not in final.dropped])
