@@ -111,3 +111,37 @@ def test_least_heard_is_the_least_other_time_after_any_hearing(
     for q, now in hearings:
         membership.heard_from(q, now)
         assert membership.least_heard == min(t for r, t in enumerate(membership.heard) if r != seat)
+
+
+@given(_standing(), hs.sets(hs.integers(0, 4)))
+def test_track_silence_counts_a_member_the_held_votes_drop_as_out(
+    standing: tuple[Membership, float, dict[int, int]], held: set[int]
+) -> None:
+    """A member the held votes drop (decided, not yet final) is out for the blame rule, as
+    for finality once decided (session 37): the record is the walk's over the members neither
+    fold drops, and the held fold is read only when a member the final fold counts is silent."""
+    membership, now, dropped = standing
+    out = {q: 0 for q in held if q < membership.n}
+    expected = _walk(membership, now, dropped | out)
+    silent_in_final = _walk(membership, now, dropped) is None
+    reads: list[None] = []
+
+    def held_dropped() -> dict[int, int]:
+        reads.append(None)
+        return out
+
+    membership.track_silence(now, dropped, held_dropped)
+    assert membership.all_heard_since == expected
+    assert len(reads) <= 1 and (not reads or silent_in_final)
+
+
+def test_track_silence_blames_again_once_the_held_votes_drop_a_crashed_member() -> None:
+    membership = Membership(1, 5, 0.0, SilenceTimers(1.0, 3.0, 6.0, 64))
+    membership.heard = [2.0, 0.0, 9.8, 9.9, 9.7]  # seat 0 crashed at 2
+    membership.track_silence(10.0, {}, dict)
+    assert membership.all_heard_since is None  # not dropped anywhere: nobody is blamed
+    membership.track_silence(10.1, {}, lambda: {0: 11})
+    assert membership.all_heard_since == 10.1  # the held votes drop it: blame counts from now
+    membership.heard[3] = 8.0  # another member falls silent: nobody is blamed again
+    membership.track_silence(10.2, {}, lambda: {0: 11})
+    assert membership.all_heard_since is None

@@ -317,8 +317,8 @@ class Author:
             # Another member voted on proof we do not have: ask everyone for their version
             # of that seq (one holding another version than ours sends the proof).
             self.outbox.effects.append(Send(self.delivery.want_wire(q, fork_seq, fork_seq)))
-        membership.track_silence(now, final.dropped)
         folds = self.chains.folds
+        membership.track_silence(now, final.dropped, lambda: folds.tentative.dropped)
         # Connected but withholding what the round waits for: a majority's votes drop the seat.
         # (A commit game refolds here only for a vote, or a vote to withdraw: rare.)
         for q in membership.withholding(now, final, since, lambda: folds.tentative):

@@ -76,7 +76,12 @@ def _phase_due(m: Membership, final: GameState, since: float, before: float) -> 
     due = blame_from + m.timers.phase_timeout
     if due >= before or final.phase not in WAITING_PHASES:
         return None
-    if any(q != m.seat and q not in m.voted and q not in m.held_waits for q in waits_for(final)):
+    # (A silent member is the silence timers', as Membership.withholding reads it: after an
+    # input, one unheard for suspect_after is suspected.)
+    if any(
+        q != m.seat and q not in m.voted and q not in m.held_waits and q not in m.suspected
+        for q in waits_for(final)
+    ):
         return due
     return None
 

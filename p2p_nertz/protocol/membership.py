@@ -65,6 +65,10 @@ WAITING_PHASES = (
 # (A tuple: ``in`` compares identities in C, where a set would hash the member in Python.)
 
 
+Dropped = dict[int, int]  # seat -> cut, as GameState.dropped
+Held = Callable[[], Dropped] | None  # the held fold's dropped, read when asked (track_silence)
+
+
 @dataclass(frozen=True, slots=True)
 class SilenceTimers:
     """The liveness timers membership needs (a subset of the peer's configuration)."""
@@ -156,16 +160,14 @@ class Membership:
     def heard(self, times: list[float]) -> None:
         self._heard, self.least_heard = times, _least_other(times, self.seat)
 
-    def track_silence(self, now: float, dropped: dict[int, int]) -> None:
-        """Keep :attr:`all_heard_since` up to date: whether a member still in is silent now."""
-        limit = self.timers.suspect_after
-        heard, seat = self._heard, self.seat
+    def track_silence(self, now: float, dropped: Dropped, held_dropped: Held = None) -> None:
+        """Keep :attr:`all_heard_since` up to date: whether a member still in is silent now
+        (one that ``held_dropped`` drops is out: :func:`_silent_in`)."""
         # (Asked after every input: nobody is silent while the longest-unheard member is not,
         # as silence_due reads it; the walk only when one may be. No other member: never.)
-        silent = now >= self.least_heard + limit and any(
-            now >= heard[q] + limit for q in range(self.n) if q != seat and q not in dropped
-        )
-        if silent:
+        if now >= self.least_heard + self.timers.suspect_after and _silent_in(
+            self, now, dropped, held_dropped
+        ):
             self.all_heard_since = None
         elif self.all_heard_since is None:
             self.all_heard_since = now
@@ -282,7 +284,7 @@ class Membership:
         ):
             return
         for q in sorted(waits_for(final)):
-            if q != self.seat and q not in self.voted:
+            if q != self.seat and q not in self.voted and not _silent(self, q, now):
                 awaited = Awaited.of(final, q)
                 if awaited.held_in(held()):
                     self.held_waits |= {q}
@@ -307,7 +309,7 @@ class Membership:
             return
         waits = self.share_waits
         for q in waits.late(now, final, held, self.timers.phase_timeout, heard, store=store):
-            if q != self.seat and q not in self.voted:
+            if q != self.seat and q not in self.voted and not _silent(self, q, now):
                 self.proven_seats.add(q)
                 self.phase_votes.pop(q, None)  # (one vote a member: this one says why)
                 self.share_votes[q] = (now, tuple(waits.items[q]))
@@ -415,7 +417,7 @@ class Membership:
         for q in members:
             if q == self.seat:
                 continue
-            if q in self.suspected or now >= self._heard[q] + timers.suspect_after:
+            if _silent(self, q, now):
                 stall.pop(q, None)  # silent, not talking: the silence timers apply
                 continue
             owed_feed = max(finality.announced[q][1], finality.claimed[q][q])
@@ -599,6 +601,32 @@ def _ours(m: Membership, final: GameState, now: float) -> Callable[[], frozenset
         )
         | waits_for(final)
     )
+
+
+def _silent(m: Membership, seat: int, now: float) -> bool:
+    """Whether ``seat`` is silent to ``m``'s peer now (suspected, or unheard for
+    ``suspect_after``): the silence timers' alone, never blamed for withholding. (Only a
+    member the held votes drop can be silent while ``all_heard_since`` is set.)"""
+    return seat in m.suspected or now >= m.heard[seat] + m.timers.suspect_after
+
+
+def _silent_in(m: Membership, now: float, dropped: Dropped, held_dropped: Held) -> bool:
+    """Whether a member ``m``'s peer counts as still in is silent now (unheard for
+    ``suspect_after``): one not in ``dropped`` (the final fold's), nor in ``held_dropped``
+    (the held fold's, read only if one is silent).
+
+    A member the held votes drop (a majority of the standing votes, decided) is out here as
+    it is for finality once decided (§7.4, session 37). Its drop is final only once the
+    stable time passes the vote that decided it, and a member whose own term holds that
+    time back (a frontier naming an event nobody signed) was never blamed while the member
+    dropped stayed silent: a member crashed for good, the table waiting for good
+    (docs/protocol.md §9.2, *nobody is blamed while a member is silent*)."""
+    heard, seat, limit = m.heard, m.seat, m.timers.suspect_after
+    silent = [q for q in range(m.n) if q != seat and q not in dropped and now >= heard[q] + limit]
+    if silent and held_dropped is not None:
+        out = held_dropped()
+        return any(q not in out for q in silent)
+    return bool(silent)
 
 
 def _least_other(heard: list[float], seat: int) -> float:
