@@ -29,7 +29,7 @@ honest claim on a foundation the cheater's drop cut read as a cheat).
                            [--variants] [--short] [--timers quick|default] [--rounds N]
                            [--sleeper-forks] [--late-withdrawals] [--deal commit|shuffle]
                            [--deck-cheats] [--liars] [--two-liars] [--join]
-                           [--back restore|readmit] [--more-lies]
+                           [--back restore|readmit] [--more-lies] [--lie NAME]...
 
 ``--deal shuffle`` plays every game with the dealerless shuffle (docs/shuffle.md; a game's
 deal costs about 100 ms of CPU a member at 4 players, so it is some ten times slower).
@@ -46,7 +46,9 @@ from a frontier naming events it does not hold to a Nerts call with cards left, 
 itself or a flood of wants), on a noisy network with no other fault; ``--two-liars`` adds a
 second liar at 3 and 4 players; ``--join`` makes every liar lie from its join on, and
 ``--back restore`` or ``--back readmit`` (session 36) from its first chance after it is
-restored from its log, or readmitted after a cut that had it voted out (two rounds).
+restored from its log, or readmitted after a cut that had it voted out (two rounds);
+``--lie NAME`` (again for more) draws every liar's lie from those named only (session 37:
+a scan of one lie, every seed playing it; a seed's lie is then not the whole mix's).
 Beside the invariants above, the honest members must end the
 game within a bounded time where an end is promised, none of them dropped or refused, and
 every lie the peers proved must be proven by the audit. The soak prints, per lie, the games,
@@ -86,7 +88,7 @@ from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
 from p2p_nertz.sim.liar_games import game as liar_game
 from p2p_nertz.sim.liar_games import simulate as liar_simulate
-from p2p_nertz.sim.liars import LIES, MORE_LIES
+from p2p_nertz.sim.liars import LIES, MORE_LIES, Lie
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.probes import count_hand_ons, count_lifted_cuts
 
@@ -202,11 +204,11 @@ def one(
 
 
 def liar_one(
-    args: tuple[int, int, int, bool, bool, bool, str | None],
+    args: tuple[int, int, int, bool, bool, bool, str | None, tuple[str, ...]],
 ) -> tuple[int, int, str, dict[str, int], list[str]]:
     """One game of ``--liars``: its seed, players, first liar's lie, tallies and violations."""
-    seed, low, high, two, join, more, back = args
-    lies = MORE_LIES if more else LIES
+    seed, low, high, two, join, more, back, only = args
+    lies = tuple(Lie(name) for name in only) if only else MORE_LIES if more else LIES
     config, liars = liar_game(seed, players=(low, high), two=two, lies=lies, join=join, back=back)
     run = liar_simulate(config, liars)
     result, told = run.result, run.told
@@ -235,7 +237,7 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
     """``--liars``: the games, and per lie what the peers and the audit made of it."""
     games, first, workers = args.games, args.seed, args.workers
     jobs = [
-        (seed, low, high, args.two_liars, args.join, args.more_lies, args.back)
+        (seed, low, high, args.two_liars, args.join, args.more_lies, args.back, args.lie)
         for seed in range(first, first + games)
     ]
     start = time.perf_counter()
@@ -344,8 +346,17 @@ def main() -> int:
         action="store_true",
         help="with --liars: the first liar's lie drawn from the kinds added in session 35",
     )
+    parser.add_argument(
+        "--lie",
+        action="append",
+        default=[],
+        choices=[lie.value for lie in Lie],
+        metavar="NAME",
+        help="with --liars: every liar tells this lie (again for more: drawn from those)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
+    args.lie = tuple(args.lie)
     if args.players is None:
         args.players = "3-5" if args.late_withdrawals else "2-4" if args.liars else "2-5"
     low, _, high = args.players.partition("-")
@@ -355,6 +366,8 @@ def main() -> int:
         parser.error(f"--players wants N or N-M, not {args.players!r}")
     if not 2 <= lo <= hi <= 8:
         parser.error(f"--players wants table sizes from 2 to 8, not {args.players!r}")
+    if args.lie and not args.liars:
+        parser.error("--lie needs --liars")
     if args.liars:
         return liars_main(args, lo, hi)
     cheats = not args.no_cheats
