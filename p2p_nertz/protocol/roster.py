@@ -592,7 +592,7 @@ def _undo_leaves(roster: Roster, lamport: int) -> list[tuple[int, int]]:
             body.last_seq
             for author, _, body in roster.ops
             if body is not None and author != target and body.seat == target
-            and body.reason in _CAPPED and body.last_seq < leave
+            and body.reason in _DROPPING and body.last_seq < leave
         }  # fmt: skip
         for tried in sorted(counts):
             alone = roster._without(target, tried)
@@ -1386,6 +1386,8 @@ _CAPPED = frozenset(
 _PROVEN = frozenset({DropReason.EQUIVOCATION, DropReason.FLAPPING})
 #: What :attr:`Roster.read` keeps of the membership events that do not count.
 _AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
+#: The membership events that remove their member at a count (:func:`_undo_leaves`).
+_DROPPING = _CAPPED | {DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
 _REPLAYS_KEPT = 64  # (how many spines of different cuts and caps a roster's copies keep)
 _SPINE_KEPT = 64  # (how many folds a spine keeps: past it, every other one is let go)
