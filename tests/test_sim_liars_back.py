@@ -146,6 +146,24 @@ def test_liars_a_leave_before_the_drop_past_its_cut_leaves_the_audit_with_the_pe
     assert report.state.dropped[leaver] == cut and leaver not in report.state.roster.left
 
 
+# Two liars, both telling claim_after_leave (``soak.py --liars --lie claim_after_leave``):
+# cut off in turn, the cuts overlapping, one liar's vote past the cut the others give it
+# completes the other's drop, and that drop undoes its own (§9.2, the soak seed 53 class).
+# The peers, holding neither vote past a cut, drop the leaver at the count; the audit's
+# first pass read the leaver's vote first, dropped the other liar by it, and its leave then
+# kept it out of the cuts tried for events nobody still in holds (``Unheld.cuts``: a member
+# out, by a leave too). A member that left is tried as well now (its leave past the count
+# is one of those events); seed 2: seat 3 cut at 13 by the peers, left at 46 by the audit.
+@pytest.mark.parametrize("seed", [2, 8, 13, 19])
+def test_liars_two_leavers_the_cut_of_one_that_left_is_tried(seed: int) -> None:
+    config, liars = game(
+        seed, two=True, back="readmit", players=(3, 4), lies=(Lie.CLAIM_AFTER_LEAVE,)
+    )
+    run = simulate(config, liars)
+    assert sum(run.told.values()) > 0
+    assert run.result.violations == []
+
+
 #: Readmit games where the honest peers and the audit of every log part: (seed, two liars at
 #: 3-4 players, the liar whose lie alone does it; the other's left out). With two, each
 #: liar is cut off in turn, the cuts sometimes overlapping. With no lie told, each holds
