@@ -154,7 +154,9 @@ def test_liars_a_leave_before_the_drop_past_its_cut_leaves_the_audit_with_the_pe
 # kept it out of the cuts tried for events nobody still in holds (``Unheld.cuts``: a member
 # out, by a leave too). A member that left is tried as well now (its leave past the count
 # is one of those events); seed 2: seat 3 cut at 13 by the peers, left at 46 by the audit.
-@pytest.mark.parametrize("seed", [2, 8, 13, 19])
+# Seeds 2 and 13 part on main; 8 parted with the leave's rule (roster._undo_leaves) alone.
+# (Seed 19, three players, the two liars a majority, parts on main and here alike: §13.)
+@pytest.mark.parametrize("seed", [2, 8, 13])
 def test_liars_two_leavers_the_cut_of_one_that_left_is_tried(seed: int) -> None:
     config, liars = game(
         seed, two=True, back="readmit", players=(3, 4), lies=(Lie.CLAIM_AFTER_LEAVE,)
