@@ -29,7 +29,7 @@ honest claim on a foundation the cheater's drop cut read as a cheat).
                            [--variants] [--short] [--timers quick|default] [--rounds N]
                            [--sleeper-forks] [--late-withdrawals] [--deal commit|shuffle]
                            [--deck-cheats] [--liars] [--two-liars] [--join]
-                           [--back restore|readmit] [--more-lies] [--quote-ahead]
+                           [--back restore|readmit] [--more-lies] [--lie NAME]...
 
 ``--deal shuffle`` plays every game with the dealerless shuffle (docs/shuffle.md; a game's
 deal costs about 100 ms of CPU a member at 4 players, so it is some ten times slower).
@@ -47,13 +47,13 @@ itself or a flood of wants), on a noisy network with no other fault; ``--two-lia
 second liar at 3 and 4 players; ``--join`` makes every liar lie from its join on, and
 ``--back restore`` or ``--back readmit`` (session 36) from its first chance after it is
 restored from its log, or readmitted after a cut that had it voted out (two rounds);
-``--quote-ahead`` (session 37) has every liar tell ``quote_ahead`` (a vote for silence quoting
-made-up ids past what it holds, refused when folded for counting past its frontier,
-docs/protocol.md §9.2). Beside the invariants above, the honest
-members must end the game within a bounded time where an end is promised, none of them
-dropped or refused, and every lie the peers proved must be proven by the audit. The soak
-prints, per lie, the games, those in which a lie was told, in which the peers refused one
-of the liar's events, dropped it, and in which the audit named it.
+``--lie NAME`` (again for more) draws every liar's lie from those named only (session 37:
+a scan of one lie, every seed playing it; a seed's lie is then not the whole mix's).
+Beside the invariants above, the honest members must end the
+game within a bounded time where an end is promised, none of them dropped or refused, and
+every lie the peers proved must be proven by the audit. The soak prints, per lie, the games,
+those in which a lie was told, in which the peers refused one of the liar's events, dropped
+it, and in which the audit named it.
 
 ``--late-withdrawals`` plays another mix instead (:func:`p2p_nertz.sim.mixes.late_withdrawals`,
 3 to 5 players unless ``--players`` says otherwise): a member cut off from everyone while
@@ -88,7 +88,7 @@ from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
 from p2p_nertz.sim.liar_games import game as liar_game
 from p2p_nertz.sim.liar_games import simulate as liar_simulate
-from p2p_nertz.sim.liars import LIES, MORE_LIES, QUOTE_LIES
+from p2p_nertz.sim.liars import LIES, MORE_LIES, Lie
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.probes import count_hand_ons, count_lifted_cuts
 
@@ -204,11 +204,11 @@ def one(
 
 
 def liar_one(
-    args: tuple[int, int, int, bool, bool, bool, str | None, bool],
+    args: tuple[int, int, int, bool, bool, bool, str | None, tuple[str, ...]],
 ) -> tuple[int, int, str, dict[str, int], list[str]]:
     """One game of ``--liars``: its seed, players, first liar's lie, tallies and violations."""
-    seed, low, high, two, join, more, back, quote = args
-    lies = QUOTE_LIES if quote else MORE_LIES if more else LIES
+    seed, low, high, two, join, more, back, only = args
+    lies = tuple(Lie(name) for name in only) if only else MORE_LIES if more else LIES
     config, liars = liar_game(seed, players=(low, high), two=two, lies=lies, join=join, back=back)
     run = liar_simulate(config, liars)
     result, told = run.result, run.told
@@ -237,7 +237,7 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
     """``--liars``: the games, and per lie what the peers and the audit made of it."""
     games, first, workers = args.games, args.seed, args.workers
     jobs = [
-        (seed, low, high, args.two_liars, args.join, args.more_lies, args.back, args.quote_ahead)
+        (seed, low, high, args.two_liars, args.join, args.more_lies, args.back, args.lie)
         for seed in range(first, first + games)
     ]
     start = time.perf_counter()
@@ -347,13 +347,16 @@ def main() -> int:
         help="with --liars: the first liar's lie drawn from the kinds added in session 35",
     )
     parser.add_argument(
-        "--quote-ahead",
-        action="store_true",
-        help="with --liars: every liar tells session 37's quote_ahead (a vote quoting made-up "
-        "ids of a member's events it does not hold yet)",
+        "--lie",
+        action="append",
+        default=[],
+        choices=[lie.value for lie in Lie],
+        metavar="NAME",
+        help="with --liars: every liar tells this lie (again for more: drawn from those)",
     )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
+    args.lie = tuple(args.lie)
     if args.players is None:
         args.players = "3-5" if args.late_withdrawals else "2-4" if args.liars else "2-5"
     low, _, high = args.players.partition("-")
@@ -363,6 +366,8 @@ def main() -> int:
         parser.error(f"--players wants N or N-M, not {args.players!r}")
     if not 2 <= lo <= hi <= 8:
         parser.error(f"--players wants table sizes from 2 to 8, not {args.players!r}")
+    if args.lie and not args.liars:
+        parser.error("--lie needs --liars")
     if args.liars:
         return liars_main(args, lo, hi)
     cheats = not args.no_cheats

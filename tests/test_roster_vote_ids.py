@@ -551,7 +551,7 @@ def test_roster_every_fold_withdraws_the_vote_at_the_same_place(seats: int) -> N
 
 
 def test_roster_a_second_vote_signed_while_the_first_stood_freezes_nothing_after_it() -> None:
-    """``--quote-ahead`` seed 92 on values: seat 0 votes seat 1 out quoting ahead (its event
+    """``--lie quote_ahead`` seed 92 on values: seat 0 votes seat 1 out quoting ahead (its event
     2), and again (its event 3, never counted while the first stands) at the Lamport time of
     seat 1's event 4, before it in the order (seat 0 before seat 1). That event belies the
     first: the withdrawal lifts the freeze of seat 0's announcements of seat 1

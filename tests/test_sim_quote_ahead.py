@@ -125,7 +125,7 @@ def test_sim_quote_ahead_at_two_players_the_table_plays_on_with_the_liar(
 
 
 def test_sim_quote_ahead_two_votes_quoting_ahead_freeze_nothing() -> None:
-    """``scripts/soak.py --liars --quote-ahead`` seed 92 (three players, no crash): the liar
+    """``scripts/soak.py --liars --lie quote_ahead`` seed 92 (three players, no crash): the liar
     votes seat 1 out quoting ahead (its event 7), and again (its event 8). Taken, the votes
     froze the liar's announcements of seat 1 (the withdrawal at seat 1's event 6, read
     before the second vote, left its freeze standing for good: the game never ended;

@@ -971,10 +971,10 @@ class Unheld:
         uncapped: Collection[int] = (),
     ) -> list[tuple[int, int]]:
         """The cuts to try, in order (seat, then count): of each member neither dropped in
-        ``fold`` or ``final`` nor cut already (``imposed``), the count of each vote read
-        against it at or above what any other member not dropped (in ``fold`` or ``final``)
-        announced holding of it, and below the last of its events read (it has events past
-        there that no member still in says it holds).
+        ``fold`` or ``final`` (but by a leave in ``fold`` alone) nor cut already (``imposed``),
+        the count of each vote read against it at or above what any other member not dropped
+        (in ``fold`` or ``final``) announced holding of it, and below the last of its events
+        read (it has events past there that no member still in says it holds).
 
         Whoever announced those events, none of them is final anywhere where the votes
         without them drop the member at the count (a voter counting no more than the cut is
@@ -992,9 +992,13 @@ class Unheld:
         counts = self.counts
         gone = fold.dropped.keys() | final.dropped.keys()
         silent = gone | set(uncapped)
+        # (A member that left, its leave not final, is tried too: its leave, past a count, is
+        # one of its events past it, which never count where the votes drop it there: §9.3,
+        # *A leave past the cut*; two-liar readmit seed 2 with claim_after_leave alone.)
+        left = fold.left if final is fold else fold.left - final.dropped.keys()
         out: list[tuple[int, int]] = []
         for seat in sorted(counts):
-            if seat in gone or seat in imposed:
+            if (seat in gone and seat not in left) or seat in imposed:
                 continue
             low = max(
                 (a[seat] for q, a in enumerate(self.announced) if q != seat and q not in silent),

@@ -351,7 +351,7 @@ class Roster:
                 self.remove(target, cut, left=False)
                 removed.append((target, cut))
                 changed = True
-        return removed
+        return removed if plain or not self.left else [*removed, *_undo_leaves(self, lamport)]
 
     def _decided(
         self, target: int, counted: tuple[tuple[int, Drop], ...], *, plain: bool
@@ -449,8 +449,8 @@ class Roster:
                     continue  # (an abandon that does not count in this fold)
                 roster.abandon(author, seq, 0, body)
                 continue
-            elif not roster.vote(author, seq, body):
-                continue
+            elif not roster.vote(author, seq, body) and body.seat not in roster.left:
+                continue  # (a vote on a member that left may undo its leave: _undo_leaves)
             roster.settle(0, plain=plain)
         return roster
 
@@ -566,6 +566,45 @@ class Roster:
             self.origin = None
             self.origin = self.copy()
         return back
+
+
+def _undo_leaves(roster: Roster, lamport: int) -> list[tuple[int, int]]:
+    """:meth:`Roster.settle`'s last step: each member that left whose drop the votes decide
+    at a count below its leave, without its events from there on (:meth:`Roster._without`), is
+    dropped there instead, at ``lamport``, and has not left (it may be readmitted, §9.8, and
+    forfeits only the round, §8.9); the ``(seat, cut)`` of each, in seat order.
+
+    A leave signed where nobody hears it (its author cut off, its clock behind the others')
+    may come before, in the order, the votes that drop its author for silence counting none
+    of its events from the leave on. Those events count nowhere once it is dropped there, even
+    before its drop in the order (docs/protocol.md §9.2, §9.3), the leave among them: a peer
+    that holds the member's feed only up to the cut makes the drop final without them, and
+    the leave, read later, never counts there (finality waits for no member past its cut). A
+    fold that read the leave first (the audit's first pass, a tentative fold) must decide
+    alike: one rule, here, for every fold (the lie fuzzer's ``claim_after_leave`` after a
+    readmission, two-liar seed 56 and one-liar seed 297: the peers cut the leaver at the
+    votes' count, the audit at its leave; session 37). Where the votes do not drop the
+    member without its leave (too few of them: a voter held the leave and voted nothing),
+    the leave stands where it falls in the order."""
+    undone = []
+    for target in sorted(roster.left):
+        leave = roster.dropped[target]
+        counts = {
+            body.last_seq
+            for author, _, body in roster.ops
+            if body is not None and author != target and body.seat == target
+            and body.reason in _DROPPING and body.last_seq < leave
+        }  # fmt: skip
+        for tried in sorted(counts):
+            alone = roster._without(target, tried)
+            if alone.dropped.get(target) == tried and alone.dropped.keys() >= roster.dropped.keys():
+                roster.left -= {target}
+                roster.drop_at[target] = lamport
+                roster._keep(target, tried, alone.kept_ids.get(target, {}))
+                roster.remove(target, tried, left=False)
+                undone.append((target, tried))
+                break
+    return undone
 
 
 def _past_caps(roster: Roster, seat: int, request: int) -> dict[int, tuple[tuple[int, int], ...]]:
@@ -1320,7 +1359,7 @@ def withdraw_unsigned(
         # (Read after every membership event of the voter read so far, as its own withdrawal
         # there would be: a second vote it signed while this one stood, never counted, froze
         # nothing more, and the withdrawal lifts the freeze after it too, freezes; keyed
-        # before that vote, the freeze of the second stood for good: --quote-ahead seed 92.)
+        # before that vote, the freeze of the second stood for good: --lie quote_ahead seed 92.)
         last = max((s for q, s, _ in roster.read if q == voter), default=at)
         roster.vote(voter, last, Drop((), seat, 0, DropReason.WITHDRAW), lamport)
         out.append((voter, at))
@@ -1420,6 +1459,8 @@ _CAPPED = frozenset(
 _PROVEN = frozenset({DropReason.EQUIVOCATION, DropReason.FLAPPING})
 #: What :attr:`Roster.read` keeps of the membership events that do not count.
 _AGAINST = _CAPPED | {DropReason.WITHDRAW, DropReason.ABANDON}
+#: The membership events that remove their member at a count (:func:`_undo_leaves`).
+_DROPPING = _CAPPED | {DropReason.ABANDON}
 _NEVER = 1 << 63  # (no cap)
 _REPLAYS_KEPT = 64  # (how many spines of different cuts and caps a roster's copies keep)
 _SPINE_KEPT = 64  # (how many folds a spine keeps: past it, every other one is let go)

@@ -414,11 +414,11 @@ class GameState:
             # After a drop or a leave, nothing more of this seat counts (but an abandoned
             # game's end reads it, §9.3).
             return self.observe(event)
-        if self.left_alone is not None and event.kind is not Kind.LEAVE:
+        if self.left_alone is not None and not _read_left_alone(event, self.left_alone):
             # The game ended at a leave that left this member alone (§9.3): what it signed
             # after in the order counts nowhere and is no fault (most of it it signed before
             # it knew, concurrent with the leave: a real node's nonce, session 32). Its own
-            # leave still counts: the last one out is out.
+            # leave still counts (the last one out is out), and its abandon of the leaver.
             return []
         frontier = event.body.frontier
         self.abandonment.heard(seat, event.seq, frontier)
@@ -504,10 +504,10 @@ class GameState:
             over = self.phase is Phase.OVER
             self.stalled = second_stall.rejoin(roster, self.stalled, body, over=over)
         elif target in roster.dropped:
-            if body.reason is not DropReason.ABANDON:
+            if body.reason is not DropReason.ABANDON or target in roster.left:
                 # It changes nothing here, but the roster keeps it: without another member's
                 # events past a cut, this vote may complete a drop that then drops that
-                # member (Roster._decided).
+                # member (Roster._decided), or undo a leave past it (roster._undo_leaves).
                 roster.vote(event.seat, event.seq, body, event.lamport)
                 self._settle_drops(event.lamport, notices)
         elif body.reason is DropReason.ABANDON:
@@ -668,6 +668,17 @@ class GameState:
             notices.append(GameEnded(self.game.result))
         else:
             self._new_round(notices)
+
+
+def _read_left_alone(event: Event, leaver: int) -> bool:
+    """Whether ``event`` is read after a leave that left its author alone (§9.3, *Left
+    alone*): a leave, the last one out being out, or an abandon of the leaver, which may cut
+    it below its leave (its author, cut off, never held it): the leave then never counts, and
+    the abandon ends the game (§9.3, *A leave past the cut*; ``roster._undo_leaves``)."""
+    body = event.body
+    if event.kind is Kind.LEAVE:
+        return True
+    return isinstance(body, Drop) and body.reason is DropReason.ABANDON and body.seat == leaver
 
 
 def _refuse_vote(seat: int, body: Drop, counted: CountedIds) -> None:
