@@ -645,13 +645,13 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
     whose rounds settled never meets a cycle: the rule changes only folds that went on to
     the round limit.
 
-    >>> a = ({2: 1}, {}, {1: (1, 9, ())})
-    >>> b = ({}, {}, {1: (1, 9, ())})
-    >>> c = ({1: 2}, {}, {0: (2, 9, ())})
+    >>> a = ({2: 1}, {}, {1: (1, 9, (), ())})
+    >>> b = ({}, {}, {1: (1, 9, (), ())})
+    >>> c = ({1: 2}, {}, {0: (2, 9, (), ((1, 5),))})
     >>> cycle_meet([({}, {}, {}), a, b], c) is None
     True
     >>> cycle_meet([({}, {}, {}), a, b, c], a)
-    ({}, {}, {0: (2, 9, ()), 1: (1, 9, ())})
+    ({}, {}, {0: (2, 9, (), ((1, 5),)), 1: (1, 9, (), ())})
     """
     if new not in seen:
         return None
@@ -660,10 +660,20 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
     cuts = {q: c for q, c in first_cuts.items() if all(r[0].get(q) == c for r in cycle)}
     gaps = {q: g for q, g in first_gaps.items() if all(r[1].get(q) == g for r in cycle)}
     caps: dict[int, Cap] = {}
+    spares: dict[int, dict[int, int]] = {}  # (q -> target -> the lowest cap of its votes on it)
     for _, _, round_caps in cycle:
         for q, cap in round_caps.items():
-            old = caps.get(q, (_NEVER, _NEVER, ()))
-            caps[q] = (min(old[0], cap[0]), min(old[1], cap[1]), tuple(sorted({*old[2], *cap[2]})))
+            old = caps.get(q, (_NEVER, _NEVER, (), ()))
+            caps[q] = (
+                min(old[0], cap[0]), min(old[1], cap[1]), tuple(sorted({*old[2], *cap[2]})), ()
+            )  # fmt: skip
+            # (A target spared in one round is capped at that round's first seq in another.)
+            mine, theirs = spares.setdefault(q, {}), dict(cap[3])
+            for target in {*mine, *theirs}:
+                mine[target] = min(mine.get(target, old[0]), theirs.get(target, cap[0]))
+    for q, cap in caps.items():
+        kept = tuple((t, c) for t, c in sorted(spares.get(q, {}).items()) if c > cap[0])
+        caps[q] = (*cap[:3], kept)
     return cuts, gaps, dict(sorted(caps.items()))
 
 
