@@ -19,6 +19,7 @@ import pytest
 from test_roster_readmission_caps import Script, _fold, _settled, _vote
 
 from p2p_nertz.protocol.bodies import DropReason
+from p2p_nertz.protocol.folds import Round, cycle_meet
 from p2p_nertz.protocol.state import Roster, capped, spared
 
 _W = DropReason.WITHHELD
@@ -101,3 +102,17 @@ def test_roster_spared_a_withdrawn_vote_spares_nothing_more() -> None:
     caps = roster.standing_caps()
     assert caps[0][:2] == (12, _NEVER) and caps[0][3] == ((3, _NEVER),)
     assert capped(caps, 0, 13, _vote(1, 3))
+
+
+def test_roster_spared_a_cycles_meet_keeps_each_spare_at_its_lowest() -> None:
+    """Where the rounds of a fold go round a cycle, the meet takes every cap any round had at
+    its lowest (``folds.cycle_meet``): a target spared in one round (seat 0's votes against
+    seat 1 capped at 9, not 5) and not in another (capped at 7 there) is capped at 7; one
+    spared in no round of the cycle is capped at the meet's first seq."""
+    a: Round = ({}, {}, {0: (5, _NEVER, (), ((1, 9),))})
+    b: Round = ({2: 3}, {}, {0: (7, _NEVER, (), ())})
+    meet = cycle_meet([a, b], a)
+    assert meet == ({}, {}, {0: (5, _NEVER, (), ((1, 7),))})
+    caps = meet[2]
+    assert not capped(caps, 0, 7, _vote(1, 3)) and capped(caps, 0, 8, _vote(1, 3))
+    assert capped(caps, 0, 6, _vote(3, 3))
