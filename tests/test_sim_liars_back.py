@@ -16,7 +16,11 @@ import dataclasses
 
 import pytest
 
-from p2p_nertz.protocol.fold_values import RefusalCode
+from p2p_nertz.protocol.bodies import parse_body
+from p2p_nertz.protocol.fold_values import Event, RefusalCode
+from p2p_nertz.protocol.folds import Folds
+from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.state import GameState
 from p2p_nertz.sim.invariants import outcomes, settled
 from p2p_nertz.sim.liar_games import RESTORE_AFTER, RETURNS, LiarRun, game, simulate
 
@@ -122,9 +126,10 @@ def _play_one_liar(seed: int, two: bool, lying: int | None) -> LiarRun:
 # moves refused, the readmitted liar voted seats 0 and 2 out *withheld* (its seqs 80 and 81,
 # counting their feeds to 157 and 145), and they voted it out counting 81 (their seqs 161 and
 # 149, past those counts). The peers' folds dropped it at 81; the audit capped both votes by
-# the liar's own, kept it in and refused its rejoin request (82) as a second join. A member's
-# own vote no longer caps the votes against it (roster.spared, docs/protocol.md §9.2, *Caps*;
-# session 37). With the other liar's lie (beat_ahead) too, the same.
+# the liar's own, kept it in and refused its rejoin request (82) as a second join: its
+# passes had taken the caps of the liar's votes before they found its readmission. A round
+# that finds a readmission anew folds next from no caps, as the peers' tentative fold does
+# (folds.fresh_caps, docs/protocol.md §9.2; session 37). With the other liar's lie too.
 @pytest.mark.parametrize(("seed", "two", "lying"), [(33, True, 0), (33, True, None)])
 def test_liars_a_readmitted_liar_voting_every_member_out_is_voted_out_in_the_audit_too(
     seed: int, two: bool, lying: int | None
@@ -138,7 +143,26 @@ def test_liars_a_readmitted_liar_voting_every_member_out_is_voted_out_in_the_aud
     peers = settled(run.result)
     assert peers and all(1 in final.dropped for final in peers)
     assert report.state.dropped == peers[0].dropped
+    # (And a peer's own events folded whole, as after a restore from its log: the same.)
+    for seat, peer in enumerate(run.result.peers):
+        if peer is not None and seat != 1 and peer.final in peers:
+            assert _folded_whole(peer).dropped == peer.final.dropped
     assert all(v.code is not RefusalCode.BAD_JOIN for v in report.state.violations)
+
+
+def _folded_whole(peer: Peer) -> GameState:
+    """The tentative fold of every event ``peer`` holds, from a fresh final fold: the game
+    its log folded at once gives (a peer restored from it; the audit's view of it)."""
+    spec = peer.final.spec
+    events = [
+        Event(q, m.seq, m.lamport, m.kind, parse_body(m.kind, m.body, spec.seats), m.id)
+        for q in range(spec.seats)
+        for m in peer.events(q)
+    ]
+    folds = Folds(GameState(spec))
+    for event in sorted(events, key=lambda e: e.key):
+        folds.add(event, 0)
+    return folds.tentative
 
 
 #: Readmit games where the honest peers and the audit of every log part: (seed, two liars at
@@ -159,6 +183,6 @@ def test_liars_a_lie_after_a_readmission_leaves_the_audit_with_the_peers(
 ) -> None:
     # 28 (frontier_ahead), 56 (claim_after_leave): the audit refuses an honest member's
     # events. (Seeds 156 and 16, join_twice, were here until folds.unreadmitted, and 33,
-    # move_card, until roster.spared: above.)
+    # move_card, until folds.fresh_caps: above.)
     run = _play_one_liar(seed, two, lying)
     assert run.result.violations == []

@@ -36,7 +36,7 @@ def test_state_parts_copy_is_independent_of_the_original() -> None:
     copy = original.copy()
     copy.dropped[1] = 5
     copy.votes[2] = ((0, _vote(2, 4)),)
-    copy.vote_caps = {0: (1, 2, (), ())}
+    copy.vote_caps = {0: (1, 2, ())}
     copy.round.fair.commits[0] = None  # type: ignore[assignment]
     copy.round.log.append(None)
     copy.abandonment.abandons[(0, 1)] = (1, 1, 1)

@@ -47,7 +47,6 @@ __all__ = [
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
-    "spared",
     "standing_votes",
     "vote_cut",
     "voted_gone",
@@ -59,13 +58,10 @@ __all__ = [
 _C = RefusalCode
 
 #: What caps one member's events (:meth:`Roster.standing_caps`, :func:`capped`): the seq
-#: above which its votes never count, the seq above which no abandon of its counts, the
+#: above which its votes never count, the seq above which no abandon of its counts, and the
 #: ranges ``(lo, hi)`` of seqs strictly between which its votes never count, whatever stands
-#: now (the caps a readmission lifted, :attr:`Roster.past_caps`), and ``((target, seq), ...)``:
-#: its votes against ``target`` capped at ``seq`` instead of the first, where ``target``'s own
-#: vote alone quotes the lowest count (a member's votes never cap the votes against it: the
-#: cap is its frozen announcement, which its drop lifts; :func:`spared`).
-Cap = tuple[int, int, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+#: now (the caps a readmission lifted, :attr:`Roster.past_caps`).
+Cap = tuple[int, int, tuple[tuple[int, int], ...]]
 #: An event's place in the game's order, ``(lamport, seat, seq)`` (:attr:`Roster.read_keys`).
 Key = tuple[int, int, int]
 
@@ -217,18 +213,17 @@ class Roster:
         without it (soak seed 472). The caller folds again with these caps, as with the cuts.
 
         A vote that does not count, capped itself, caps all the same: its voter froze its
-        announcements when it signed it. Two votes that cap each other through third members'
-        both count for nothing and both cap; had a capped vote capped nothing, the rounds
-        alternate (docs/protocol.md §13). A vote of a member dropped caps nothing (its
-        announcements are not waited for), nor does a member's own vote cap the votes
-        against it (:func:`spared`)."""
-        caps: dict[int, Cap] = {
-            q: (_NEVER, _NEVER, p, ()) for q, p in sorted(self.past_caps.items())
-        }
-        for target, ballots in _standing_ballots(self):
-            forks = [v.fork_seq - 1 for _, v in ballots if v.reason is DropReason.EQUIVOCATION]
-            low, past = min(v.last_seq for _, v in ballots), self.past_caps.get(target, ())
-            caps[target] = (low, min(forks, default=_NEVER), past, spared(ballots, low))
+        announcements when it signed it, whether the vote counts or not. Two votes that cap
+        each other (each signed past the other's count) then both count for nothing and both
+        cap, in every round of the fold; had a capped vote capped nothing, a round with both
+        caps would count neither, the next both, and the rounds alternate (docs/protocol.md
+        §13). A vote of a member dropped caps nothing (its announcements are not waited for).
+        """
+        caps = {q: (_NEVER, _NEVER, past) for q, past in sorted(self.past_caps.items())}
+        for target, standing in _standing(self):
+            forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
+            low, past = min(v.last_seq for v in standing), self.past_caps.get(target, ())
+            caps[target] = (low, min(forks, default=_NEVER), past)
         return caps
 
     def stands(self, voter: int, target: int) -> bool:
@@ -1088,44 +1083,7 @@ def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:
         return seq > cap[1]
     if body.reason not in _CAPPED:
         return False
-    low = cap[0]
-    for target, count in cap[3]:
-        if target == body.seat and count > low:
-            low = count  # (its target's own vote is no cap on it: spared)
-    return seq > low or any(lo < seq < hi for lo, hi in cap[2])
-
-
-def spared(ballots: tuple[tuple[int, Drop], ...], low: int) -> tuple[tuple[int, int], ...]:
-    """Of the votes standing against a member (``ballots``, each ``(voter, vote)``, whose
-    lowest count is ``low``), the voter whose vote alone quotes that count, with the lowest
-    count of the others' (never, if none): ``((voter, count),)``, or ``()`` if no one
-    voter's vote alone does. The member's votes against that voter are capped there, not at
-    ``low`` (:func:`capped`; docs/protocol.md §9.2, *Caps*).
-
-    A vote caps because its voter froze its announcements of the member's feed: no event of
-    the member past its count is final anywhere while it stands and its voter is in. A vote
-    of the member against that voter, past that count, can be final only once the voter is
-    out, and then it caps nothing: where the votes against the voter, that one among them,
-    drop it, nothing the voter froze is waited for, and the vote counts as it is (§7.4).
-    Capped by the voter's own vote, it kept the voter in by that vote alone: a liar
-    readmitted that voted out every other member (withheld, counting what it held) could be
-    voted out by no one, as the fold of every event at once read it (the audit, a peer
-    restored from its log), while the live peers, whose tentative fold begins each time with
-    no caps, dropped it (``scripts/soak.py --liars --two-liars --back readmit`` seed 33,
-    session 37). The votes of the member's other voters cap it as before.
-
-    >>> def vote(count: int) -> Drop:  # (a vote against seat 2 counting ``count``)
-    ...     return Drop((0, 0, 0), 2, count, DropReason.SILENT, 0, (), ())
-    >>> spared(((0, vote(5)), (1, vote(9))), 5), spared(((0, vote(5)),), 5)
-    (((0, 9),), ((0, 9223372036854775808),))
-    >>> spared(((0, vote(5)), (1, vote(5))), 5)
-    ()
-    """
-    lowest = [voter for voter, vote in ballots if vote.last_seq == low]
-    if len(set(lowest)) != 1:
-        return ()
-    voter = lowest[0]
-    return ((voter, min((v.last_seq for w, v in ballots if w != voter), default=_NEVER)),)
+    return seq > cap[0] or any(lo < seq < hi for lo, hi in cap[2])
 
 
 def with_forks(
@@ -1143,8 +1101,8 @@ def with_forks(
     for seat, first in forks.items():
         if seat == own or first < 1:
             continue
-        votes, events, past, spares = out.get(seat, (_NEVER, _NEVER, (), ()))
-        out[seat] = (votes, min(events, first - 1), past, spares)
+        votes, events, past = out.get(seat, (_NEVER, _NEVER, ()))
+        out[seat] = (votes, min(events, first - 1), past)
     return out
 
 
