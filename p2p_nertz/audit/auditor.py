@@ -130,7 +130,7 @@ from p2p_nertz.protocol.envelope import (
     verify_batch,
 )
 from p2p_nertz.protocol.evidence import PROOF_NOTE
-from p2p_nertz.protocol.folds import Trial, cycle_meet, impose_cuts, refold
+from p2p_nertz.protocol.folds import Trial, cycle_meet, fresh_caps, impose_cuts, refold
 from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
 from p2p_nertz.protocol.roster import Cap
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
@@ -456,6 +456,8 @@ def _next_known(run: _Pass, known: _Known, *, view: bool) -> _Known | None:
             cuts=dict(imposed), caps=with_forks({}, forked, own=own), watch=dict(forked),
             imposed=imposed,
         )  # fmt: skip
+    # (A readmission found anew: the next pass from no caps, as the peer's next round.)
+    standing = fresh_caps(standing, known.gaps, state.gaps, with_forks({}, forked, own=own))
     return _Known(
         cuts={**state.dropped, **known.imposed},
         forks=kept,

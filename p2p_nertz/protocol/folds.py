@@ -45,6 +45,7 @@ __all__ = [
     "cut_made",
     "cut_stands",
     "cycle_meet",
+    "fresh_caps",
     "impose_cuts",
     "lifted_cuts",
     "readmitted_cuts",
@@ -374,6 +375,8 @@ class Folds:
                 new_cuts.update(imposed)  # (kept for good: _cut_unheld)
             new_gaps = {q: g for q, g in t.gaps.items() if final.gaps.get(q) != g}
             new_caps = st.with_forks(t.standing_caps(), self.forked_at, own=self.own)
+            none = st.with_forks({}, self.forked_at, own=self.own)
+            new_caps = fresh_caps(new_caps, gaps, new_gaps, none)
             # Wrong both ways: an event counted that what this fold decided skips, and one
             # skipped that it counts. (A member cut, then readmitted further on in the order:
             # the cut skipped its events after its rejoin request too, its votes among them,
@@ -665,6 +668,40 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
             old = caps.get(q, (_NEVER, _NEVER, ()))
             caps[q] = (min(old[0], cap[0]), min(old[1], cap[1]), tuple(sorted({*old[2], *cap[2]})))
     return cuts, gaps, dict(sorted(caps.items()))
+
+
+def fresh_caps(
+    caps: dict[int, Cap], read: Gaps, found: Gaps, none: dict[int, Cap]
+) -> dict[int, Cap]:
+    """The caps the next round of a fold is folded with (the peer's tentative fold, the
+    audit's passes): the ``caps`` the round decided, or ``none`` (no caps but the forks',
+    :func:`~p2p_nertz.protocol.roster.with_forks` of none) where the round ``found`` a
+    readmission's gap it was not folded with (``read``), as a peer's tentative fold begins
+    from no caps, at every event, over a final fold that has the readmission already.
+
+    A round without the gap read the member's events after its rejoin request as if it had
+    never been cut, and the votes standing at its end may be ones that the fold with the
+    readmission drops with their voter: a liar readmitted that voted every other member out
+    *withheld*, each of them then voting it out past its count of their feed, capped every
+    vote against it. Folded on with those caps, the fold of every event at once (the audit;
+    a peer's own log folded whole) kept the liar in, where the live peers, holding the
+    readmission final when the votes came, dropped it: two fixed points of the same events,
+    one chosen by the order the fold learned them in (lie fuzzer, ``--two-liars --back
+    readmit`` seed 33; docs/protocol.md §9.2, *The drops as a fixed point*, session 37).
+    From no caps the fold finds the drop first, as the live peers did, and the caps of the
+    liar's votes go with it (a member dropped caps nothing). The ranges a readmission keeps
+    (``Roster.past_caps``, the third item of a cap) stay: they are the readmission's own,
+    found with it (shuffle soak seed 517: without them a vote of the member's below its
+    rejoin request counted).
+    """
+    if found == read:
+        return caps
+    out = dict(none)
+    for q, cap in caps.items():
+        if cap[2]:
+            votes, events, _ = out.get(q, (_NEVER, _NEVER, ()))
+            out[q] = (votes, events, cap[2])
+    return out
 
 
 def skips(event: Event, cuts: dict[int, int], gaps: Gaps, back: Gaps | None = None) -> bool:
