@@ -165,12 +165,7 @@ async def run_web_table(
     )
     runner = _Runner(node, table, front)
     node.add_listener(runner.on_notice)
-    # The signals are the table's from before the page is served, so before its address is
-    # said: a Ctrl-C once a person (or a script) has the address leaves the game, and is never
-    # trio's KeyboardInterrupt raised into whichever task runs then (session 37: raised into
-    # the node's start or the server's, a run in 6 at load 20 hung, or ended on a trio
-    # internal error). A signal that comes before the tasks start waits in ``received``.
-    with _signals(signals) as received:
+    with _signals(signals) as received:  # (before the page's address is said: _signals)
         async with trio.open_nursery() as server:
             if app is None:
                 page = Page() if token is None else Page(token=token)
@@ -200,7 +195,14 @@ async def run_web_table(
 
 
 def _signals(signals: bool) -> contextlib.AbstractContextManager[AsyncIterator[int] | None]:
-    """SIGINT and SIGTERM, received (``signals``: the main thread's; else ``None``)."""
+    """SIGINT and SIGTERM, received (``signals``: the main thread's; else ``None``).
+
+    Taken before the page is served, so before its address is said: a Ctrl-C once a person
+    (or a script) has the address leaves the game, and is never trio's KeyboardInterrupt
+    raised into whichever task runs then (session 37: at load 20 half of such Ctrl-Cs said
+    "interrupted", one ended on a trio internal error). One that comes before the table's
+    tasks start waits in the receiver for :meth:`_Runner.watch_signals`.
+    """
     if not signals:
         return contextlib.nullcontext()
     return trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
