@@ -12,6 +12,7 @@ import argparse
 import math
 import signal
 import subprocess
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -213,16 +214,21 @@ class LobbyApp:
         self.wake.set()
 
     # -- the tasks -----------------------------------------------------------------------------
-    async def run(self, outer: trio.Nursery) -> Started | None:
-        """Show the lobby until a game starts (returned) or the player quits (``None``)."""
+    async def run(
+        self, outer: trio.Nursery, serve: Callable[[], Awaitable[object]] | None = None
+    ) -> Started | None:
+        """Show the lobby until a game starts (returned) or the player quits (``None``);
+        ``serve`` (the page's, whose address it says) once the signals are the lobby's."""
         self._outer = outer
         if self.args.discover is None and not self.peers:
             self.say("no --peer and no --discover: c creates a table here", status=True)
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
+            await nursery.start(self._signals)  # (not trio's KeyboardInterrupt, session 37)
+            if serve is not None:
+                await serve()
             nursery.start_soon(self._keyboard)
             nursery.start_soon(self._screen)
-            nursery.start_soon(self._signals)
             nursery.start_soon(watch_bots, self.lobby_bots, self._bot_stopped)
             if self.args.discover is not None:
                 nursery.start_soon(self._discover)
@@ -276,9 +282,10 @@ class LobbyApp:
             with trio.move_on_after(_LOBBY_REFRESH):
                 await self.wake.wait()
 
-    async def _signals(self) -> None:
+    async def _signals(self, *, task_status: trio.TaskStatus[None]) -> None:
         wanted = [signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS]
         with trio.open_signal_receiver(*wanted) as received:
+            task_status.started()
             async for signum in received:
                 if signum in TERMINAL_SIGNALS:
                     self.terminal.resized()

@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import secrets
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -288,8 +289,9 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
         )  # fmt: skip
         apps.append(app)
         async with trio.open_nursery() as outer:
-            page = await _served_page(outer, terminal, args)  # the lobby's, then the table's
-            started = await app.run(outer)
+            page = _page_of(terminal, args)  # the lobby's, then the table's
+            serve = None if page is None else partial(_serve_page, outer, page, args)
+            started = await app.run(outer, serve)
             if started is None:
                 await _lobby_left(page)  # (its page is told, and stops trying)
                 outer.cancel_scope.cancel()
@@ -350,20 +352,21 @@ def _page_terminal() -> PageTerminal:
     return PageTerminal()
 
 
-async def _served_page(
-    outer: trio.Nursery, terminal: Terminal, args: argparse.Namespace
-) -> PageTerminal | None:
-    """``terminal`` if it is the browser's page (``--web`` alone makes one), served in
-    ``outer``."""
+def _page_of(terminal: Terminal, args: argparse.Namespace) -> PageTerminal | None:
+    """``terminal`` if it is the browser's page (``--web`` alone makes one)."""
     if not args.web:
         return None
-    from cli.web_cmd import serve_lobby_page
     from p2p_nertz.web import terminal as web_page
 
-    if not isinstance(terminal, web_page.PageTerminal):
-        return None
-    await serve_lobby_page(outer, terminal, bind=args.web_bind, open_page=not args.no_open)
-    return terminal
+    return terminal if isinstance(terminal, web_page.PageTerminal) else None
+
+
+async def _serve_page(outer: trio.Nursery, page: PageTerminal, args: argparse.Namespace) -> None:
+    """Serve the lobby's ``page`` in ``outer``, its address said (the lobby's signals are its
+    own by then: :meth:`LobbyApp.run`)."""
+    from cli.web_cmd import serve_lobby_page
+
+    await serve_lobby_page(outer, page, bind=args.web_bind, open_page=not args.no_open)
 
 
 async def _lobby_left(page: PageTerminal | None) -> None:

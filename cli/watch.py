@@ -131,6 +131,9 @@ async def watch_in_browser(
     assert port.router is not None
     async with trio.open_nursery() as nursery:
         watcher.nursery = nursery
+        # (the signals first: a Ctrl-C once the page's address is said is the watcher's quit,
+        # never trio's KeyboardInterrupt raised into whichever task runs then, session 37)
+        await nursery.start(watcher.signals)
         on_url(
             await nursery.start(serve_page, WebApp(Page(), feed, on_action, takes=KEYS_ONLY), *web)
         )
@@ -138,7 +141,6 @@ async def watch_in_browser(
         nursery.start_soon(watcher.refusals)
         nursery.start_soon(keys)
         nursery.start_soon(views)
-        nursery.start_soon(watcher.signals)
     return watcher.spectator, watcher.signal
 
 
@@ -232,9 +234,13 @@ class _Watcher:
             with trio.move_on_after(_REFRESH):
                 await self.wake.wait()
 
-    async def signals(self) -> None:
+    async def signals(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Quit on SIGINT or SIGTERM (said started once they are this task's)."""
         wanted = (signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS)
         with trio.open_signal_receiver(*wanted) as received:
+            task_status.started()
             async for signum in received:
                 if signum in TERMINAL_SIGNALS:
                     if self.terminal is not None:

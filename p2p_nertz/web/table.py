@@ -18,7 +18,7 @@ import json
 import shlex
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,31 +165,47 @@ async def run_web_table(
     )
     runner = _Runner(node, table, front)
     node.add_listener(runner.on_notice)
-    async with trio.open_nursery() as server:
-        if app is None:
-            page = Page() if token is None else Page(token=token)
-            app = WebApp(page, feed, runner.on_action, takes=TABLE_ACTIONS)
-            on_url(await server.start(functools.partial(serve_page, taken=taken), app, host, port))
-        else:
-            app.on_action, app.takes = runner.on_action, TABLE_ACTIONS
-        async with trio.open_nursery() as nursery:
-            runner.nursery = nursery
-            nursery.start_soon(runner.play, endpoints)
-            nursery.start_soon(runner.actions)
-            nursery.start_soon(runner.screen)
-            if first_deal is not None:
-                nursery.start_soon(runner.first_deal, app.page_seen, first_deal)
-            if signals:
-                nursery.start_soon(runner.watch_signals)
-        # The pages are told why the table is done (they stop trying to reconnect), then
-        # the server stops (the lobby's, when it is that one, is its caller's to stop).
-        await app.close_pages(table.farewell())
-        server.cancel_scope.cancel()
+    with _signals(signals) as received:  # (before the page's address is said: _signals)
+        async with trio.open_nursery() as server:
+            if app is None:
+                page = Page() if token is None else Page(token=token)
+                app = WebApp(page, feed, runner.on_action, takes=TABLE_ACTIONS)
+                serve = functools.partial(serve_page, taken=taken)
+                on_url(await server.start(serve, app, host, port))
+            else:
+                app.on_action, app.takes = runner.on_action, TABLE_ACTIONS
+            async with trio.open_nursery() as nursery:
+                runner.nursery = nursery
+                nursery.start_soon(runner.play, endpoints)
+                nursery.start_soon(runner.actions)
+                nursery.start_soon(runner.screen)
+                if first_deal is not None:
+                    nursery.start_soon(runner.first_deal, app.page_seen, first_deal)
+                if received is not None:
+                    nursery.start_soon(runner.watch_signals, received)
+            # The pages are told why the table is done (they stop trying to reconnect), then
+            # the server stops (the lobby's, when it is that one, is its caller's to stop).
+            await app.close_pages(table.farewell())
+            server.cancel_scope.cancel()
     outcome = WebOutcome(runner.peer, table.left, table.signal)
     if outcome.peer is None:
         with contextlib.suppress(RuntimeError):
             outcome.peer = node.peer
     return outcome
+
+
+def _signals(signals: bool) -> contextlib.AbstractContextManager[AsyncIterator[int] | None]:
+    """SIGINT and SIGTERM, received (``signals``: the main thread's; else ``None``).
+
+    Taken before the page is served, so before its address is said: a Ctrl-C once a person
+    (or a script) has the address leaves the game, and is never trio's KeyboardInterrupt
+    raised into whichever task runs then (session 37: at load 20 half of such Ctrl-Cs said
+    "interrupted", one ended on a trio internal error). One that comes before the table's
+    tasks start waits in the receiver for :meth:`_Runner.watch_signals`.
+    """
+    if not signals:
+        return contextlib.nullcontext()
+    return trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
 
 
 def _final(node: PeerNode) -> GameState | None:
@@ -242,8 +258,7 @@ class _Runner(TableRunner):
         await self.node.started.wait()  # (not started yet: nothing to sign)
         await self.release(1)
 
-    async def watch_signals(self) -> None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
-            async for signum in received:
-                await self.carry_out(self.table.signal_received(signum))
-                self.wake.set()
+    async def watch_signals(self, received: AsyncIterator[int]) -> None:
+        async for signum in received:
+            await self.carry_out(self.table.signal_received(signum))
+            self.wake.set()
