@@ -26,7 +26,7 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim.invariants import audit_logs, settled
+from p2p_nertz.sim.invariants import check, settled
 from p2p_nertz.sim.network import Faults, SimConfig, Simulation
 
 pytestmark = pytest.mark.slow  # (whole simulated shuffle games)
@@ -70,10 +70,12 @@ def test_peer_share_beats_a_shuffle_game_with_reveals_and_carried_openings(
     players: int, seed: int
 ) -> None:
     result = Simulation(_config(players, seed, record_effects=True)).run()
-    assert result.finished and result.violations == [] and result.rejected == 0
+    # (run() checks no invariant: check() does, the audit of every log among them)
+    assert result.finished and check(result) == [] and result.rejected == 0
     finals = settled(result)
     assert len({f.digest() for f in finals}) == 1 and finals[0].violations == ()
-    report = audit_logs(result)
+    report = result.audit
+    assert report is not None
     assert report.valid and report.violations == ()
     assert report.digest == finals[0].digest()
     # Every member sent its turn-up shares as beats, and never logged one.

@@ -28,7 +28,7 @@ from p2p_nertz.protocol.share_wants import WANT_ASKS
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim.invariants import audit_logs, settled
+from p2p_nertz.sim.invariants import check, settled
 from p2p_nertz.sim.network import Faults, SimConfig, Simulation
 
 #: the log's write, slower than a bot's look (as tests/test_peer_share_beats.py)
@@ -271,10 +271,12 @@ def _lost_link_game(want_after: float) -> tuple[Simulation, int]:
         return False
 
     result = sim.run(until=watch)
-    assert result.finished and result.violations == [] and result.rejected == 0
+    # (run() checks no invariant: check() does, the audit of every log among them)
+    assert result.finished and check(result) == [] and result.rejected == 0
     finals = settled(result)
     assert len({f.digest() for f in finals}) == 1 and finals[0].violations == ()
-    report = audit_logs(result)
+    report = result.audit
+    assert report is not None
     assert report.valid and report.digest == finals[0].digest()
     assert known
     return sim, sum(at < folded.get(w, step[0] + 1) for w, at in known.items())
