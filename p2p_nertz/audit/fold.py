@@ -55,6 +55,7 @@ from p2p_nertz.protocol.state import (
     RoundEnded,
     RoundScored,
     RoundState,
+    Violation,
     nonce_hash,
     replay_round,
     secret_hash,
@@ -450,7 +451,7 @@ class Fold:
         reason = violation.reason
         code = violation.code
         found = self.found
-        if (violation.seat, violation.seq) != (event.seat, event.seq):
+        if _withdrawn_vote(event, violation):
             # (A vote folded before the member's event it quotes, refused at that event:
             # the finding is about the vote, §9.2.)
             self.answers.unsigned(event, rs.number)
@@ -684,9 +685,17 @@ def _false_call(found: Collector, event: Event, before: Tableau | None, penalty:
 
 
 def _refused_itself(event: Event, notices: Sequence[Notice]) -> bool:
-    """Whether the fold refused ``event`` itself (not a vote it withdrew: a vote folded
-    before the member's event it quotes is refused at that event, docs/protocol.md §9.2)."""
-    return any(
-        isinstance(n, Refused) and (n.violation.seat, n.violation.seq) == (event.seat, event.seq)
-        for n in notices
+    """Whether the fold refused ``event`` (not a vote it withdrew: a vote folded before the
+    member's event it quotes is refused at that event, docs/protocol.md §9.2)."""
+    return any(isinstance(n, Refused) and not _withdrawn_vote(event, n.violation) for n in notices)
+
+
+def _withdrawn_vote(event: Event, violation: Violation) -> bool:
+    """Whether ``violation``, noticed at ``event``, is the withdrawal of another member's vote
+    that ``event`` belies (``vote_unsigned`` about another event), rather than a refusal of
+    ``event`` or a finding a replay makes of another seat's round (a deck that does not deal
+    what was played, found when the last secret comes: session 37, the tamper tests)."""
+    return violation.code is RefusalCode.VOTE_UNSIGNED and (violation.seat, violation.seq) != (
+        event.seat,
+        event.seq,
     )
