@@ -20,9 +20,18 @@ from typing import Any
 
 import pytest
 
+from p2p_nertz.protocol.bodies import Join, Leave
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.reach import OutOfReach
-from p2p_nertz.protocol.unmet import FeedHeld, HeldBack, HeldEnd, UnmetTeller, VoteShort
+from p2p_nertz.protocol.spectator import Spectator
+from p2p_nertz.protocol.unmet import (
+    UNMET_AFTER,
+    FeedHeld,
+    HeldBack,
+    HeldEnd,
+    UnmetTeller,
+    VoteShort,
+)
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.liar_games import _Simulation as LiarSimulation
 from p2p_nertz.sim.liar_games import game
@@ -32,6 +41,7 @@ from p2p_nertz.ui.render import render
 from p2p_nertz.ui.tracker import Tracker
 from p2p_nertz.ui.view import TableView, held_words, reach_words, waits_summary
 from p2p_nertz.web.model import view_json
+from tests.test_spectator import SPEC, signed, wire_id
 
 pytestmark = pytest.mark.timeout(600)  # (a hang guard, for a loaded machine)
 
@@ -190,3 +200,29 @@ def test_ui_waits_held_back_in_one_row_where_names_are_long() -> None:
     assert len(row) > 78  # (the terminal's summary is asked for)
     line = waits_summary((), held, long.__getitem__)
     assert line == "the table waits on a-rather-long-name-2: events held"
+
+
+def test_ui_waits_a_spectator_names_a_member_held_back_and_its_end() -> None:
+    # The spectator answers from what members pushed it: seat 1's join names seat 0's, not
+    # pushed; told once it stood the while (on the watcher's clock), gone once it comes.
+    spectator = Spectator(SPEC)
+    spectator.feed(signed(1, 1, Join((1, 0)), None, 2))
+    assert spectator.held_back() == (HeldBack(1, 0, ((0, 1, 1),)),)
+    tracker = Tracker(tuple(m.name for m in SPEC.members), None)
+    assert tracker.view(spectator, now=10.0).waits == ()  # (not yet: the while)
+    waits = tracker.view(spectator, now=10.0 + UNMET_AFTER).waits
+    one, zero = SPEC.members[1].name, SPEC.members[0].name  # (the spec orders the seats)
+    assert waits == (f"the table waits on {one}: its events name {zero}'s #1, which never came",)
+    spectator.feed(signed(0, 1, Join((0, 0)), None, 1))
+    assert spectator.held_back() == ()
+    assert tracker.view(spectator, now=20.0).waits == ()
+
+
+def test_ui_waits_a_gap_in_a_members_own_feed_is_named() -> None:
+    spectator = Spectator(SPEC)
+    join = signed(0, 1, Join((0, 0)), None, 1)
+    spectator.feed(signed(0, 2, Leave((1, 0)), wire_id(join), 3))  # (its first not pushed)
+    assert spectator.held_back() == (HeldBack(0, 0, ((0, 1, 1),)),)
+    assert held_words(spectator.held_back(), ["Ann", "Bob"].__getitem__) == (
+        "the table waits on Ann: its events #1 never came",
+    )
