@@ -199,7 +199,7 @@ def test_ui_waits_held_back_in_one_row_where_names_are_long() -> None:
     row = held_words(held, long.__getitem__)[0]
     assert len(row) > 78  # (the terminal's summary is asked for)
     line = waits_summary((), held, long.__getitem__)
-    assert line == "the table waits on a-rather-long-name-2: events held"
+    assert line == "the table waits on a-rather-long-name-2: held back"
 
 
 def test_ui_waits_a_spectator_names_a_member_held_back_and_its_end() -> None:

@@ -1156,27 +1156,33 @@ def waits_summary(
     width: int = 78,
 ) -> str:
     """The rows of :attr:`TableView.waits` in one row of at most ``width`` columns: the votes
-    (:func:`unmet_summary`), then the members held back (:func:`held_words`), named. Empty:
-    nothing waits.
+    (:func:`unmet_summary`, shortened to leave room), then the members held back
+    (:func:`held_words`), named; the counts alone where that does not fit. Empty: nothing
+    waits.
 
     >>> from p2p_nertz.protocol.unmet import HeldBack
     >>> names = ["bot1", "you", "bot3"].__getitem__
     >>> waits_summary([Unmet(0, (DropReason.SILENT,), (1,), 2, 3)],
     ...               [HeldBack(2, 15, ((0, 13, 15),))], names)
-    'no majority yet: bot1 1 of 2 votes: the table waits; and on bot3: events held'
+    'no majority yet: bot1 1 of 2 votes: the table waits; bot3 held back'
+    >>> waits_summary([Unmet(0, (DropReason.SILENT,), (1,), 2, 2)],
+    ...               [HeldBack(0, 15, ((1, 13, 15),))], names)
+    'the table waits: 1 vote short of a majority; bot1 held back'
     >>> waits_summary([], [HeldBack(2, 15, ((0, 13, 15),))], names)
     "the table waits on bot3: its events name bot1's #13-15, which never came"
     """
-    votes = unmet_summary(standing, name, width)
     if not held:
-        return votes
-    if not votes:
+        return unmet_summary(standing, name, width)
+    who = _and([name(h.seat) for h in held])
+    if not standing:
         (row, *more) = held_words(held, name)
-        if not more and len(row) <= width:
-            return row
-        return f"the table waits on {_and([name(h.seat) for h in held])}: events held"
-    line = f"{votes}; and on {_and([name(h.seat) for h in held])}: events held"
-    return line if len(line) <= width else votes
+        return row if not more and len(row) <= width else f"the table waits on {who}: held back"
+    tail = f"; {who} held back"
+    votes = unmet_summary(standing, name, width - len(tail))
+    if len(votes) + len(tail) <= width and not all(u.members == 2 for u in standing):
+        return votes + tail
+    line = f"the table waits: {counted(len(standing), 'vote')} short of a majority{tail}"
+    return line if len(line) <= width else unmet_summary(standing, name, width)
 
 
 def feed_held_words(notice: FeedHeld, name: Callable[[int], str]) -> tuple[str, ...]:
