@@ -65,12 +65,12 @@ from cli.keyfile import (
 )
 from cli.node_cmd import (
     final_summary,
+    notice_line,
     parent_fd,
     reach_line,
     result_lines,
     run_node,
     say_gone,
-    vote_short_line,
     watch_recovery,
 )
 from cli.parsers import require_player
@@ -101,7 +101,7 @@ from p2p_nertz.protocol.peer import (
 )
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
-from p2p_nertz.protocol.unmet import VoteShort
+from p2p_nertz.protocol.unmet import FeedHeld, VoteShort
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
@@ -217,8 +217,8 @@ def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
         elif isinstance(effect, OutOfReach):
             event, text, fields = reach_line(effect, names)
             out.emit(event, text, **fields)
-        elif isinstance(effect, VoteShort):
-            event, text, fields = vote_short_line(effect, names)
+        elif isinstance(effect, (VoteShort, FeedHeld)):
+            event, text, fields = notice_line(effect, names)
             out.emit(event, text, **fields)
         elif isinstance(effect, MemberDropped):
             name = names[effect.seat]

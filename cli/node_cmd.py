@@ -61,7 +61,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Peer, TableGone
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
-from p2p_nertz.protocol.unmet import VoteShort
+from p2p_nertz.protocol.unmet import FeedHeld, VoteShort
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.words import counted, plural
@@ -228,17 +228,50 @@ def vote_short_line(notice: VoteShort, names: list[str]) -> tuple[str, str, dict
     return "vote_short_over", text, {**fields, "why": notice.ended.value}
 
 
+def feed_held_line(notice: FeedHeld, names: list[str]) -> tuple[str, str, dict[str, Any]]:
+    """A node's line for a :class:`~p2p_nertz.protocol.unmet.FeedHeld` notice (a member's
+    events wait for events that never came, for a while, or no longer do): its JSON event
+    (``held_back``, ``held_back_over``), its words (:func:`~p2p_nertz.ui.view.feed_held_words`)
+    and its fields. The same for ``node``, ``host``, ``join``, ``bot`` and ``resume``."""
+    from p2p_nertz.ui.view import feed_held_words  # (as reach_line)
+
+    text = " — ".join(feed_held_words(notice, lambda s: names[s]))
+    h = notice.held
+    fields: dict[str, Any] = {
+        "words": text,
+        "seat": h.seat,
+        "name": names[h.seat],
+        "held": h.held,
+        "waits": [
+            {"seat": f, "name": names[f], "first": first, "last": last}
+            for f, first, last in h.waits
+        ],
+    }
+    if notice.ended is None:
+        return "held_back", text, fields
+    return "held_back_over", text, {**fields, "why": notice.ended.value}
+
+
+def notice_line(
+    notice: OutOfReach | VoteShort | FeedHeld, names: list[str]
+) -> tuple[str, str, dict[str, Any]]:
+    """The line of a notice of why the table waits (:func:`reach_line`,
+    :func:`vote_short_line`, :func:`feed_held_line`)."""
+    if isinstance(notice, OutOfReach):
+        return reach_line(notice, names)
+    if isinstance(notice, VoteShort):
+        return vote_short_line(notice, names)
+    return feed_held_line(notice, names)
+
+
 def _node_printer(args: argparse.Namespace, names: list[str]) -> Callable[[Effect], None]:
     """What ``nertz node`` prints as the game goes: a line per round scored, the game's end,
     a line when the members out of reach leave no majority here and when that is over, and
     (``--progress``) a line per card to the lake; JSON lines with ``--json``."""
 
     def on_notice(effect: Effect) -> None:
-        if isinstance(effect, (OutOfReach, VoteShort)):
-            if isinstance(effect, OutOfReach):
-                event, text, fields = reach_line(effect, names)
-            else:
-                event, text, fields = vote_short_line(effect, names)
+        if isinstance(effect, (OutOfReach, VoteShort, FeedHeld)):
+            event, text, fields = notice_line(effect, names)
             line = json.dumps({"event": event, **fields}) if args.json else text
             print(line, flush=True)
             return

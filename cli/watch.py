@@ -44,6 +44,7 @@ from p2p_nertz.ui.screen import Screen, Span, Style
 from p2p_nertz.words import counted
 
 if TYPE_CHECKING:  # (the browser's modules: imported by --web alone, in watch_in_browser)
+    from p2p_nertz.ui.view import TableView
     from p2p_nertz.web.model import PageAction
 
 __all__ = ["watch", "watch_in_browser"]
@@ -123,7 +124,7 @@ async def watch_in_browser(
             if not watcher.spectator.held():
                 data: dict[str, Any] = {"type": "waiting", "text": watcher.waiting()}
             else:
-                data = view_json(watcher.tracker.view(watcher.spectator, watcher.keys))
+                data = view_json(watcher.view())
             feed.publish(json.dumps(data, ensure_ascii=False))
             with trio.move_on_after(_REFRESH):
                 await watcher.wake.wait()
@@ -217,6 +218,12 @@ class _Watcher:
             self.tracker.close_board()
         return False
 
+    def view(self) -> TableView:
+        """The table now, with why it waits (the votes short of a majority, the members held
+        back: ``protocol/unmet.py``, timed on trio's clock; session 38: ``watch`` said
+        neither)."""
+        return self.tracker.view(self.spectator, self.keys, now=trio.current_time())
+
     def waiting(self) -> str:
         """What the screen says before the first event: where members push."""
         return waiting_text(self.spectator.spec.game_id, self.port.address)
@@ -229,7 +236,7 @@ class _Watcher:
             if not self.spectator.held():
                 self.terminal.paint(_waiting(width, height, self.waiting()))
             else:
-                view = self.tracker.view(self.spectator, self.keys)
+                view = self.view()
                 self.terminal.paint(render(view, width, height, symbols=self.symbols))
             with trio.move_on_after(_REFRESH):
                 await self.wake.wait()

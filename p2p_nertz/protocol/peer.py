@@ -130,6 +130,7 @@ from p2p_nertz.protocol.player import LocalPlayer
 from p2p_nertz.protocol.recovery import Elsewhere, Recovered, Recovery
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState, Phase
+from p2p_nertz.protocol.unmet import HeldBack, held_back
 from p2p_nertz.rules import Move, Pile, Table
 
 __all__ = [
@@ -315,8 +316,7 @@ class Peer:
 
     @property
     def config(self) -> PeerConfig:
-        """Timers and limits; one set later changes what is read per message (the limits of
-        the receive path, the timers of the phases), not the timers the parts were made with."""
+        """Timers and limits; one set later changes the limits and phase timers, not the rest."""
         return self._config
 
     @config.setter
@@ -376,8 +376,7 @@ class Peer:
 
     @property
     def provisional(self) -> bool:
-        """Whether the final result may still change (an abandoned game whose absent member
-        has not been heard to agree yet: :attr:`GameState.provisional`, §9.3)."""
+        """Whether the final result may still change (:attr:`GameState.provisional`, §9.3)."""
         return self._final.provisional
 
     def held(self, seat: int) -> int:
@@ -392,10 +391,12 @@ class Peer:
         """The piles the local player may not touch now (:meth:`LocalPlayer.frozen_piles`)."""
         return self.player.frozen_piles()
 
+    def held_back(self) -> tuple[HeldBack, ...]:
+        """The members whose events wait here for events not held (:func:`held_back`)."""
+        return held_back(self._store, self.tentative)
+
     def silent_for(self, now: float) -> float:
-        """Seconds since any other member still in the game was last heard from (directly or
-        by relay). A member dropped or gone does not count: a cheater voted out may well go on
-        talking, and the one member left with us may be silent all the same."""
+        """Seconds since a member still in (one dropped may talk on) was heard, even by relay."""
         return self._membership.silent_for(now, self.tentative.dropped)
 
     def gone_for(self, now: float) -> float | None:

@@ -48,6 +48,7 @@ from p2p_nertz.protocol.finality import NO_SEAT, Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Notice
+from p2p_nertz.protocol.unmet import HeldBack, held_back
 from p2p_nertz.rules import Pile, Table
 
 __all__ = ["MAX_WAITING", "Spectator"]
@@ -109,6 +110,10 @@ class Spectator:
     def frozen_piles(self) -> set[Pile]:
         """A spectator has no piles."""
         return set()
+
+    def held_back(self) -> tuple[HeldBack, ...]:
+        """The members whose events wait here for events not pushed (:func:`held_back`)."""
+        return held_back(self._store, self.tentative)
 
     def held(self) -> int:
         """Events delivered, over every feed."""

@@ -14,19 +14,49 @@ when such a vote has stood for the while (:class:`VoteShort`) and one when it no
 short (its :class:`UnmetEnd`: the member dropped, the vote withdrawn, joined, the game over),
 for the node's log and its ``--json`` lines (session 37). Nothing here signs, sends or changes
 a fold.
+
+The votes are not the only wait a person cannot see (session 38): a member whose events name,
+in their frontier, events this peer does not hold (and nobody sends: a liar's frontier past
+what was signed, docs/protocol.md §13 *A frontier lie beside a member gone for good*), or
+whose feed has a gap nobody fills, is **held back**: its events wait here, its votes with
+them, and the stable time waits on it. :func:`held_back` reads that from the feeds
+(:class:`HeldBack`: whose, and the events they wait for); :class:`UnmetSince` times it as it
+times the votes (its member's feed not advancing here for :data:`UNMET_AFTER`), and
+:class:`UnmetTeller` tells it (:class:`FeedHeld`) and its end (:class:`HeldEnd`). At three
+and four players with such a liar and a member crashed for good, the honest votes on the
+crashed member are short because the liar's own vote is held back with its feed: the table
+says both, the votes and on whom they wait. This module is the one home of *why the table
+waits*: the terminal table, the page, ``nertz watch`` and the node's lines read it; *no
+majority here* (``protocol/reach.py``), a member silent (``Suspected``) and the abandon's
+offer (``Gone``) are said where they are found (docs/protocol.md §9.5, *Why a table waits*).
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.roster import standing_votes
 from p2p_nertz.protocol.state import GameState, Phase
 
-__all__ = ["UNMET_AFTER", "Unmet", "UnmetEnd", "UnmetSince", "UnmetTeller", "VoteShort", "unmet"]
+if TYPE_CHECKING:
+    from p2p_nertz.protocol.feeds import Feeds
+
+__all__ = [
+    "UNMET_AFTER",
+    "FeedHeld",
+    "HeldBack",
+    "HeldEnd",
+    "Unmet",
+    "UnmetEnd",
+    "UnmetSince",
+    "UnmetTeller",
+    "VoteShort",
+    "held_back",
+    "unmet",
+]
 
 #: Seconds a vote stands short of a majority before it is told: the others vote on their own
 #: clocks after the same timers, so their votes come a beat or two apart; a line that came and
@@ -71,14 +101,61 @@ def unmet(state: GameState) -> tuple[Unmet, ...]:
     return tuple(found)
 
 
+@dataclass(frozen=True, slots=True)
+class HeldBack:
+    """The events of member ``seat`` wait here for events this peer does not hold.
+
+    Attributes:
+        seat: the member held back.
+        held: how many of its events are held (delivered) here: its feed waits past them.
+        waits: the events they wait for, ``(feed's seat, first seq, last seq)`` each, in seat
+            order: of other feeds, those its next event names in its frontier; of its own
+            feed, the gap before the next one held.
+    """
+
+    seat: int
+    held: int
+    waits: tuple[tuple[int, int, int], ...]
+
+
+def held_back(store: Feeds, state: GameState) -> tuple[HeldBack, ...]:
+    """The members of ``state`` (the tentative fold) whose events wait in ``store`` for events
+    not held, in seat order (:class:`HeldBack`; none once the game is over, nor for a member
+    dropped: its feed counts no more past the cut). Most are gaps that gap repair fills within
+    a round trip; :class:`UnmetSince` keeps those that stay."""
+    if state.phase is Phase.OVER:
+        return ()
+    feeds, dropped, found = store.feeds, state.dropped, []
+    for seat, pending in enumerate(store.pending):
+        if not pending or seat in dropped:
+            continue
+        held = len(feeds[seat])
+        following = pending.get(held + 1)
+        if following is None:  # (a gap in its own feed: the next event held is later)
+            waits: tuple[tuple[int, int, int], ...] = ((seat, held + 1, min(pending) - 1),)
+        else:  # (its next event names events not held: causal delivery holds it)
+            frontier = following[1].frontier
+            waits = tuple(
+                (r, len(feeds[r]) + 1, upto)
+                for r, upto in enumerate(frontier)
+                if r != seat and upto > len(feeds[r])
+            )
+        if waits:
+            found.append(HeldBack(seat, held, waits))
+    return tuple(found)
+
+
 class UnmetSince:
     """Since when each vote found short of a majority has stood so (per member voted out and
     its voters: a vote that joins, or is withdrawn, starts the wait again), and which have for
-    :data:`UNMET_AFTER` seconds or more; ``now`` is the caller's clock."""
+    :data:`UNMET_AFTER` seconds or more; the same for the members held back (:meth:`held`,
+    per member and how much of its feed is held: a feed that advances starts it again);
+    ``now`` is the caller's clock."""
 
     def __init__(self, after: float = UNMET_AFTER) -> None:
         self.after = after
         self._since: dict[tuple[int, tuple[int, ...]], float] = {}
+        self._held_since: dict[tuple[int, int], float] = {}
 
     def standing(self, state: GameState, now: float) -> tuple[Unmet, ...]:
         """The votes of ``state`` that stand without a majority, those that have for long."""
@@ -86,6 +163,13 @@ class UnmetSince:
         since = {(u.seat, u.voters): self._since.get((u.seat, u.voters), now) for u in found}
         self._since = since
         return tuple(u for u in found if now - since[(u.seat, u.voters)] >= self.after)
+
+    def held(self, found: tuple[HeldBack, ...], now: float) -> tuple[HeldBack, ...]:
+        """The members held back (``found``: :func:`held_back` now), those that have been for
+        long, their feed not advancing here meanwhile."""
+        since = {(h.seat, h.held): self._held_since.get((h.seat, h.held), now) for h in found}
+        self._held_since = since
+        return tuple(h for h in found if now - since[(h.seat, h.held)] >= self.after)
 
 
 class UnmetEnd(enum.Enum):
@@ -112,28 +196,78 @@ class VoteShort:
     ended: UnmetEnd | None = None
 
 
+class HeldEnd(enum.Enum):
+    """Why a member told held back (:class:`FeedHeld`) no longer is."""
+
+    CAME = "came"  #: its feed advanced here: what it waited for came (or is waited no more)
+    DROPPED = "dropped"  #: the member is out: its feed counts no more past the cut
+    OVER = "over"  #: the game is over: nothing waits on it
+
+
+@dataclass(frozen=True, slots=True)
+class FeedHeld:
+    """Notice: the member ``held`` names has been held back for :data:`UNMET_AFTER` seconds
+    (``ended`` ``None``), or no longer is (``ended``: why). Made by the node from its feeds
+    (:class:`UnmetTeller`), as :class:`VoteShort` is: nothing on the wire.
+
+    Attributes:
+        held: the member and what its events wait for, as when told.
+        ended: ``None`` when told; why it is held back no more, at its end.
+    """
+
+    held: HeldBack
+    ended: HeldEnd | None = None
+
+
 class UnmetTeller:
     """Which votes short of a majority begin to be told and which end (:meth:`check`), each
     once: a vote that stands :data:`UNMET_AFTER` seconds (:class:`UnmetSince`) is told, and
     its end is told when it no longer stands so, told anew if it stands again (or with other
-    voters) for the while (``tests/test_ui_unmet.py``)."""
+    voters) for the while (``tests/test_ui_unmet.py``); the same for a member held back
+    (:class:`FeedHeld`, ``tests/test_ui_table_waits.py``)."""
 
     def __init__(self, after: float = UNMET_AFTER) -> None:
         self.since = UnmetSince(after)
         self._told: dict[tuple[int, tuple[int, ...]], Unmet] = {}
+        self._told_held: dict[int, HeldBack] = {}
 
-    def check(self, state: GameState, now: float) -> list[VoteShort]:
+    def check(
+        self, state: GameState, now: float, held: tuple[HeldBack, ...] = ()
+    ) -> list[VoteShort | FeedHeld]:
         """The notices of ``state`` at ``now``: the ends of votes told before that no longer
-        stand short (first), then the votes that have stood short for the while, not told."""
+        stand short (first), then the votes that have stood short for the while, not told;
+        then the same for the members ``held`` back (:func:`held_back` now)."""
         standing = {(u.seat, u.voters): u for u in self.since.standing(state, now)}
-        notices = [
+        notices: list[VoteShort | FeedHeld] = [
             VoteShort(told, _why_ended(told, state))
             for key, told in sorted(self._told.items())
             if key not in standing
         ]
         notices += [VoteShort(u) for key, u in sorted(standing.items()) if key not in self._told]
         self._told = standing
+        waiting = {h.seat: h for h in self.since.held(held, now)}
+        told_held = self._told_held
+        notices += [
+            FeedHeld(told, _why_held_ended(told, state))
+            for seat, told in sorted(told_held.items())
+            if seat not in waiting or waiting[seat].held != told.held
+        ]
+        notices += [
+            FeedHeld(h)
+            for seat, h in sorted(waiting.items())
+            if seat not in told_held or told_held[seat].held != h.held
+        ]
+        self._told_held = waiting
         return notices
+
+
+def _why_held_ended(told: HeldBack, state: GameState) -> HeldEnd:
+    """Why the member ``told`` held back is not so in ``state``."""
+    if state.phase is Phase.OVER:
+        return HeldEnd.OVER
+    if told.seat in state.dropped:
+        return HeldEnd.DROPPED
+    return HeldEnd.CAME
 
 
 def _why_ended(told: Unmet, state: GameState) -> UnmetEnd:

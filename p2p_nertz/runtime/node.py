@@ -96,7 +96,7 @@ from p2p_nertz.protocol.peer import (
 )
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.protocol.unmet import UnmetTeller, VoteShort
+from p2p_nertz.protocol.unmet import FeedHeld, UnmetTeller, VoteShort
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
 from p2p_nertz.runtime.gate import zap_user_id
@@ -301,12 +301,24 @@ def _bot_driver(strategy: str | None, rng: Rng, speed: int, practice: bool) -> B
     return BotDriver(make_strategy(strategy, rng.fork(0)), Pacing(speed), practice=practice)
 
 
-def log_unmet(notice: VoteShort, spec: GameSpec) -> None:
-    """Log a vote to drop a member that stands without a majority for a while, and its end
-    (:class:`~p2p_nertz.protocol.unmet.UnmetTeller`, the front ends' :attr:`TableView.waits
-    <p2p_nertz.ui.view.TableView.waits>`), as *no majority here* is (:func:`_log_reach`): the
-    table waits on it, and ``nertz -v`` says why."""
-    u, names = notice.unmet, spec.members
+def log_unmet(notice: VoteShort | FeedHeld, spec: GameSpec) -> None:
+    """Log a vote to drop a member that stands without a majority for a while, or a member
+    held back as long, and its end (:class:`~p2p_nertz.protocol.unmet.UnmetTeller`, the front
+    ends' :attr:`TableView.waits <p2p_nertz.ui.view.TableView.waits>`), as *no majority here*
+    is (:func:`_log_reach`): the table waits on it, and ``nertz -v`` says why."""
+    names = spec.members
+    if isinstance(notice, FeedHeld):
+        h = notice.held
+        if notice.ended is not None:
+            log.info("%s is held back no more: %s", names[h.seat].name, notice.ended.value)
+            return
+        log.info(
+            "the table waits on %s: its events wait for %s, not held",
+            names[h.seat].name,
+            ", ".join(f"{names[f].name}'s #{a}-{b}" for f, a, b in h.waits),
+        )
+        return
+    u = notice.unmet
     if notice.ended is not None:
         log.info(
             "a vote short of a majority ends: %s voted out by %s, %s",
@@ -821,7 +833,7 @@ class PeerNode:
             self.refusals.refused(effect.reason, effect.detail, self._clock())
         elif isinstance(effect, (Suspected, OutOfReach)):
             _log_reach(effect, self.spec)
-        elif isinstance(effect, VoteShort):
+        elif isinstance(effect, (VoteShort, FeedHeld)):
             log_unmet(effect, self.spec)
         elif not isinstance(effect, Recovered):
             log.debug("%s", effect)
@@ -915,7 +927,8 @@ class PeerNode:
             try:
                 last_due = deadline
                 await self._apply(self.peer.tick(self._clock()))
-                for notice in self._unmet.check(self.peer.tentative, self._clock()):
+                peer = self.peer
+                for notice in self._unmet.check(peer.tentative, self._clock(), peer.held_back()):
                     self._notice(notice)
                 self.refusals.flush(self._clock())  # the last summary of a flood that ended
                 if self._bot is not None and not self._ending.leaving:

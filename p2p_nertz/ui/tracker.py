@@ -23,7 +23,7 @@ from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.unmet import UnmetSince
+from p2p_nertz.protocol.unmet import HeldBack, UnmetSince
 from p2p_nertz.rules import (
     Card,
     Lake,
@@ -54,6 +54,7 @@ from p2p_nertz.ui.view import (
     card_text,
     cards_up,
     distinct_names,
+    held_words,
     is_stuck_words,
     open_move_words,
     pass_gone_words,
@@ -64,8 +65,8 @@ from p2p_nertz.ui.view import (
     silent_words,
     stale_pass_words,
     tie_words,
-    unmet_summary,
     unmet_words,
+    waits_summary,
 )
 
 __all__ = [
@@ -156,6 +157,10 @@ class GameSource(Protocol):
 
     def frozen_piles(self) -> set[Pile]:
         """The local player's piles frozen by a claim in the air (none for a spectator)."""
+
+    def held_back(self) -> tuple[HeldBack, ...]:
+        """The members whose events wait here for events not held
+        (:func:`~p2p_nertz.protocol.unmet.held_back`)."""
 
 
 @dataclass
@@ -584,6 +589,7 @@ class Tracker:
         offer = None if final else self.may_abandon(abandon)
         unfollowed = unfollowed_words(tentative, self.followed, self.names)
         unmet = () if now is None or final else self.unmet.standing(tentative, now)
+        held = () if now is None or final else self.unmet.held(peer.held_back(), now)
         if unfollowed is not None and not keys.status:
             status = unfollowed[1]
         else:
@@ -625,8 +631,8 @@ class Tracker:
             provisional=peer.final.provisional,
             alone=not final and self.alone(peer),
             unfollowed=unfollowed[0] if unfollowed is not None else None,
-            waits=unmet_words(unmet, self.name, self.seat),
-            waits_line=unmet_summary(unmet, self.name),
+            waits=unmet_words(unmet, self.name, self.seat) + held_words(held, self.name),
+            waits_line=waits_summary(unmet, held, self.name),
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:

@@ -19,7 +19,7 @@ from p2p_nertz.bots.base import Pacing
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.names import skeleton
 from p2p_nertz.protocol.reach import OutOfReach
-from p2p_nertz.protocol.unmet import Unmet, UnmetEnd, VoteShort
+from p2p_nertz.protocol.unmet import FeedHeld, HeldBack, HeldEnd, Unmet, UnmetEnd, VoteShort
 from p2p_nertz.rules import (
     Card,
     GameResult,
@@ -38,8 +38,11 @@ from p2p_nertz.rules.cards import RANK_NAMES, is_unknown
 from p2p_nertz.words import counted, plural
 
 __all__ = [
+    "feed_held_words",
+    "held_words",
     "unmet_summary",
     "vote_short_words",
+    "waits_summary",
     "NOT_UP",
     "PASS_GONE",
     "Board",
@@ -323,9 +326,11 @@ class TableView:
             game not over, in words for the header ("Ann left: not followed here"); the
             status line says the rest (:func:`~p2p_nertz.ui.tracker.unfollowed_words`).
         waits: each vote to drop a member that has stood without a majority for a while
-            (:class:`~p2p_nertz.protocol.unmet.UnmetSince`), in words (:func:`unmet_words`):
-            shown after the announcements, the newest, for as long as it stands.
-        waits_line: the same in one row (:func:`unmet_summary`), for a screen with no room
+            (:class:`~p2p_nertz.protocol.unmet.UnmetSince`), in words (:func:`unmet_words`),
+            then each member held back as long (its events wait for events that never came,
+            :func:`held_words`, session 38): shown after the announcements, the newest, for
+            as long as it stands.
+        waits_line: the same in one row (:func:`waits_summary`), for a screen with no room
             for every row of :attr:`waits` (eight players at 80×24).
     """
 
@@ -1103,4 +1108,103 @@ _UNMET_ENDS = {
     UnmetEnd.WITHDRAWN: "the vote to drop {who} is withdrawn",
     UnmetEnd.JOINED: "more votes to drop {who} stand, still short of a majority",
     UnmetEnd.OVER: "the game is over: the vote to drop {who} no longer waits",
+}
+
+
+def _whose(name: str) -> str:
+    """A name's possessive ("your" for the local seat's "you")."""
+    return "your" if name == "you" else f"{name}'s"
+
+
+def _seqs(first: int, last: int) -> str:
+    return f"#{first}" if first == last else f"#{first}-{last}"
+
+
+def held_words(held: Sequence[HeldBack], name: Callable[[int], str]) -> tuple[str, ...]:
+    """The members held back (:class:`~p2p_nertz.protocol.unmet.HeldBack`: their events wait
+    here for events that never came), a row each: that the table waits on the member, and for
+    which events. A liar's frontier naming events nobody signed holds its feed back, its vote
+    with it, and the stable time (docs/protocol.md §13, *A frontier lie beside a member gone
+    for good*): before session 38 the table said only the votes short, not on whom they
+    waited. ``name``: each seat's name (``"you"`` for the local seat).
+
+    >>> from p2p_nertz.protocol.unmet import HeldBack
+    >>> names = ["bot1", "you", "bot3"].__getitem__
+    >>> held_words([HeldBack(2, 15, ((0, 13, 15),))], names)
+    ("the table waits on bot3: its events name bot1's #13-15, which never came",)
+    >>> held_words([HeldBack(2, 15, ((0, 13, 13), (1, 20, 21)))], names)
+    ("the table waits on bot3: its events name bot1's #13 and your #20-21, which never came",)
+    >>> held_words([HeldBack(0, 11, ((0, 12, 14),))], names)
+    ('the table waits on bot1: its events #12-14 never came',)
+    """
+    rows = []
+    for h in held:
+        who = name(h.seat)
+        own = [_seqs(first, last) for feed, first, last in h.waits if feed == h.seat]
+        if own:
+            rows.append(f"the table waits on {who}: its events {own[0]} never came")
+            continue
+        what = _and([f"{_whose(name(feed))} {_seqs(a, b)}" for feed, a, b in h.waits])
+        rows.append(f"the table waits on {who}: its events name {what}, which never came")
+    return tuple(rows)
+
+
+def waits_summary(
+    standing: Sequence[Unmet],
+    held: Sequence[HeldBack],
+    name: Callable[[int], str],
+    width: int = 78,
+) -> str:
+    """The rows of :attr:`TableView.waits` in one row of at most ``width`` columns: the votes
+    (:func:`unmet_summary`, shortened to leave room), then the members held back
+    (:func:`held_words`), named; the counts alone where that does not fit. Empty: nothing
+    waits.
+
+    >>> from p2p_nertz.protocol.unmet import HeldBack
+    >>> names = ["bot1", "you", "bot3"].__getitem__
+    >>> waits_summary([Unmet(0, (DropReason.SILENT,), (1,), 2, 3)],
+    ...               [HeldBack(2, 15, ((0, 13, 15),))], names)
+    'no majority yet: bot1 1 of 2 votes: the table waits; bot3 held back'
+    >>> waits_summary([Unmet(0, (DropReason.SILENT,), (1,), 2, 2)],
+    ...               [HeldBack(0, 15, ((1, 13, 15),))], names)
+    'the table waits: 1 vote short of a majority; bot1 held back'
+    >>> waits_summary([], [HeldBack(2, 15, ((0, 13, 15),))], names)
+    "the table waits on bot3: its events name bot1's #13-15, which never came"
+    """
+    if not held:
+        return unmet_summary(standing, name, width)
+    who = _and([name(h.seat) for h in held])
+    if not standing:
+        (row, *more) = held_words(held, name)
+        return row if not more and len(row) <= width else f"the table waits on {who}: held back"
+    tail = f"; {who} held back"
+    votes = unmet_summary(standing, name, width - len(tail))
+    if len(votes) + len(tail) <= width and not all(u.members == 2 for u in standing):
+        return votes + tail
+    line = f"the table waits: {counted(len(standing), 'vote')} short of a majority{tail}"
+    return line if len(line) <= width else unmet_summary(standing, name, width)
+
+
+def feed_held_words(notice: FeedHeld, name: Callable[[int], str]) -> tuple[str, ...]:
+    """The words of a :class:`~p2p_nertz.protocol.unmet.FeedHeld` notice (a node's line, its
+    ``--json`` event's ``words``): when told, the table's row for it (:func:`held_words`); at
+    its end, why it is held back no more.
+
+    >>> from p2p_nertz.protocol.unmet import HeldBack
+    >>> held = HeldBack(2, 15, ((0, 13, 15),))
+    >>> names = ["Ann", "Bob", "Cy"].__getitem__
+    >>> feed_held_words(FeedHeld(held), names)
+    ("the table waits on Cy: its events name Ann's #13-15, which never came",)
+    >>> feed_held_words(FeedHeld(held, HeldEnd.DROPPED), names)
+    ('Cy is dropped: the table waits on its events no more',)
+    """
+    if notice.ended is None:
+        return held_words([notice.held], name)
+    return (_HELD_ENDS[notice.ended].format(who=name(notice.held.seat)),)
+
+
+_HELD_ENDS = {
+    HeldEnd.CAME: "{who}'s events go on: the table waits on them no more",
+    HeldEnd.DROPPED: "{who} is dropped: the table waits on its events no more",
+    HeldEnd.OVER: "the game is over: nothing waits on {who}'s events",
 }

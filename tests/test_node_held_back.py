@@ -1,0 +1,83 @@
+"""``nertz node --json`` says on whom a table waits when a member's events wait for events
+that never came (``held_back``), beside the votes short of a majority (``vote_short``):
+docs/protocol.md §9.5, *Why a table waits* (session 38).
+
+Three real ``nertz node`` processes over ZeroMQ on 127.0.0.1, short timers. In play, Bob is
+killed (SIGKILL), then Cy, a liar (``tests/aimed_liar_node.py``), names in its next event's
+frontier two events of Bob's nobody signed. Ann holds Cy's events back from then on, its vote
+on Bob with them: her vote on Bob is one of the two a drop needs, and no honest majority runs,
+so the table waits for good (§9.3). Before session 38 Ann said the vote short alone; now she
+says too that the table waits on Cy, and for which of Bob's events, in the table's words.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import json_lines_until, node_game, stop_all
+
+from p2p_nertz.protocol.unmet import FeedHeld, HeldBack
+from p2p_nertz.rules import Rules
+from p2p_nertz.testing.said import lines
+from p2p_nertz.ui.view import feed_held_words
+
+pytestmark = [
+    pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs SIGKILL and SIGUSR1 (POSIX)"),
+    pytest.mark.slow,
+    pytest.mark.timeout(300),
+]
+
+NAMES = ("Ann", "Bob", "Cy")
+TIMERS = ["--suspect-after", "1", "--drop-after", "3"]
+LIAR = Path(__file__).with_name("aimed_liar_node.py")
+
+
+def _until(proc: Any, events: set[str]) -> dict[str, dict[str, Any]]:
+    """The first JSON line of each of ``events`` that ``proc`` prints (each line's wait
+    bounded: a hang's bound)."""
+    found: dict[str, dict[str, Any]] = {}
+    for text in lines(proc, "Ann", bound=120.0):
+        if text.startswith("{"):
+            line = json.loads(text)
+            found.setdefault(line["event"], line)
+            if events <= set(found):
+                return found
+    raise AssertionError(f"Ann ended before {events - set(found)}: {found}")
+
+
+def test_a_node_says_on_whom_the_table_waits_in_json(tmp_path: Path) -> None:
+    spec, procs, _ = node_game(
+        tmp_path, NAMES, Rules(target=None, rounds=1), keys=b"test-node-held-back",
+        salt=b"held-back", args=lambda n: [*TIMERS, "--speed", "1", "--progress"],
+        wrap=lambda n: [sys.executable, str(LIAR), "Bob", "--"] if n == 2 else [],
+    )  # fmt: skip
+    ann, bob, cy = procs
+    seat = {m.name: s for s, m in enumerate(spec.members)}  # (the spec orders the seats)
+    names = [m.name for m in spec.members]
+    try:
+        json_lines_until(ann, "lake")  # the round is in play
+        bob.kill()
+        bob.wait(timeout=60)
+        cy.send_signal(signal.SIGUSR1)  # (its next event names two of Bob's, never signed)
+        found = _until(ann, {"held_back", "vote_short"})
+        held = found["held_back"]
+        assert (held["seat"], held["name"]) == (seat["Cy"], "Cy")
+        (waits,) = held["waits"]
+        assert (waits["seat"], waits["name"]) == (seat["Bob"], "Bob")
+        assert waits["first"] <= waits["last"]
+        told = HeldBack(held["seat"], held["held"], ((seat["Bob"], waits["first"], waits["last"]),))
+        assert held["words"] == " — ".join(feed_held_words(FeedHeld(told), names.__getitem__))
+        assert held["words"].startswith("the table waits on Cy: its events name Bob's #")
+        short = found["vote_short"]
+        assert (short["seat"], short["voters"], short["majority"]) == (
+            seat["Bob"],
+            [seat["Ann"]],
+            2,
+        )
+    finally:
+        stop_all(procs)
