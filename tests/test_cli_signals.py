@@ -47,7 +47,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.signals import signal_status
-from p2p_nertz.testing.said import lines
+from p2p_nertz.testing.said import lines, reap
 from tests.test_cli_play import Tty
 
 pytestmark = pytest.mark.timeout(240)
@@ -247,9 +247,7 @@ def test_a_node_in_play_answers_a_signal_with_a_leave(tmp_path: Path, signum: in
         assert _sent(logs[0])[-1] is Kind.LEAVE
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.communicate()
+            reap(proc)
 
 
 # -- nertz host, join, bot ---------------------------------------------------------------------
