@@ -39,6 +39,7 @@ seats a guest after both.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import select
@@ -316,8 +317,11 @@ def test_a_busy_spectators_port_survives_strangers_and_still_takes_a_members_pus
         client_keys(server_keys(stranger), spy.peer_id).apply(keyed)
         monitor = keyed.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_AUTH)
         keyed.connect(endpoint)
-        for _ in range(1000):
-            keyed.send(b"x" * 100, zmq.NOBLOCK)
+        # (Up to its send mark: a connection not yet up queues them, and says "again" at the
+        # mark: a run at load 28 met it, session 38.)
+        with contextlib.suppress(zmq.Again):
+            for _ in range(1000):
+                keyed.send(b"x" * 100, zmq.NOBLOCK)
         assert monitor.poll(20_000), "the keyed stranger was not refused in 20 s"
         # Ann, a member, pushes one message while the spectator is still busy.
         member = ctx.socket(zmq.DEALER)
