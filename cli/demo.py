@@ -39,7 +39,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Game, Rules
-from p2p_nertz.runtime.signals import children_signalled
+from p2p_nertz.signals import children_signalled
 from p2p_nertz.words import counted, plural
 
 __all__ = ["write_key"]

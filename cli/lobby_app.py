@@ -28,7 +28,7 @@ from p2p_nertz.lobby.state import HostLobby, LobbyError, Session, waiting_for
 from p2p_nertz.protocol.identity import Identity, fingerprint
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, Offer, discover, route_address
-from p2p_nertz.runtime.signals import Signals
+from p2p_nertz.signals import Signals
 from p2p_nertz.ui.keys import Status
 from p2p_nertz.ui.lobby import (
     AddBot,
@@ -302,7 +302,7 @@ class LobbyApp:
                 # table's to answer, as a leave (not a lobby's quit, its bots stopped).
                 received.give_back(signum)
                 return
-            self.signal = signum  # (as sent: p2p_nertz.runtime.signals.as_sent)
+            self.signal = signum  # (as sent: p2p_nertz.signals.as_sent)
             await self._do(Quit())
             return
 

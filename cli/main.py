@@ -26,7 +26,7 @@ from cli.args import EXIT_OK, EXIT_USAGE, Parser, error_line
 from cli.commands import COMMANDS
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
-from p2p_nertz.runtime.signals import interrupted_status, term_as_ctrl_c
+from p2p_nertz.signals import interrupted_status, term_as_ctrl_c
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

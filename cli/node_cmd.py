@@ -62,7 +62,7 @@ from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.protocol.unmet import VoteShort
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.runtime.signals import as_sent, signal_status
+from p2p_nertz.signals import as_sent, signal_status
 from p2p_nertz.words import counted, plural
 
 __all__ = [

@@ -75,7 +75,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.lobby import route_address
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.runtime.signals import STOPPING, open_signals, signal_status
+from p2p_nertz.signals import STOPPING, open_signals, signal_status
 from p2p_nertz.ui.view import bots_hint
 
 if TYPE_CHECKING:  # (the browser's modules: imported by --web alone, see _page_of)

@@ -30,9 +30,9 @@ from p2p_nertz.protocol.peer import Peer, PeerConfig, TableGone
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.runtime.signals import STOPPING, Signals, receiver_or_none, signal_status
 from p2p_nertz.runtime.table import TableRunner
 from p2p_nertz.runtime.watchport import WatcherAddress
+from p2p_nertz.signals import STOPPING, Signals, receiver_or_none, signal_status
 from p2p_nertz.ui.controller import TableController
 from p2p_nertz.words import counted, plural
 
@@ -79,7 +79,7 @@ async def run_table(
         symbols: suit symbols (else letters).
         signals: leave on SIGINT/SIGTERM (only possible on the main thread); or the receiver
             to read them (and the terminal's resizes) from, held by the caller across a
-            hand-over (the lobby's: :func:`p2p_nertz.runtime.signals.open_signals`).
+            hand-over (the lobby's: :func:`p2p_nertz.signals.open_signals`).
         hint: a first message on the table (how to change the bots' speed, say).
 
     Returns:
@@ -124,7 +124,7 @@ class _Runner(TableRunner):
             self.wake.set()
 
     async def watch_signals(self, terminal: Terminal, received: Signals) -> None:
-        """Leave at a SIGINT or SIGTERM, said as sent (:func:`p2p_nertz.runtime.signals.as_sent`);
+        """Leave at a SIGINT or SIGTERM, said as sent (:func:`p2p_nertz.signals.as_sent`);
         redraw at a resize."""
         async for signum in received:
             if signum in TERMINAL_SIGNALS:

@@ -37,9 +37,9 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.node import WATCH_SPEC_TAG
-from p2p_nertz.runtime.signals import as_sent, signal_status
 from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
+from p2p_nertz.signals import as_sent, signal_status
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
 from p2p_nertz.words import counted

@@ -33,7 +33,7 @@ from p2p_nertz.audit.replay import Replay
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.runtime.signals import Signals, note_terminated
+from p2p_nertz.signals import Signals, note_terminated
 from p2p_nertz.ui.controller import BETWEEN_ROUNDS
 from p2p_nertz.web.replay import run_web_replay
 from p2p_nertz.web.server import serve_page

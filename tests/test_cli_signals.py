@@ -46,7 +46,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
-from p2p_nertz.runtime.signals import signal_status
+from p2p_nertz.signals import signal_status
 from p2p_nertz.testing.said import lines, reap
 from tests.test_cli_play import Tty
 

@@ -1,4 +1,4 @@
-"""``p2p_nertz.runtime.signals``: a signal is read and said as it was sent, and one receiver holds a
+"""``p2p_nertz.signals``: a signal is read and said as it was sent, and one receiver holds a
 signal across a hand-over (the lobby to the table) for the next reader.
 
 Real signals in this process, each raised at the moment the test picks
@@ -22,7 +22,7 @@ import trio
 
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.runtime.signals import (
+from p2p_nertz.signals import (
     as_sent,
     children_signalled,
     interrupted_status,

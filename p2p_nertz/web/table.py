@@ -15,7 +15,7 @@ KeyboardInterrupt raised into whichever task runs then (session 37: at load 20 h
 Ctrl-Cs said "interrupted", one ended on a trio internal error). One that comes before the
 table's tasks start waits in the receiver; so does one that comes between the lobby and the
 table, whose receiver is the lobby's, held across the hand-over (session 38). Each is said as
-it was sent (:mod:`p2p_nertz.runtime.signals`).
+it was sent (:mod:`p2p_nertz.signals`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.runtime.signals import STOPPING, Signals, receiver_or_none
 from p2p_nertz.runtime.table import TableRunner
+from p2p_nertz.signals import STOPPING, Signals, receiver_or_none
 from p2p_nertz.ui import TableView
 from p2p_nertz.ui.controller import TableController
 from p2p_nertz.web.model import TABLE_ACTIONS, Drop, KeyPress, PageAction, view_json
@@ -148,7 +148,7 @@ async def run_web_table(
         on_url: told the page's URL once it is served (print it, open a browser).
         symbols: suit symbols in the words (the cards are drawn either way).
         signals: leave on SIGINT/SIGTERM (the main thread's); or the receiver the caller holds
-            across a hand-over (the lobby's: :func:`p2p_nertz.runtime.signals.open_signals`).
+            across a hand-over (the lobby's: :func:`p2p_nertz.signals.open_signals`).
         hint: a first announcement.
         app: a page server already serving (the lobby's, :mod:`p2p_nertz.web.terminal`): the
             table takes it over, on the same URL (``on_url`` is not called).
@@ -253,7 +253,7 @@ class _Runner(TableRunner):
         await self.release(1)
 
     async def watch_signals(self, received: Signals) -> None:
-        """Leave at a SIGINT or SIGTERM, said as sent (:func:`p2p_nertz.runtime.signals.as_sent`: a
+        """Leave at a SIGINT or SIGTERM, said as sent (:func:`p2p_nertz.signals.as_sent`: a
         SIGTERM ``nertz`` raised as a Ctrl-C is a SIGTERM); others a held receiver takes
         (the terminal's resizes, the lobby's) mean nothing to a page."""
         async for signum in received:
