@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,59 +32,6 @@ EXIT_OK = 0
 
 
 EXIT_USAGE = 2
-
-_TERMINATED: list[bool] = [False]  # (a SIGTERM noted by the handler cli/main.py sets)
-
-
-def note_terminated(terminated: bool = True) -> None:
-    """Note that a SIGTERM reached this process (``nertz``'s handler, cli/main.py, then raises
-    it as a Ctrl-C); ``False``: none yet (as a command starts)."""
-    _TERMINATED[0] = terminated
-
-
-def interrupted_status() -> int:
-    """The exit status of a command a KeyboardInterrupt stopped (``nertz``'s words:
-    "interrupted"): that of the signal behind it (:func:`signal_status`), SIGTERM where
-    ``nertz``'s handler noted one (cli/main.py raises it, and a SIGHUP, as a Ctrl-C), else
-    SIGINT. The same signal gives the same status whenever it comes: before a command's own
-    receiver runs, or after (session 37: ``nertz watch`` exited 130 or 0 on SIGTERM
-    depending on whether its receiver was running yet)."""
-    return signal_status(signal.SIGTERM if _TERMINATED[0] else signal.SIGINT)
-
-
-def signal_status(signum: int) -> int:
-    """The exit status of a command stopped by signal ``signum``, whenever it came (at its
-    start, in a lobby, in play): 128 + ``signum``, as a shell shows a process the signal
-    ended; 130 for Ctrl-C, 143 for SIGTERM or the terminal closed (README, *Exit statuses*).
-
-    >>> signal_status(signal.SIGINT), signal_status(signal.SIGTERM)
-    (130, 143)
-    """
-    return 128 + signum
-
-
-def as_sent(signum: int) -> int:
-    """The signal a command's own receiver got, as it was sent: a SIGINT that ``nertz``'s
-    SIGTERM handler raised (cli/main.py: a SIGTERM that came before the command's receiver
-    ran, then read by it) is that SIGTERM, in its words and status (session 37: ``play
-    --web`` given SIGTERM as its page came up said "signal 2" and 130).
-
-    >>> note_terminated(False); as_sent(signal.SIGINT) == signal.SIGINT
-    True
-    >>> note_terminated(); as_sent(signal.SIGINT) == signal.SIGTERM; note_terminated(False)
-    True
-    """
-    return signal.SIGTERM if signum == signal.SIGINT and _TERMINATED[0] else signum
-
-
-def children_signalled() -> bool:
-    """Whether the processes a command started got the signal that interrupts it: a Ctrl-C
-    at the terminal goes to the whole foreground group, the children included, and they are
-    leaving already; a SIGTERM (``kill``, ``timeout``, a service manager) goes to this
-    process alone, and the command must stop its children itself, at once (issue: a
-    ``nertz demo`` given SIGTERM waited 15 s for nodes that never heard of it)."""
-    return not _TERMINATED[0]
-
 
 #: The longest word an error line repeats whole (a path, a name, an argument): a longer one is
 #: shown by its start and its length, so that one wrong 10,000-character argument gives one

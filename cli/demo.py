@@ -22,15 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli.args import (
-    EXIT_FAILED,
-    EXIT_GONE,
-    children_signalled,
-    deal_from,
-    liveness_argv,
-    players_from,
-    rules_from,
-)
+from cli.args import EXIT_FAILED, EXIT_GONE, deal_from, liveness_argv, players_from, rules_from
 from cli.bots import (
     LEAVE_PATIENCE,
     NodeChild,
@@ -47,6 +39,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Game, Rules
+from p2p_nertz.signals import children_signalled
 from p2p_nertz.words import counted, plural
 
 __all__ = ["write_key"]

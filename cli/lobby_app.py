@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import signal
 import subprocess
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -19,7 +18,7 @@ from typing import Any
 
 import trio
 
-from cli.args import PortHold, as_sent, deal_from, liveness_argv
+from cli.args import PortHold, deal_from, liveness_argv
 from cli.bots import LobbyBot, spawn_lobby_bot, stop_processes, watch_bots
 from cli.terminal import TERMINAL_SIGNALS, Terminal
 from p2p_nertz.bots import STRATEGIES
@@ -29,6 +28,7 @@ from p2p_nertz.lobby.state import HostLobby, LobbyError, Session, waiting_for
 from p2p_nertz.protocol.identity import Identity, fingerprint
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyGuest, LobbyHost, Offer, discover, route_address
+from p2p_nertz.signals import Signals
 from p2p_nertz.ui.keys import Status
 from p2p_nertz.ui.lobby import (
     AddBot,
@@ -215,16 +215,25 @@ class LobbyApp:
 
     # -- the tasks -----------------------------------------------------------------------------
     async def run(
-        self, outer: trio.Nursery, serve: Callable[[], Awaitable[object]] | None = None
+        self,
+        outer: trio.Nursery,
+        signals: Signals,
+        serve: Callable[[], Awaitable[object]] | None = None,
     ) -> Started | None:
         """Show the lobby until a game starts (returned) or the player quits (``None``);
-        ``serve`` (the page's, whose address it says) once the signals are the lobby's."""
+        ``serve`` (the page's, whose address it says) once the lobby reads ``signals``.
+
+        ``signals``: the receiver (of SIGINT, SIGTERM and
+        :data:`~cli.terminal.TERMINAL_SIGNALS`) the caller holds from before the lobby to
+        after the table, so that one that comes between them waits for the table, never
+        trio's KeyboardInterrupt (session 38); one that comes once the game is fixed is left
+        in it for the table."""
         self._outer = outer
         if self.args.discover is None and not self.peers:
             self.say("no --peer and no --discover: c creates a table here", status=True)
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            await nursery.start(self._signals)  # (not trio's KeyboardInterrupt, session 37)
+            nursery.start_soon(self._signals, signals)
             if serve is not None:
                 await serve()
             nursery.start_soon(self._keyboard)
@@ -282,18 +291,20 @@ class LobbyApp:
             with trio.move_on_after(_LOBBY_REFRESH):
                 await self.wake.wait()
 
-    async def _signals(self, *, task_status: trio.TaskStatus[None]) -> None:
-        wanted = [signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS]
-        with trio.open_signal_receiver(*wanted) as received:
-            task_status.started()
-            async for signum in received:
-                if signum in TERMINAL_SIGNALS:
-                    self.terminal.resized()
-                    self.poke()
-                    continue
-                self.signal = as_sent(signum)
-                await self._do(Quit())
+    async def _signals(self, received: Signals) -> None:
+        async for signum in received:
+            if signum in TERMINAL_SIGNALS:
+                self.terminal.resized()
+                self.poke()
+                continue
+            if self.started is not None:
+                # The game was fixed as it came (this task not yet cancelled): the
+                # table's to answer, as a leave (not a lobby's quit, its bots stopped).
+                received.give_back(signum)
                 return
+            self.signal = signum  # (as sent: p2p_nertz.signals.as_sent)
+            await self._do(Quit())
+            return
 
     def _bot_stopped(self, bot: LobbyBot, said: str) -> None:
         """A bot this lobby started stopped before the game (it gave up, was refused,

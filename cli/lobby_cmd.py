@@ -37,9 +37,7 @@ from cli.args import (
     expected_errors,
     liveness_argv,
     liveness_from,
-    note_terminated,
     rules_from,
-    signal_status,
 )
 from cli.bots import (
     LEAVE_PATIENCE,
@@ -105,6 +103,7 @@ from p2p_nertz.protocol.unmet import FeedHeld, VoteShort
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
+from p2p_nertz.signals import note_terminated, signal_status
 from p2p_nertz.ui.lobby import loopback_words, no_guest_words
 from p2p_nertz.words import counted
 
@@ -293,9 +292,10 @@ def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
 
     A SIGTERM is taken here as a Ctrl-C, inside trio (:func:`_terminated`), wherever the
     command does not take it itself (a node, a table: they leave cleanly): ``nertz``'s own
-    handler (cli/main.py) raised KeyboardInterrupt in the middle of trio when SIGINT was
-    ignored (a command started with ``&`` by a shell without job control), and a page of
-    trio's tracebacks followed "nertz host: interrupted" (``kill`` of a host in its lobby).
+    handler (p2p_nertz/signals.py) raised KeyboardInterrupt in the middle of trio
+    when SIGINT was ignored (a command started with ``&`` by a shell without job control),
+    and a page of trio's tracebacks followed "nertz host: interrupted" (``kill`` of a host
+    in its lobby).
     """
 
     async def guarded() -> Any:

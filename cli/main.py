@@ -22,17 +22,11 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from cli.args import (
-    EXIT_OK,
-    EXIT_USAGE,
-    Parser,
-    error_line,
-    interrupted_status,
-    note_terminated,
-)
+from cli.args import EXIT_OK, EXIT_USAGE, Parser, error_line
 from cli.commands import COMMANDS
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
+from p2p_nertz.signals import interrupted_status, term_as_ctrl_c
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -137,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _plain_where_not_unicode()
     # (first: a SIGTERM while the command's modules are imported or its arguments read is
     # answered as one later, "interrupted" and 143, not by the process dying mid-import)
-    before, hangup = _term_as_ctrl_c(), _hangup_as_term()
+    before, hangup = term_as_ctrl_c(), _hangup_as_term()
     try:
         return _run(words)
     except KeyboardInterrupt:
@@ -239,31 +233,6 @@ def _quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass  # (no stdout file to replace: nothing will be flushed to it either)
-
-
-def _term_as_ctrl_c() -> signal._HANDLER | None:
-    """Make SIGTERM do what Ctrl-C does wherever a command does not handle SIGTERM itself
-    (the nodes, the tables and ``nertz watch`` do, leaving cleanly); return the handler it
-    replaced (``None``: not replaced, off the main thread).
-
-    Without this a SIGTERM (``kill``, ``timeout``, a service manager) ends the process at once:
-    ``nertz demo`` and ``nertz host --bots`` leave their bot processes running behind them.
-    As Ctrl-C, the command stops them first. The signal is raised again as SIGINT, for the
-    SIGINT handler in force (trio's while trio runs, which raises at a safe point); if SIGINT
-    is ignored (a command started in the background), SIGTERM is not ignored too: it raises
-    KeyboardInterrupt as Python's SIGINT handler does.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    note_terminated(False)
-
-    def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
-        note_terminated()  # (the children got no signal: a command stops them at once)
-        if not callable(signal.getsignal(signal.SIGINT)):
-            raise KeyboardInterrupt
-        signal.raise_signal(signal.SIGINT)  # (handled as a Ctrl-C: by trio's handler in trio)
-
-    return signal.signal(signal.SIGTERM, as_ctrl_c)
 
 
 def _hangup_as_term() -> signal._HANDLER | None:

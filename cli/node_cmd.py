@@ -43,7 +43,6 @@ from cli.args import (
     EXIT_OK,
     EXIT_UNHEARD,
     GoneError,
-    as_sent,
     bind_endpoint,
     connect_endpoint,
     error_text,
@@ -51,7 +50,6 @@ from cli.args import (
     gone_status,
     liveness_from,
     say_if_every_interface,
-    signal_status,
 )
 from cli.ended import read_ended, say_ended
 from cli.files import load_game_spec, load_spec  # (re-exported: the one reader of spec files)
@@ -64,6 +62,7 @@ from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.protocol.unmet import FeedHeld, VoteShort
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.signals import as_sent, signal_status
 from p2p_nertz.words import counted, plural
 
 __all__ = [

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import secrets
 import sys
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import trio
 
@@ -46,7 +47,6 @@ from cli.args import (
     player_name,
     rules_from,
     say_if_every_interface,
-    signal_status,
 )
 from cli.bots import (
     FREE_PORT,
@@ -67,7 +67,7 @@ from cli.node_cmd import load_game_spec, load_identity, parse_peers
 from cli.parsers import DEFAULT_BOT_SPEED, no_key_to_play
 from cli.places import game_log_name
 from cli.table import Outcome, make_node, run_in_terminal, run_table, summary
-from cli.terminal import Terminal, open_curses, symbols_ok
+from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, symbols_ok
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
@@ -75,9 +75,12 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.lobby import route_address
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.signals import STOPPING, open_signals, signal_status
 from p2p_nertz.ui.view import bots_hint
 
 if TYPE_CHECKING:  # (the browser's modules: imported by --web alone, see _page_of)
+    from p2p_nertz.lobby.state import Session
+    from p2p_nertz.protocol.peer import PeerConfig
     from p2p_nertz.web.terminal import PageTerminal
 
 __all__ = ["DEFAULT_BOT_SPEED", "bots_game"]
@@ -288,35 +291,32 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
             terminal=terminal,
         )  # fmt: skip
         apps.append(app)
-        async with trio.open_nursery() as outer:
-            page = _page_of(terminal, args)  # the lobby's, then the table's
-            serve = None if page is None else partial(_serve_page, outer, page, args)
-            started = await app.run(outer, serve)
-            if started is None:
-                await _lobby_left(page)  # (its page is told, and stops trying)
-                outer.cancel_scope.cancel()
-                result.append((Outcome(signal=app.signal), None))
-                return
-            session = started.session
-            spec = session.spec
-            try:
-                log_dir.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
-            log = log_dir / game_log_name(spec.game_id, identity.fingerprint)
-            bind = session.endpoints[identity.peer_id]
-            node = make_node(identity, spec, log, bind, args.watcher, config=config, fresh=True)
-            note_lobby_bots(log, spec, app.lobby_bots)  # (for `nertz resume` to start them)
-            if page is not None:
-                from cli.web_cmd import table_in_page
+        # One receiver from the lobby to the table: a signal between them waits for the
+        # table (a leave), never trio's KeyboardInterrupt (session 38).
+        with open_signals(*STOPPING, *TERMINAL_SIGNALS) as signals:
+            async with trio.open_nursery() as outer:
+                page = _page_of(terminal, args)  # the lobby's, then the table's
+                serve = None if page is None else partial(_serve_page, outer, page, args)
+                started = await app.run(outer, signals, serve)
+                if started is None:
+                    await _lobby_left(page)  # (its page is told, and stops trying)
+                    outer.cancel_scope.cancel()
+                    result.append((Outcome(signal=app.signal), None))
+                    return
+                await _handover_pause()
+                session = started.session
+                node = _lobby_node(app, session, config)
+                if page is not None:
+                    from cli.web_cmd import table_in_page
 
-                outcome = await table_in_page(node, session.endpoints, page)
-            else:
-                outcome = await run_table(
-                    node, session.endpoints, terminal=terminal, symbols=symbols
-                )
-            outer.cancel_scope.cancel()  # the hosted table stops serving
-            result.append((outcome, node))
+                    outcome = await table_in_page(node, session.endpoints, page, signals)
+                else:
+                    outcome = await run_table(
+                        node, session.endpoints, terminal=terminal, symbols=symbols,
+                        signals=signals,
+                    )  # fmt: skip
+                outer.cancel_scope.cancel()  # the hosted table stops serving
+                result.append((outcome, node))
 
     try:
         page = contextlib.nullcontext(_page_terminal()) if args.web else None
@@ -342,6 +342,39 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
         print("nertz play: left the lobby", file=sys.stderr)
         return 0
     return summary(outcome, node, log_dir)
+
+
+HANDOVER_PAUSE_ENV: Final = "NERTZ_HANDOVER_PAUSE"
+"""For the tests: set to a file's path, ``nertz play`` stops between its lobby and its table
+(the game fixed, its node not yet made), says so on stderr (:data:`HANDOVER_PAUSED`), and
+goes on once that file exists: a signal sent meanwhile comes at the hand-over."""
+
+HANDOVER_PAUSED: Final = "nertz play: paused between the lobby and the table"
+
+
+async def _handover_pause() -> None:
+    """Wait here while :data:`HANDOVER_PAUSE_ENV` names a file that does not exist yet."""
+    go_on = os.environ.get(HANDOVER_PAUSE_ENV)
+    if not go_on:
+        return
+    print(HANDOVER_PAUSED, file=sys.stderr, flush=True)
+    while not os.path.exists(go_on):
+        await trio.sleep(0.05)  # (a poll of a file the test writes: nothing to wait on)
+
+
+def _lobby_node(app: LobbyApp, session: Session, config: PeerConfig) -> PeerNode:
+    """The person's node for the game ``app`` fixed, bound, its log in the lobby's log
+    directory (and the lobby's bots noted beside it, for ``nertz resume`` to start them)."""
+    spec, identity, log_dir = session.spec, app.identity, app.log_dir
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
+    log = log_dir / game_log_name(spec.game_id, identity.fingerprint)
+    bind = session.endpoints[identity.peer_id]
+    node = make_node(identity, spec, log, bind, app.args.watcher, config=config, fresh=True)
+    note_lobby_bots(log, spec, app.lobby_bots)
+    return node
 
 
 def _page_terminal() -> PageTerminal:

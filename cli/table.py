@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import signal
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import trio
 
-from cli.args import EXIT_FAILED, as_sent, error_text, expected_errors, gone_status, signal_status
+from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status
 from cli.terminal import TERMINAL_SIGNALS, Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -33,6 +32,7 @@ from p2p_nertz.protocol.state import Phase
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.runtime.table import TableRunner
 from p2p_nertz.runtime.watchport import WatcherAddress
+from p2p_nertz.signals import STOPPING, Signals, receiver_or_none, signal_status
 from p2p_nertz.ui.controller import TableController
 from p2p_nertz.words import counted, plural
 
@@ -65,7 +65,7 @@ async def run_table(
     *,
     terminal: Terminal,
     symbols: bool = True,
-    signals: bool = True,
+    signals: bool | Signals = True,
     hint: str | None = None,
 ) -> Outcome:
     """Play ``node`` from ``terminal`` until the game is over and read, or the player leaves.
@@ -77,7 +77,9 @@ async def run_table(
         endpoints: every other member's endpoint.
         terminal: where to draw and read keys.
         symbols: suit symbols (else letters).
-        signals: leave on SIGINT/SIGTERM (only possible on the main thread).
+        signals: leave on SIGINT/SIGTERM (only possible on the main thread); or the receiver
+            to read them (and the terminal's resizes) from, held by the caller across a
+            hand-over (the lobby's: :func:`p2p_nertz.signals.open_signals`).
         hint: a first message on the table (how to change the bots' speed, say).
 
     Returns:
@@ -93,13 +95,15 @@ async def run_table(
     )
     runner = _Runner(node, table)
     node.add_listener(runner.on_notice)
-    async with trio.open_nursery() as nursery:
-        runner.nursery = nursery
-        nursery.start_soon(runner.play, endpoints)
-        nursery.start_soon(runner.keyboard, terminal)
-        nursery.start_soon(runner.screen)
-        if signals:
-            nursery.start_soon(runner.watch_signals, terminal)
+    # (Taken before the table's tasks start: one that comes meanwhile waits in it.)
+    with receiver_or_none(signals, *TERMINAL_SIGNALS) as received:
+        async with trio.open_nursery() as nursery:
+            runner.nursery = nursery
+            nursery.start_soon(runner.play, endpoints)
+            nursery.start_soon(runner.keyboard, terminal)
+            nursery.start_soon(runner.screen)
+            if received is not None:
+                nursery.start_soon(runner.watch_signals, terminal, received)
     outcome = Outcome(runner.peer, table.left, table.signal, gone=node.gone)
     if outcome.peer is None:
         with contextlib.suppress(RuntimeError):
@@ -119,15 +123,15 @@ class _Runner(TableRunner):
                 await self.carry_out(self.table.press(key, self.current(), self.node.clock()))
             self.wake.set()
 
-    async def watch_signals(self, terminal: Terminal) -> None:
-        wanted = [signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS]
-        with trio.open_signal_receiver(*wanted) as received:
-            async for signum in received:
-                if signum in TERMINAL_SIGNALS:
-                    terminal.resized()
-                else:
-                    await self.carry_out(self.table.signal_received(as_sent(signum)))
-                self.wake.set()
+    async def watch_signals(self, terminal: Terminal, received: Signals) -> None:
+        """Leave at a SIGINT or SIGTERM, said as sent (:func:`p2p_nertz.signals.as_sent`);
+        redraw at a resize."""
+        async for signum in received:
+            if signum in TERMINAL_SIGNALS:
+                terminal.resized()
+            elif signum in STOPPING:
+                await self.carry_out(self.table.signal_received(signum))
+            self.wake.set()
 
 
 def make_node(

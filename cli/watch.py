@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 import zmq
 
-from cli.args import as_sent, error_text, expected_errors, signal_status
+from cli.args import error_text, expected_errors
 from cli.files import load_game_spec
 from cli.keyfile import load_identity
 from cli.terminal import TERMINAL_SIGNALS, Terminal, open_curses, require_terminal, symbols_ok
@@ -39,6 +39,7 @@ from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.node import WATCH_SPEC_TAG
 from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
+from p2p_nertz.signals import as_sent, signal_status
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
 from p2p_nertz.words import counted

@@ -26,13 +26,14 @@ from urllib.parse import urlsplit
 
 import trio
 
-from cli.args import error_text, expected_errors, note_terminated
+from cli.args import error_text, expected_errors
 from cli.page_file import write_page_file
 from cli.table import Outcome
 from p2p_nertz.audit.replay import Replay
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.signals import Signals, note_terminated
 from p2p_nertz.ui.controller import BETWEEN_ROUNDS
 from p2p_nertz.web.replay import run_web_replay
 from p2p_nertz.web.server import serve_page
@@ -226,11 +227,13 @@ async def lobby_left(terminal: object) -> None:
 
 
 async def table_in_page(
-    node: PeerNode, endpoints: Mapping[PeerId, str], terminal: PageTerminal
+    node: PeerNode, endpoints: Mapping[PeerId, str], terminal: PageTerminal, signals: Signals
 ) -> Outcome:
     """The game the lobby started, on the lobby's page (the same URL, kept beside the log for
-    ``nertz resume --web``)."""
+    ``nertz resume --web``), reading the lobby's ``signals`` (held across the hand-over)."""
     if terminal.url is not None:
         _remember(node.log_path, terminal.url)
-    done = await run_web_table(node, endpoints, on_url=lambda url: None, app=terminal.app)
+    done = await run_web_table(
+        node, endpoints, on_url=lambda url: None, app=terminal.app, signals=signals
+    )
     return Outcome(done.peer, done.left, done.signal, gone=node.gone)

@@ -45,7 +45,7 @@ from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.mesh import Mesh
 from p2p_nertz.testing.netns import Lab, unavailable
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import READY_BOUND, first_line
 
 
 def members(n: int) -> list[Identity]:
@@ -157,8 +157,11 @@ def run_cut(
             procs[h].stdin.flush()  # type: ignore[union-attr]
         everyone = [(a, b) for a in range(n) for b in range(n) if a != b]
         start = time.monotonic()
-        while any(heard(outs[a], b, start) is None for a, b in everyone):
-            time.sleep(0.05)
+        while unheard := [(a, b) for a, b in everyone if heard(outs[a], b, start) is None]:
+            if time.monotonic() > start + READY_BOUND:  # (a hang's bound, not a timing)
+                ended = {h: p.poll() for h, p in enumerate(procs) if p.poll() is not None}
+                raise RuntimeError(f"never heard (member, from): {unheard}; ended: {ended}")
+            time.sleep(0.05)  # (a poll of files the probes write: nothing to wait on)
         time.sleep(2.0)  # (a steady pace first)
         if args.link:
             lab.cut_link(0, 1)

@@ -98,6 +98,7 @@ from p2p_nertz.errors import NertzError  # noqa: E402
 from p2p_nertz.protocol.feeds import Source  # noqa: E402
 from p2p_nertz.protocol.peer import PeerConfig  # noqa: E402
 from p2p_nertz.runtime.node import NODE_CONFIG  # noqa: E402
+from p2p_nertz.testing.said import lines  # noqa: E402
 
 NS_PER_US = 1000
 GROUP = "nertz-bench"
@@ -265,7 +266,11 @@ def message_cost_us(count: int, size: int, gap: float) -> float:
         if done.returncode != 0:
             raise RuntimeError(f"source failed: {done.stderr.strip()}")
         sent = json.loads(done.stdout)
-        received = json.loads(sink.stdout.readline())
+        # (Its count, once it read them all: bounded as the source's run, a hang's bound.)
+        said = next(lines(sink, "the sink", 300), None)
+        if said is None:
+            raise RuntimeError(f"the sink ended without its count (exit {sink.poll()})")
+        received = json.loads(said)
     finally:
         _wait_all([sink], 10)
     return float(sent + received) / (count - 1) * 1e6

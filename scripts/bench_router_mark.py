@@ -34,7 +34,7 @@ from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.runtime.gate import client_keys, server_keys
 from p2p_nertz.runtime.mesh import ROUTER_HWM, routing_id
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import first_line, lines
 
 NODE = """
 import sys
@@ -90,7 +90,10 @@ def flood(mark: int, connections: int, busy: float) -> tuple[int, int]:
                     dealer.send(frame, zmq.NOBLOCK)
         node.stdin.write("go\n")
         node.stdin.flush()
-        read, rss = node.stdout.readline().split()
+        said = next(lines(node, "the node"), None)  # (a hang's bound: said.READY_BOUND)
+        if said is None:
+            raise RuntimeError(f"the node ended without its count (exit {node.poll()})")
+        read, rss = said.split()
         node.wait(timeout=60)
     finally:
         if node.poll() is None:

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,8 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
-from p2p_nertz.testing.said import NeverSaid, first_line
+from p2p_nertz.testing.said import NeverSaid, first_line, reap
+from p2p_nertz.testing.stalls import describe
 
 #: How :func:`foreground` starts ``nertz``: SIGINT set back to its default and unblocked, then
 #: ``python -m cli`` exec'd in the same process with the arguments that follow.
@@ -202,23 +204,59 @@ def interrupted_by_sigterm(proc: subprocess.Popen[str], command: str) -> None:
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+            reap(proc, f"nertz {command}")
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert err.splitlines() == [f"nertz {command}: interrupted"], err
 
 
-def json_lines_until(proc: subprocess.Popen[str], event: str) -> list[dict[str, Any]]:
+#: How long :func:`json_lines_until` waits for its line: a whole game at a load of 40 (a hang's
+#: bound, never a timing assertion; a game of bots at speed 1 takes a minute or two there).
+GAME_BOUND = 240.0
+
+
+def json_lines_until(
+    proc: subprocess.Popen[str], event: str, bound: float = GAME_BOUND
+) -> list[dict[str, Any]]:
     """The JSON lines ``proc`` prints (``--json``) up to and including the first ``event``;
-    other output is skipped. Fails if the process ends first."""
+    other output is skipped. Fails if the process ends first, or if ``event`` has not come
+    within ``bound`` seconds (then the process, and what it started, is described with
+    :func:`~p2p_nertz.testing.stalls.describe`, killed, and what it said is shown)."""
     assert proc.stdout is not None
     seen: list[dict[str, Any]] = []
-    for line in proc.stdout:
-        if line.startswith("{"):
-            seen.append(json.loads(line))
-            if seen[-1]["event"] == event:
-                return seen
-    raise AssertionError(f"no {event!r} line before the end: {seen}")
+    said: list[str] = []
+    doing: list[str] = []
+    ended = threading.Lock()  # (held by the timer while it stops the process)
+    came = False
+
+    def stuck() -> None:
+        with ended:
+            if not came:  # (described first: a killed process says nothing)
+                doing.append(describe(proc.pid))
+                kill_tree(proc.pid)  # (what it started too: they hold its pipe open)
+
+    timer = threading.Timer(bound, stuck)
+    timer.daemon = True
+    timer.start()
+    try:
+        for line in proc.stdout:
+            said.append(line.rstrip("\n"))
+            if line.startswith("{"):
+                seen.append(json.loads(line))
+                if seen[-1]["event"] == event:
+                    break
+    finally:
+        with ended:
+            came = bool(seen) and seen[-1]["event"] == event
+        timer.cancel()
+    if doing:
+        shown = "\n".join(f"  {line!r}" for line in said[-20:]) or "  (nothing)"
+        raise NeverSaid(
+            f"no {event!r} line within {bound:g} s; it said:\n{shown}\n{doing[0]}", proc
+        )
+    if came:
+        return seen
+    shown = "\n".join(f"  {line!r}" for line in said[-20:]) or "  (nothing)"
+    raise AssertionError(f"no {event!r} line before the end; it said:\n{shown}")
 
 
 def one_error_line(done: subprocess.CompletedProcess[str], *words: str) -> str:
@@ -342,8 +380,7 @@ def stop_all(procs: Sequence[subprocess.Popen[str]]) -> list[str | None]:
     for proc in procs:
         if proc.poll() is None:
             proc.send_signal(signal.SIGCONT)
-            proc.kill()
-        errs.append(proc.communicate()[1])
+        errs.append(reap(proc)[1])
     return errs
 
 

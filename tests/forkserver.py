@@ -228,7 +228,11 @@ class Launcher:
         return startup_environment(env) == self.environment
 
     def _connect(self) -> socket.socket:
+        from p2p_nertz.testing.said import READY_BOUND
+        from p2p_nertz.testing.stalls import describe
+
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        deadline = time.monotonic() + READY_BOUND  # (a hang's bound: its start at a load of 40)
         while True:
             try:
                 conn.connect(self.path)
@@ -237,6 +241,10 @@ class Launcher:
                 if self.server.poll() is not None:
                     conn.close()
                     raise RuntimeError(f"the fork server ended: {self.server.returncode}") from None
+                if time.monotonic() > deadline:
+                    conn.close()
+                    doing = describe(self.server.pid)
+                    raise RuntimeError(f"the fork server never listened: {doing}") from None
                 # (the server still importing: its socket appears once it listens)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self.server.wait(0.02)

@@ -15,6 +15,7 @@ import pytest
 from script_helpers import load_script
 
 from cli.args import EXIT_UNHEARD
+from p2p_nertz.testing.said import READY_BOUND
 
 chaos = load_script("chaos")
 TIMERS = {"suspect": 2.0, "drop": 8.0}
@@ -530,7 +531,7 @@ def test_chaos_cuts_off_a_killed_node_before_its_resume_and_misses_only_what_nee
         assert due("stop-over", 0)
         # A node that ended on its own (not killed by the script) is out of the game: no cut.
         game.nodes[0].last.proc.terminate()
-        game.nodes[0].last.proc.wait()
+        game.nodes[0].last.proc.wait(timeout=READY_BOUND)  # (its leave: a hang's bound)
         assert not due("cut-one", 0)
     finally:
         for node in game.nodes:

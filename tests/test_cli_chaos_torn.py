@@ -22,6 +22,7 @@ from cli_helpers import cli_popen, json_lines_until, node_game, stop_all
 from cli_results import assert_audit_valid, final_event, json_events
 
 from p2p_nertz.rules import Rules
+from p2p_nertz.testing.said import reap
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
 
@@ -48,8 +49,7 @@ def test_cli_chaos_torn_a_node_killed_with_a_torn_log_resumes_and_finishes_with_
         victim = procs[2]
         for _ in range(3):  # three cards to the lake: Cy has signed and sent a few events
             json_lines_until(victim, "lake")
-        victim.send_signal(signal.SIGKILL)
-        victim.communicate()
+        reap(victim, "Cy's node")
         torn_size = logs[2].stat().st_size - TORN
         os.truncate(logs[2], torn_size)
         resumed = cli_popen(

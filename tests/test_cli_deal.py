@@ -27,7 +27,7 @@ from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.spec import SPEC_NOTE, Deal, GameSpec
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import first_line, reap
 from p2p_nertz.web.replay import ReplayStepper
 
 DEMO_TIMEOUT = 120.0
@@ -288,11 +288,9 @@ def test_games_shows_a_tables_deal_from_its_beacon(tmp_path: Path, beacon_port: 
         try:
             found = json_lines_until(guest, "found")[-1]
         finally:
-            guest.kill()
-            guest.communicate()
+            reap(guest, "the guest")
     finally:
-        host.kill()
-        host.communicate()
+        reap(host, "the host")
     assert found["deal"] == "shuffle", found
     assert listed.returncode == 0, listed.stderr
     (game,) = [e for e in _events(listed.stdout) if e["event"] == "game"]

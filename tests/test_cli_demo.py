@@ -25,6 +25,7 @@ from key_helpers import secret_in
 from cli.demo import _tiebreak
 from cli.keyfile import load_identity
 from p2p_nertz.rules import Game, Rules
+from p2p_nertz.testing.said import reap
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(150)]
 
@@ -205,9 +206,7 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
             os.kill(pid, signal.SIGCONT)
         out, err = demo.communicate(timeout=60)
     finally:
-        if demo.poll() is None:
-            demo.kill()
-            demo.communicate()
+        reap(demo, "nertz demo")
     assert demo.returncode == 0, out + err
     assert "note: P3 was voted out of the game" in err, err
     (own,) = [e for e in _json_events(work / "p3.out") if e["event"] == "final"]
@@ -266,9 +265,7 @@ def test_a_demo_bot_abandons_a_member_frozen_from_the_start_not_stopping_unheard
         if frozen is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(frozen, signal.SIGCONT)
-        if demo.poll() is None:
-            demo.kill()
-            demo.communicate()
+        reap(demo, "nertz demo")
     (final,) = _events_of(work / "p2.out", "final")
     assert final["over"] is True and final["dropped"] == [0], final  # abandoned: P2's game over
     assert "heard nobody" not in (work / "p2.err").read_text()  # (not stopped unheard)

@@ -29,6 +29,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.node import BEATS_PER_SUSPICION, NODE_CONFIG
+from p2p_nertz.testing.said import READY_BOUND, reap
 
 #: The arguments each command needs besides the timers (parsing only: nothing is run).
 COMMANDS: dict[str, list[str]] = {
@@ -195,9 +196,7 @@ def test_host_or_join_whose_opponent_is_killed_abandons_after_its_own_timers(
         out, err = procs[survivor].communicate(timeout=DEADLINE)
     finally:
         for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-            proc.communicate()  # (closes the pipes)
+            reap(proc)  # (closes the pipes)
     assert procs[survivor].returncode == 0, err
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     gone = "Bob" if survivor == "host" else "Ann"
@@ -245,7 +244,7 @@ def test_the_bots_host_starts_wait_as_long_as_the_host(
          "--log-dir", str(tmp_path)]
     )  # fmt: skip
     for bot in cli.lobby_cmd._spawn_bots(args, "tcp://127.0.0.1:5"):
-        bot.proc.wait()
+        bot.proc.wait(timeout=READY_BOUND)  # (a stand-in that ends at once: a hang's bound)
         if bot.proc.stdin is not None:  # (the pipe the bot stops with)
             bot.proc.stdin.close()
     assert len(spawned.commands) == 2
@@ -268,7 +267,7 @@ def test_the_bots_of_a_quick_game_wait_as_long_as_the_player(
         own_session=True, options=liveness_argv(args),
     )  # fmt: skip
     assert child.proc is not None
-    child.proc.wait()
+    child.proc.wait(timeout=READY_BOUND)  # (a stand-in that ends at once: a hang's bound)
     for file in child.files:
         file.close()
     (command,) = spawned.commands

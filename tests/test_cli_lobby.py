@@ -33,7 +33,7 @@ from cli.main import build_parser
 from p2p_nertz.defaults import BOT_SPEEDS, PLAY_BOT_SPEED, TABLE_BOT_SPEED
 from p2p_nertz.logfile.format import LogHeader, encode_header
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import first_line, reap
 from p2p_nertz.ui.lobby import LobbyKeys
 from p2p_nertz.web.model import LobbyPick
 
@@ -150,8 +150,7 @@ def test_join_says_at_once_where_it_connects_on_stderr_not_in_the_json(
             assert line == f"connecting to 127.0.0.1:{port}…"
             assert proc.poll() is None  # said while it still waits for an answer (60 s)
         finally:
-            proc.kill()
-            out, _ = proc.communicate()
+            out, _ = reap(proc, "the guest")
     assert "connecting" not in out  # stdout stays the --json sequence
 
 
@@ -287,9 +286,7 @@ def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) 
         _, err = target.communicate(timeout=30)
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.communicate()
+            reap(proc)
     assert target.returncode == 130
     assert "Traceback" not in err and "ExceptionGroup" not in err, err
     lines = [line for line in err.splitlines() if line.strip()]

@@ -29,6 +29,7 @@ from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rules import Rules
+from p2p_nertz.testing.said import READY_BOUND
 
 
 def _game(tmp_path: Path) -> tuple[Path, Path, GameSpec]:
@@ -83,7 +84,7 @@ def test_a_child_that_stops_before_it_binds_is_named_with_its_reason(tmp_path: P
         )
         with pytest.raises(NertzError, match=r"^P1 stopped: nertz node: error: no such key$"):
             introduce_children([child], spec, {spec.peer_ids[1]: "tcp://127.0.0.1:9"})
-        child.proc.wait()
+        child.proc.wait(timeout=READY_BOUND)  # (it exits at once: a hang's bound)
         assert child.proc.stdin is not None
         child.proc.stdin.close()
 

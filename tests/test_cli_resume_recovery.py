@@ -39,6 +39,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.node import ENDPOINTS_NOTE, SPEC_NOTE
+from p2p_nertz.testing.said import reap
 
 DEADLINE = 60.0
 # Ann's patience with Bob's silence: it runs from his kill through a first resume and a
@@ -110,8 +111,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
         introduce(spec, ids, [ann, bob])
         for _ in range(3):  # three cards in the lake: Bob has signed and sent a good many events
             json_lines_until(bob, "lake")
-        bob.send_signal(signal.SIGKILL)
-        bob.communicate()
+        reap(bob, "Bob's node")
         # With Ann stopped, the resume can only wait: a SIGTERM then signs nothing.
         ann.send_signal(signal.SIGSTOP)
         # Cut Bob's log inside the last event he had sent that Ann holds (killed between the

@@ -27,6 +27,7 @@ from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
+from p2p_nertz.testing.said import reap
 
 DEADLINE = 60.0
 NERTZ = [sys.executable, "-m", "cli"]
@@ -61,8 +62,7 @@ def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_val
     ann, bob = procs[:2]
     try:
         json_lines_until(bob, "lake")  # mid-play: the table's shares have opened cards
-        bob.send_signal(signal.SIGKILL)
-        bob.communicate()
+        reap(bob, "Bob's node")
         own = _own_events(logs[1])
         assert any(m.kind.name == "DECK_SHARES" for m in own)  # (the deal was over)
         lost = None

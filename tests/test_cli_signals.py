@@ -23,8 +23,10 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
 from cli_helpers import (
     at_end_of_test,
     foreground,
@@ -34,15 +36,18 @@ from cli_helpers import (
     nertz_process,
     node_game,
 )
+from trio_websocket import open_websocket_url
 
-from cli.args import signal_status
 from cli.keyfile import write_key
+from cli.play import HANDOVER_PAUSED
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
+from p2p_nertz.signals import signal_status
+from p2p_nertz.testing.said import lines, reap
 from tests.test_cli_play import Tty
 
 pytestmark = pytest.mark.timeout(240)
@@ -119,10 +124,18 @@ def _before_nertz(said: str) -> bool:
     return said.startswith("Fatal Python error: init_") or ours is None
 
 
-def _answers(proc: subprocess.Popen[str], signum: int, *, at_once: bool = False) -> str:
-    """Signal ``proc`` and check its answer: the signal's status (or, ``at_once``, its end by
-    the signal itself), no traceback, and nothing of its session left; what it said."""
+def _answers(
+    proc: subprocess.Popen[str],
+    signum: int,
+    *,
+    at_once: bool = False,
+    then: Callable[[], None] = lambda: None,
+) -> str:
+    """Signal ``proc`` (and ``then`` do what follows the signal) and check its answer: the
+    signal's status (or, ``at_once``, its end by the signal itself), no traceback, and nothing
+    of its session left; what it said on stderr."""
     _send(proc.pid, signum)
+    then()
     out, err = proc.communicate(timeout=ENDS_WITHIN)
     if at_once and proc.returncode == 1 and _before_nertz(err):
         pass
@@ -137,13 +150,17 @@ def _answers(proc: subprocess.Popen[str], signum: int, *, at_once: bool = False)
     return err
 
 
-def _line_with(proc: subprocess.Popen[str], test: Callable[[str], bool], what: str) -> str:
-    """Read ``proc``'s stdout up to the first line ``test`` takes (failing at its end)."""
-    assert proc.stdout is not None
-    for line in proc.stdout:
+def _line_with(
+    proc: subprocess.Popen[str], test: Callable[[str], bool], what: str, *, stderr: bool = False
+) -> str:
+    """Read ``proc``'s stdout (its stderr with ``stderr``) up to the first line ``test`` takes,
+    each wait bounded (:func:`~p2p_nertz.testing.said.lines`); failing at its end."""
+    for line in lines(proc, what, ENDS_WITHIN, stderr=stderr):
         if test(line):
             return line
-    raise AssertionError(f"it ended before {what}: {proc.communicate()[1][-1500:]}")
+    other = proc.stdout if stderr else proc.stderr
+    end = "" if other is None else proc.communicate(timeout=ENDS_WITHIN)[int(not stderr)]
+    raise AssertionError(f"it ended before {what}: {end[-1500:]}")
 
 
 def _event(name: str) -> Callable[[str], bool]:
@@ -230,9 +247,7 @@ def test_a_node_in_play_answers_a_signal_with_a_leave(tmp_path: Path, signum: in
         assert _sent(logs[0])[-1] is Kind.LEAVE
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.communicate()
+            reap(proc)
 
 
 # -- nertz host, join, bot ---------------------------------------------------------------------
@@ -411,3 +426,95 @@ def test_the_web_table_answers_a_signal_alike_at_once_and_serving(
             "lobby": "play: left the lobby",
         }
         assert err.splitlines()[-1] == f"nertz {said[command]} on signal {signum}", err[-600:]
+
+
+# -- the hand-over from the lobby to the table -----------------------------------------------------
+
+
+async def _start_from_the_page(url: str) -> None:
+    """On the lobby's page (its live connection, as the page's script opens it): create a
+    table, add a bot, and start the game once it is ready."""
+    host = url.split("/")[2]
+    origin = [("Origin", f"http://{host}")]
+    async with open_websocket_url(
+        url.replace("http://", "ws://") + "ws", extra_headers=origin
+    ) as ws:
+
+        async def until(test: Callable[[dict[str, Any]], bool]) -> None:
+            while not test(view := json.loads(await ws.get_message())):
+                assert view.get("type") in ("lobby", None), view  # (an error: said)
+
+        async def pick(**choice: object) -> None:
+            await ws.send_message(json.dumps({"type": "lobby", **choice}))
+
+        with trio.fail_after(ENDS_WITHIN):
+            await pick(do="create")
+            await until(lambda view: view.get("table") is not None)
+            await pick(do="bot", strategy="greedy", speed=5)
+            await until(lambda view: bool((view.get("table") or {}).get("can_start")))
+            await pick(do="start")
+
+
+def _went_on(paused: Path) -> Callable[[], None]:
+    """What lets ``nertz play`` go on from the hand-over (``NERTZ_HANDOVER_PAUSE``)."""
+    return lambda: paused.write_text("go on")
+
+
+def _after_the_hand_over(said: str, signum: int) -> None:
+    """The one line a signal at the hand-over ends ``nertz play`` with: the table's (it read
+    the signal first, before its node started, or once it had: then a leave), never trio's
+    KeyboardInterrupt ("interrupted") nor a traceback."""
+    last = said.strip().splitlines()[-1]
+    ends = ("nertz play: stopped before the game started",
+            f"nertz play: left the game on signal {signum}")  # fmt: skip
+    assert last.endswith(ends), said[-1500:]
+    assert "Traceback" not in said and "interrupted" not in said, said[-1500:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", SIGNALS, ids=SIGNAL_IDS)
+def test_the_web_lobby_answers_a_signal_at_the_hand_over_to_the_table(
+    tmp_path: Path, signum: int
+) -> None:
+    """``nertz play --web``'s lobby hands its page over to the table: a signal between the two
+    (the process held there, ``NERTZ_HANDOVER_PAUSE``, until the test has sent it) waits in
+    the one receiver held across the hand-over and the table answers it (session 37's gap:
+    no receiver there, trio's KeyboardInterrupt raised into whichever task ran)."""
+    make_key(tmp_path / "key")
+    go_on = tmp_path / "go-on"
+    argv = ["play", "--name", "Ann", "--key", str(tmp_path / "key"), "--log-dir",
+            str(tmp_path / "logs"), "--web", "--no-open", "--web-bind", "127.0.0.1:0"]  # fmt: skip
+    env = dict(os.environ, NERTZ_HOME=str(tmp_path), NERTZ_HANDOVER_PAUSE=str(go_on))
+    proc = _start(argv, signum, tmp_path, env=env)
+    url = _line_with(proc, lambda line: "http://127.0.0.1:" in line, "its page's address")
+    trio.run(_start_from_the_page, url.strip())
+    _line_with(proc, lambda line: line.startswith(HANDOVER_PAUSED), "the hand-over", stderr=True)
+    _after_the_hand_over(_answers(proc, signum, then=_went_on(go_on)), signum)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", SIGNALS, ids=SIGNAL_IDS)
+def test_the_terminal_lobby_answers_a_signal_at_the_hand_over_to_the_table(
+    tmp_path: Path, signum: int
+) -> None:
+    """The same at the terminal: ``nertz play``'s lobby screen, its table created, a bot
+    added, started; the signal sent while the process is held between lobby and table."""
+    make_key(tmp_path / "key")
+    go_on = tmp_path / "go-on"
+    env = dict(os.environ, NERTZ_HOME=str(tmp_path), NERTZ_HANDOVER_PAUSE=str(go_on))
+    argv = ["play", "--name", "Ann", "--key", str(tmp_path / "key"), "--log-dir",
+            str(tmp_path / "logs")]  # fmt: skip
+    tty = Tty(argv, env=env)
+    tty.wait("c creates a table here")
+    tty.send("c")
+    tty.wait("your table at 127.0.0.1:")
+    tty.send("b")
+    tty.wait("add a bot:")
+    tty.send("\r")
+    tty.wait("everybody is ready: s starts")
+    tty.send("s")
+    tty.wait(lambda text: HANDOVER_PAUSED.encode() in tty.raw)
+    tty.child.kill(signum)
+    _went_on(go_on)()
+    assert tty.finish(ENDS_WITHIN) == signal_status(signum), tty.raw[-600:]
+    _after_the_hand_over(_said(tty), signum)

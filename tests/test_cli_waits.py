@@ -21,7 +21,7 @@ from p2p_nertz.lobby.messages import Seat, TableView
 from p2p_nertz.lobby.state import waiting_for
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.rules import Rules
-from p2p_nertz.testing.said import lines
+from p2p_nertz.testing.said import lines, reap
 from p2p_nertz.ui import Context, KeyState, Leave, press
 from p2p_nertz.ui.lobby import AtTable, LobbyView, SeatLine, render_lobby
 from tests.cli_helpers import foreground, make_key
@@ -102,8 +102,7 @@ def test_host_json_table_lines_say_what_the_table_waits_for(tmp_path: Path) -> N
         try:
             host.communicate(timeout=30)
         except subprocess.TimeoutExpired:
-            host.kill()
-            host.communicate()
+            reap(host, "the host")
     assert waits[0] == "waiting for 1 more seat and bot1 to be ready", waits
     assert waits[-1] == "waiting for 1 more seat", waits
 

@@ -19,7 +19,7 @@ from cli_helpers import FORKSERVER_ENV, cli_run, descendants, make_key, nertz, n
 
 from cli.main import build_parser
 from cli.play import bots_game
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import first_line, reap
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -208,9 +208,7 @@ def test_forkserver_process_is_signalled_polled_and_waited_for_itself(tmp_path: 
         assert proc.returncode == -signal.SIGKILL
         assert proc.poll() == -signal.SIGKILL
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        reap(proc)
 
 
 def test_forkserver_cli_run_answers_as_subprocess_run() -> None:

@@ -31,6 +31,9 @@ from pathlib import Path
 import pytest
 from cli_helpers import held_udp_port, json_lines_until, lobby_where, make_key, stop_all
 
+from p2p_nertz.testing.said import READY_BOUND, reap
+from p2p_nertz.testing.stalls import describe
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(120),
@@ -68,10 +71,15 @@ def _port_of(address: str) -> tuple[str, int]:
     return ip, int(port, 16)
 
 
-def _wait_for(what: Callable[[], bool], proc: subprocess.Popen[str]) -> None:
-    """Until ``what()`` (bounded by the test's timeout), failing if ``proc`` ends first."""
+def _wait_for(
+    what: Callable[[], bool], proc: subprocess.Popen[str], bound: float = READY_BOUND
+) -> None:
+    """Until ``what()``, within ``bound`` s (a hang's bound: then what ``proc`` is doing),
+    failing if ``proc`` ends first (with what it said)."""
+    deadline = time.monotonic() + bound
     while not what():
-        assert proc.poll() is None, proc.communicate()
+        assert proc.poll() is None, reap(proc)
+        assert time.monotonic() < deadline, f"not within {bound:g} s\n{describe(proc.pid)}"
         time.sleep(0.02)  # (polling a condition of the kernel's, not standing in for one)
 
 

@@ -34,6 +34,7 @@ from p2p_nertz.lobby.messages import Hello, TableView, decode, encode
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.lobby import LINK_IDLE
+from p2p_nertz.testing.said import lines
 
 pytestmark = [
     pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP/SIGCONT (POSIX)"),
@@ -146,7 +147,8 @@ def test_a_frame_whose_rest_never_comes_is_dropped_in_one_line(tmp_path: Path) -
             os.kill(host.pid, signal.SIGCONT)
         assert host.stderr is not None
         deadline = time.monotonic() + HANG
-        for line in host.stderr:  # (its log: the drop is said at once, the first of its kind)
+        # (its log: the drop is said at once, the first of its kind)
+        for line in lines(host, "the host", HANG, stderr=True):
             if "cut frame" in line:
                 assert f"{len(wire) // 2} bytes into a frame" in line, line
                 break

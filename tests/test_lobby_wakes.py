@@ -24,7 +24,7 @@ import pytest
 from stranger_helpers import assert_seated_and_lived, flood_the_lobby_then_reset, seat_a_guest
 
 from p2p_nertz.lobby.framing import frame
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import first_line, reap
 
 pytestmark = [
     pytest.mark.slow,
@@ -86,8 +86,6 @@ def test_lobby_host_stopped_with_a_flood_then_reset_wakes_and_seats_a_guest() ->
             os.kill(host.pid, signal.SIGCONT)
         session, refused, out, err = seat_a_guest(host, endpoint, b"test-lobby-wakes", 30.0)
     finally:
-        if host.poll() is None:
-            host.kill()
-            host.communicate()
+        reap(host, "the host")
     assert sent > 0
     assert_seated_and_lived(host, session, refused, out, err)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from p2p_nertz.testing.netns import Lab, unavailable
-from p2p_nertz.testing.said import NeverSaid, Said, first_line, lines
+from p2p_nertz.testing.said import NeverSaid, Said, first_line, lines, reap
 from p2p_nertz.testing.stalls import describe, py_spy
 
 _NO_LAB = unavailable()
@@ -228,6 +229,62 @@ def test_lines_reads_on_until_the_end_and_a_process_silent_past_the_bound_is_des
     with pytest.raises(NeverSaid, match=r"the leader said nothing more"):
         list(lines(leader, "the leader", 0.5))
     leader.communicate()
+
+
+def test_reap_kills_reads_to_the_end_and_reaps_and_says_when_a_child_holds_the_pipes() -> None:
+    pipe = subprocess.PIPE
+    talker = subprocess.Popen(
+        [sys.executable, "-c", "import sys; print('a', flush=True); input()"],
+        stdin=pipe, stdout=pipe, stderr=pipe, text=True,
+    )  # fmt: skip
+    assert first_line(talker, "the talker") == "a"  # (alive, reading its input for good)
+    assert reap(talker, "the talker") == ("", "")
+    assert talker.returncode == -9
+    # Its group is ended with it where it leads one: the child holding the pipe too.
+    code = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'input()']); input()"
+    leader = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=pipe, stdout=pipe, text=True, start_new_session=True
+    )
+    assert reap(leader, "the leader")[0] == ""
+    # A child of its own session holds the pipe on: said after the bound, never waited for.
+    code = (
+        "import subprocess, sys; c = subprocess.Popen([sys.executable, '-c',"
+        " 'import time; time.sleep(600)'], start_new_session=True); print(c.pid, flush=True);"
+        " input()"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdin=pipe, stdout=pipe, text=True)
+    child = int(first_line(parent, "the parent"))
+    try:
+        with pytest.raises(NeverSaid, match=r"the parent: its output did not end within 0.5 s"):
+            reap(parent, "the parent", 0.5)
+        assert parent.returncode == -9 and parent.stdout is not None and parent.stdout.closed
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
+def test_json_lines_until_is_bounded_and_says_what_was_said() -> None:
+    from tests.cli_helpers import json_lines_until
+
+    code = "import json; print(json.dumps({'event': 'a'}), flush=True); print('b'); input()"
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=pipe, stdout=pipe, text=True, start_new_session=True
+    )
+    try:
+        with pytest.raises(NeverSaid, match=r"no 'done' line within 0.5 s") as e:
+            json_lines_until(proc, "done", bound=0.5)  # (it never will: reads its input)
+        assert """'{"event": "a"}'""" in str(e.value) and "'b'" in str(e.value)
+        assert f"process {proc.pid}: " in str(e.value)  # (what it was doing)
+        assert proc.wait(600) < 0  # (killed, once described)
+    finally:
+        reap(proc)
+    ended = subprocess.Popen(
+        [sys.executable, "-c", "import json; print(json.dumps({'event': 'a'}))"],
+        stdout=pipe, text=True,
+    )  # fmt: skip
+    with pytest.raises(AssertionError, match=r"no 'done' line before the end"):
+        json_lines_until(ended, "done")
+    reap(ended)
 
 
 def test_said_refuses_a_process_whose_output_is_not_a_pipe() -> None:

@@ -39,6 +39,7 @@ seats a guest after both.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import select
@@ -64,7 +65,7 @@ from stranger_helpers import (
 
 from p2p_nertz.lobby.framing import frame
 from p2p_nertz.runtime.inbatch import small_batch_available
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import first_line, reap
 
 pytestmark = [
     pytest.mark.slow,
@@ -162,9 +163,7 @@ def test_a_busy_nodes_mesh_router_survives_a_strangers_flood_of_pings_and_reset(
         zmtp_stranger_floods_and_resets(endpoint)  # (it met the node's greeting: it connected)
         out, err = node.communicate("\n", timeout=60)  # the node reads again
     finally:
-        if node.poll() is None:
-            node.kill()
-            node.communicate()
+        reap(node, "the node")
     assert node.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
     assert int(out.split()[-1]) == 0  # no key: not one of its messages reached the node
     assert "Traceback" not in err
@@ -229,9 +228,7 @@ def _member_attacks(script: str, member: Any, target: Any) -> str:
         sent = member_floods_and_resets(endpoint, member, target)
         out, err = victim.communicate("\n", timeout=60)  # it reads again
     finally:
-        if victim.poll() is None:
-            victim.kill()
-            victim.communicate()
+        reap(victim, "the victim")
     assert sent > 0
     assert victim.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
     assert "Traceback" not in err
@@ -288,9 +285,7 @@ def test_a_busy_lobby_host_survives_a_strangers_flood_of_pings_and_reset_and_sea
         host.stdin.flush()
         session, refused, out, err = seat_a_guest(host, endpoint, b"test-stranger-abort", 10.0)
     finally:
-        if host.poll() is None:
-            host.kill()
-            host.communicate()
+        reap(host, "the host")
     assert sent > 0
     assert_seated_and_lived(host, session, refused, out, err)
 
@@ -348,9 +343,7 @@ def test_a_busy_spectators_port_survives_strangers_and_still_takes_a_members_pus
             sock.close(linger=0)
     finally:
         ctx.destroy(linger=0)
-        if spectator.poll() is None:
-            spectator.kill()
-            spectator.communicate()
+        reap(spectator, "the spectator")
     assert spectator.returncode == 0, err  # libzmq's abort: -SIGABRT and its assertion
     read, refused = out.splitlines()[-2:]
     assert read.split() == [b"an event of Ann's".hex()]  # the member's, nothing else

@@ -34,7 +34,7 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.guard import TWIN_AFTER_ENV
 from p2p_nertz.runtime.nodelog import read_session
 from p2p_nertz.runtime.playerlock import SCOPE_ENV
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import first_line, reap
 
 NERTZ = [sys.executable, "-m", "cli"]
 #: Timers a node killed and started again keeps within on a loaded machine (nobody is voted
@@ -92,8 +92,7 @@ def test_a_key_in_two_live_processes_is_said_once_and_a_restart_is_not(
     bob_end = _endpoint(logs[0], bob_seat)
     # Bob's node killed (its connections end with it) and started again: his key, his log,
     # his endpoint, as a person starts it again on the same machine.
-    procs[1].kill()
-    procs[1].communicate()
+    reap(procs[1], "Bob's node")
     again = subprocess.Popen(
         [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
          "--bind", bob_end, "--peers-on-stdin", "--log", str(logs[1]), "--json", *SLOW],
@@ -121,9 +120,8 @@ def test_a_key_in_two_live_processes_is_said_once_and_a_restart_is_not(
     # Bob heard Ann's key from both (the first Ann plays on): said once, naming her.
     said = _until(bobs, TWICE)
     assert f"Ann{TWICE}: it may be in use on another machine" in said[-1], said
-    for proc in (procs[0], again):  # (the game would go on for minutes at this pace)
-        proc.kill()
-    _, ann_err = procs[0].communicate()
+    again.kill()  # (the game would go on for minutes at this pace)
+    _, ann_err = reap(procs[0], "Ann's node")
     rest = []
     while (line := bobs.get(timeout=BOUND)) is not None:
         rest.append(line)

@@ -27,7 +27,7 @@ from cli_helpers import cli_popen
 from helpers_rules import table_from
 
 from p2p_nertz.rules import Rules
-from p2p_nertz.testing.said import lines
+from p2p_nertz.testing.said import lines, reap
 from p2p_nertz.ui import TableView
 from p2p_nertz.ui.refusals import CATCHING_UP, CAUGHT_UP
 from p2p_nertz.web.model import view_json
@@ -231,7 +231,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             if proc is not None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate()
+                reap(proc)
 
 
 def _freeze_child(parent: int, log: Path) -> int | None:

@@ -4,6 +4,7 @@ a played game, then the real command on the golden logs in headless chromium."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import signal
 import subprocess
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from p2p_nertz.testing.said import first_line
+from p2p_nertz.testing.said import first_line, reap
 from p2p_nertz.web.model import card_json
 from p2p_nertz.web.replay import ReplayStepper
 from tests.cli_helpers import background, foreground, interrupted_by_sigterm
@@ -191,8 +192,6 @@ def _interrupt(proc: subprocess.Popen[str]) -> None:
     cleanup after a failure must not hide the failure behind a second one)."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):  # (then killed, below)
             proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    proc.communicate()
+    reap(proc, "nertz replay --web")

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from p2p_nertz.testing.said import lines
+from p2p_nertz.testing.said import lines, reap
 from tests.cli_helpers import cli_popen
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -231,8 +231,7 @@ class WebGame:
         try:
             out, err = self.proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            out, err = self.proc.communicate()
+            out, err = reap(self.proc, "the web game")
         return self.proc.returncode, "".join(self.lines) + out, err
 
 

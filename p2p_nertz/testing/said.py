@@ -17,6 +17,10 @@ wrong (session 37):
   raises :class:`NeverSaid` with what it did say and what it is doing (:mod:`.stalls`).
   :func:`first_line` waits for a first line with the same bound, leaving the pipe to the
   caller, and :func:`lines` reads a process's lines as they come, each wait bounded.
+- **A killed process's pipes read to their end.** ``proc.kill(); proc.communicate()`` waits
+  for good while a process it started lives on with its pipes (session 38's sweep of the
+  tests' waits): :func:`reap` kills it and its process group, and reads what is left within
+  a bound.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from typing import IO, Any, Final
 
 from p2p_nertz.testing.stalls import describe
 
-__all__ = ["READY_BOUND", "NeverSaid", "Said", "first_line", "lines", "say"]
+__all__ = ["READY_BOUND", "NeverSaid", "Said", "first_line", "lines", "reap", "say"]
 
 #: How long a process may take to say it is ready (its first line, ``bound``, ``up``): a hang's
 #: bound, never a timing assertion (session 37: a Python's start in a lab took up to 12 s at
@@ -234,6 +238,34 @@ def lines(
         if not line:
             return
         yield line.decode(errors="replace") if isinstance(line, bytes) else str(line)
+
+
+def reap(
+    proc: subprocess.Popen[Any], name: str = "the process", bound: float = READY_BOUND
+) -> tuple[Any, Any]:
+    """Kill ``proc`` if it still runs (its process group with it where it leads one:
+    ``start_new_session``), read its pipes to their end and reap it, within ``bound`` s (a
+    hang's bound): what it said on stdout and stderr (``None`` for one not piped).
+
+    Raises:
+        NeverSaid: its pipes were still open ``bound`` s on (a process it started, outside its
+            group, holds them): they are closed, and it is reaped.
+    """
+    with contextlib.suppress(OSError):
+        if proc.poll() is None and os.getpgid(proc.pid) == proc.pid:
+            os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.kill()
+    try:
+        return proc.communicate(timeout=bound)
+    except subprocess.TimeoutExpired:
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    pipe.close()
+        proc.wait()  # (killed: it ends; its pipes were what stayed open)
+        text = f"{name}: its output did not end within {bound:g} s of its kill (a process it"
+        raise NeverSaid(text + " started holds its pipes)", proc) from None
 
 
 def _stderr_end(proc: subprocess.Popen[Any], bound: float = 10.0) -> str:

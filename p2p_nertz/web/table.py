@@ -8,6 +8,14 @@ controller, and what the controller asks of the node is carried out here.
 
 Each view also carries what the page says if its peer stops answering without a last word
 (killed, crashed): :func:`unanswered`, how to take the game up again from the node's log.
+
+SIGINT and SIGTERM are taken before the page is served, so before its address is said: a
+Ctrl-C once a person (or a script) has the address leaves the game, and is never trio's
+KeyboardInterrupt raised into whichever task runs then (session 37: at load 20 half of such
+Ctrl-Cs said "interrupted", one ended on a trio internal error). One that comes before the
+table's tasks start waits in the receiver; so does one that comes between the lobby and the
+table, whose receiver is the lobby's, held across the hand-over (session 38). Each is said as
+it was sent (:mod:`p2p_nertz.signals`).
 """
 
 from __future__ import annotations
@@ -16,9 +24,8 @@ import contextlib
 import functools
 import json
 import shlex
-import signal
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +37,7 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import GameState
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.runtime.table import TableRunner
+from p2p_nertz.signals import STOPPING, Signals, receiver_or_none
 from p2p_nertz.ui import TableView
 from p2p_nertz.ui.controller import TableController
 from p2p_nertz.web.model import TABLE_ACTIONS, Drop, KeyPress, PageAction, view_json
@@ -121,7 +129,7 @@ async def run_web_table(
     port: int = 0,
     on_url: Callable[[str], None],
     symbols: bool = True,
-    signals: bool = True,
+    signals: bool | Signals = True,
     hint: str | None = None,
     app: WebApp | None = None,
     token: str | None = None,
@@ -139,7 +147,8 @@ async def run_web_table(
         port: its port (0: a free one).
         on_url: told the page's URL once it is served (print it, open a browser).
         symbols: suit symbols in the words (the cards are drawn either way).
-        signals: leave on SIGINT/SIGTERM (only possible on the main thread).
+        signals: leave on SIGINT/SIGTERM (the main thread's); or the receiver the caller holds
+            across a hand-over (the lobby's: :func:`p2p_nertz.signals.open_signals`).
         hint: a first announcement.
         app: a page server already serving (the lobby's, :mod:`p2p_nertz.web.terminal`): the
             table takes it over, on the same URL (``on_url`` is not called).
@@ -152,20 +161,19 @@ async def run_web_table(
     Raises:
         NertzError: the page cannot be served on ``host:port``.
     """
-    spec = node.spec
     feed = ViewFeed() if app is None else app.feed
     final = functools.partial(_final, node)
     front = WebFront(feed, symbols=symbols, final=final, log=node.log_path)
     table = TableController(
-        tuple(m.name for m in spec.members),
-        spec.seat_of(node.identity.peer_id),
+        tuple(m.name for m in node.spec.members),
+        node.spec.seat_of(node.identity.peer_id),
         front,
         symbols=symbols,
         hint=hint,
     )
     runner = _Runner(node, table, front)
     node.add_listener(runner.on_notice)
-    with _signals(signals) as received:  # (before the page's address is said: _signals)
+    with receiver_or_none(signals) as received:  # (before the address is said: see top)
         async with trio.open_nursery() as server:
             if app is None:
                 page = Page() if token is None else Page(token=token)
@@ -192,20 +200,6 @@ async def run_web_table(
         with contextlib.suppress(RuntimeError):
             outcome.peer = node.peer
     return outcome
-
-
-def _signals(signals: bool) -> contextlib.AbstractContextManager[AsyncIterator[int] | None]:
-    """SIGINT and SIGTERM, received (``signals``: the main thread's; else ``None``).
-
-    Taken before the page is served, so before its address is said: a Ctrl-C once a person
-    (or a script) has the address leaves the game, and is never trio's KeyboardInterrupt
-    raised into whichever task runs then (session 37: at load 20 half of such Ctrl-Cs said
-    "interrupted", one ended on a trio internal error). One that comes before the table's
-    tasks start waits in the receiver for :meth:`_Runner.watch_signals`.
-    """
-    if not signals:
-        return contextlib.nullcontext()
-    return trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
 
 
 def _final(node: PeerNode) -> GameState | None:
@@ -258,7 +252,11 @@ class _Runner(TableRunner):
         await self.node.started.wait()  # (not started yet: nothing to sign)
         await self.release(1)
 
-    async def watch_signals(self, received: AsyncIterator[int]) -> None:
+    async def watch_signals(self, received: Signals) -> None:
+        """Leave at a SIGINT or SIGTERM, said as sent (:func:`p2p_nertz.signals.as_sent`: a
+        SIGTERM ``nertz`` raised as a Ctrl-C is a SIGTERM); others a held receiver takes
+        (the terminal's resizes, the lobby's) mean nothing to a page."""
         async for signum in received:
-            await self.carry_out(self.table.signal_received(signum))
-            self.wake.set()
+            if signum in STOPPING:
+                await self.carry_out(self.table.signal_received(signum))
+                self.wake.set()
