@@ -39,7 +39,6 @@ seats a guest after both.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import select
