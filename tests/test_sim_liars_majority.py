@@ -32,8 +32,8 @@ def test_liars_majority_is_a_strict_majority_of_the_table(
 
 
 def test_two_liars_of_three_the_honest_member_gets_what_it_is_owed() -> None:
-    # Seed 19: seats 0 and 2 lie (claim_after_leave after a readmission); both leave, one
-    # below the other's vote in the union.
+    # Seed 19: seats 0 and 2 lie (claim_after_leave after a readmission); both leave, and
+    # the union drops one of them below its leave (a second fixed point of the caps).
     config, liars = game(
         19, players=(3, 4), two=True, lies=(Lie("claim_after_leave"),), back="readmit"
     )

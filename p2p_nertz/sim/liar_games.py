@@ -272,13 +272,13 @@ def liars_majority(players: int, cheaters: frozenset[int]) -> bool:
     prove the audit proves. Not promised: an end (:func:`judge_liars`), nor that the audit of
     every log, the liars' with the rest, reaches the honest member's state
     (:data:`~p2p_nertz.sim.invariants.UNION_AGREEMENT`): the liars' logs hold what they
-    signed and never sent it, or sent it after they announced otherwise, and the union
-    decides (two-liar ``claim_after_leave`` seeds 19, 23, 76, 156, 161, 164, 171 and 197 at
-    three players, session 38: one liar's leave, which the honest member made final once
-    both liars were heard holding it, undone in the union by the other liar's vote counting
-    below it, the honest member winning alone by its view and sharing the win with that
-    liar by the union's). At half the table (two of four) the union's agreement is still
-    checked: it holds there."""
+    signed, and the union decides (two-liar ``claim_after_leave`` seeds 19, 23, 76, 156,
+    161, 164, 171 and 197 at three players, session 38: both liars leave; the union drops
+    one below its leave on the two votes against it, which its own votes, signed while cut
+    off, cap the other way, a second fixed point of the caps that the honest member's folds
+    do not take; the honest member winning alone by its view and sharing the win with that
+    liar by the union's; docs/protocol.md §13). At half the table (two of four) the union's
+    agreement is still checked: it holds there."""
     return 2 * len(cheaters) > players
 
 
