@@ -25,10 +25,25 @@ from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import Phase, leave_pending
 from p2p_nertz.words import counted
 
 _EVENTS = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
+
+#: What a node, the table and ``nertz resume`` say of our own leave not final yet
+#: (:func:`pending_leave`, §9.3).
+LEAVE_PENDING = (
+    "provisional: you left, and the others have not been heard holding your leave; a vote to "
+    "drop you that one of them signed without it may still undo it (you would then forfeit "
+    "the round, not the game). Every log together decides (nertz audit)."
+)
+
+
+def pending_leave(peer: Peer) -> bool:
+    """Whether ``peer``'s own ``leave`` is held and not final yet, so that what it decided
+    (the game's end at two players, its forfeit) is provisional
+    (:func:`~p2p_nertz.protocol.state.leave_pending`, docs/protocol.md §9.3)."""
+    return leave_pending(peer.final, peer.tentative, peer.seat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +62,9 @@ class Ended:
     """Whether the game is over on the table (the log's fold)."""
     final: bool
     """Whether the log alone shows the end final (the others' acks of it are rarely logged)."""
+    leave_pending: bool = False
+    """Whether the log alone does not show our leave final (:func:`pending_leave`): what
+    it decided is provisional."""
 
 
 def ended_game(
@@ -85,6 +103,7 @@ def ended_game(
         winners=tuple(result.winners) if result is not None else (),
         over=table.phase is Phase.OVER,
         final=peer.final.phase is Phase.OVER,
+        leave_pending=pending_leave(peer),
     )
 
 
@@ -148,9 +167,11 @@ def say_ended(command: str, path: Path, spec: GameSpec, ended: Ended, *, as_json
             "rounds": ended.rounds,
             "totals": list(ended.totals),
             "winners": list(ended.winners),
+            "provisional": ended.leave_pending,
         }
         print(json.dumps(line), flush=True)
     else:
-        print(f"nertz {command}: {what}; {score}. Nothing was started. Check it: {audit}")
+        said = f"nertz {command}: {what}; {score}. Nothing was started. Check it: {audit}"
+        print(said + (f" ({LEAVE_PENDING})" if ended.leave_pending else ""))
     sys.stdout.flush()
     return status

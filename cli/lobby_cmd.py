@@ -51,7 +51,7 @@ from cli.bots import (
     unnoted_bots_words,
     watch_bots,
 )
-from cli.ended import ended_game, say_ended
+from cli.ended import LEAVE_PENDING, ended_game, pending_leave, say_ended
 from cli.files import make_directory, read_invite_file, refuse_a_spec
 from cli.keyfile import (
     config_home,
@@ -353,6 +353,8 @@ def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
                 print("winner(s): " + ", ".join(names[w] for w in final.game.result.winners))
             if outcome.log is not None:
                 print(f"signed log: {outcome.log}")
+            if pending_leave(outcome.peer):
+                print(LEAVE_PENDING)
             print(f"nertz {command}: you left the game", file=sys.stderr)
             return 0
     return _finish(out, command, outcome.peer, outcome.signal, outcome.gone)

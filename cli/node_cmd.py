@@ -51,7 +51,7 @@ from cli.args import (
     liveness_from,
     say_if_every_interface,
 )
-from cli.ended import read_ended, say_ended
+from cli.ended import LEAVE_PENDING, pending_leave, read_ended, say_ended
 from cli.files import load_game_spec, load_spec  # (re-exported: the one reader of spec files)
 from cli.keyfile import load_identity  # (re-exported: the one reader of key files)
 from p2p_nertz.errors import NertzError
@@ -141,7 +141,11 @@ def final_summary(peer: Peer, gone: TableGone | None = None) -> dict[str, Any]:
         "winners": list(result.winners) if result is not None else [],
         "rounds": len(game.history),
         "digest": final.digest(),
-        "provisional": final.provisional,
+        # An abandon's result the other has not been heard to share (§9.3), or our own leave
+        # not final yet: a vote signed without it may still undo it (§9.3, a leave past the
+        # cut); ``"leave_pending"`` says which.
+        "provisional": final.provisional or pending_leave(peer),
+        "leave_pending": pending_leave(peer),
         # The members this node's final fold holds voted out (seats): a member dropped while
         # it was silent may never hear the game's end (``nertz demo`` says so, not "failed").
         "dropped": sorted(final.dropped),
@@ -321,7 +325,9 @@ def _print_summary(args: argparse.Namespace, spec: GameSpec, summary: dict[str, 
     else:
         print(result_lines(summary, [m.name for m in spec.members]))
         print(f"digest: {summary['digest']}")
-        if summary["provisional"]:
+        if summary["leave_pending"]:
+            print(LEAVE_PENDING)
+        elif summary["provisional"]:
             print(
                 "provisional: the game was abandoned and the other player has not been heard "
                 "from since; it may have seen one round more or less scored. Both logs "

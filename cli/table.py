@@ -23,6 +23,7 @@ from pathlib import Path
 import trio
 
 from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status
+from cli.ended import LEAVE_PENDING, pending_leave
 from cli.terminal import TERMINAL_SIGNALS, Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -220,6 +221,8 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
         print(f"nertz play: left the game on signal {outcome.signal}", file=sys.stderr)
         return signal_status(outcome.signal)
     if outcome.left:
+        if pending_leave(peer):
+            print(LEAVE_PENDING)
         print("nertz play: you left the game", file=sys.stderr)
         return 0
     if outcome.gone is not None:

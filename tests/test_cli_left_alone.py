@@ -11,11 +11,14 @@ The fold's cases (in play, in the deal, after the end, the audit, the words) are
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until, node_game, stop_all
+from cli_helpers import cli_run, json_lines_until, node_game, stop_all
 
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.rules import Rules
@@ -55,3 +58,36 @@ def test_node_left_alone_by_a_leave_ends_the_game_with_its_result(tmp_path: Path
     assert report.valid and report.finished, report.violations
     assert report.state is not None and report.state.left_alone == bea
     assert report.state.abandoned is None and report.winners == (1 - bea,)
+
+
+def test_node_that_leaves_unheard_says_its_leave_provisional(tmp_path: Path) -> None:
+    """Bea leaves while Ann is stopped (SIGSTOP: no ack of the leave can come): Bea's node
+    stops after its grace with the leave held by nobody else, and its last line marks what
+    the leave decided provisional, never the leave's end as final (session 38: a vote or an
+    abandon Ann signs without the leave may undo it, docs/protocol.md §9.3); a resume of
+    Bea's log says the same."""
+    _spec, procs, logs = node_game(
+        tmp_path, ("Ann", "Bea"), Rules(target=None, rounds=1),
+        keys=b"test-cli-leave-unheard", salt=b"leave-unheard",
+        args=lambda n: ("--progress",) if n == 1 else (),
+    )  # fmt: skip
+    try:
+        json_lines_until(procs[1], "lake")
+        procs[0].send_signal(signal.SIGSTOP)
+        procs[1].send_signal(signal.SIGTERM)
+        lines = json_lines_until(procs[1], "final")
+        assert procs[1].wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        procs[0].send_signal(signal.SIGCONT)
+        stop_all(procs)
+    final = lines[-1]
+    assert final["leave_pending"] and final["provisional"] and not final["over"]
+    assert not [x for x in lines if x["event"] == "over"]  # (no end said as final)
+    done = cli_run(
+        [sys.executable, "-m", "cli", "resume", str(logs[1]), "--key", str(tmp_path / "1.key"),
+         "--json"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, timeout=60,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    (line,) = [json.loads(x) for x in done.stdout.splitlines()]
+    assert line["event"] == "ended" and line["left"] and line["provisional"]

@@ -12,16 +12,22 @@ seeds 297 and two-liar 56, ``tests/test_sim_liars_back.py``). Pure tests on a fa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from peer_helpers import PeerNetwork, log_sources
 
 from p2p_nertz.audit import audit
 from p2p_nertz.protocol.envelope import Kind
-from p2p_nertz.protocol.peer import PeerConfig, Send
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.peer import Peer, PeerConfig, Send
+from p2p_nertz.protocol.state import Phase, leave_pending
 from p2p_nertz.rules import Rules
 
 QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
+
+
+def _pending(peer: Peer) -> bool:
+    return leave_pending(peer.final, peer.tentative, peer.seat)
 
 
 def _send(net: PeerNetwork, seat: int, effects: list[object]) -> None:
@@ -30,11 +36,14 @@ def _send(net: PeerNetwork, seat: int, effects: list[object]) -> None:
             net.send(seat, effect)
 
 
-def _cut_off_and_leave(players: int, seed: int) -> tuple[PeerNetwork, int]:
+def _cut_off_and_leave(
+    players: int, seed: int, check: Callable[[PeerNetwork], None] | None = None
+) -> tuple[PeerNetwork, int]:
     """A game of ``players`` in play; the last seat is cut off from everyone and leaves half
     a second later; the others drop it for silence (at two, the other abandons it once it is
     silent for ``drop_after``); the network heals 8 s after the cut. Returns the network once
-    every member still in has ended the game and the leaver holds every event of theirs."""
+    every member still in has ended the game and the leaver holds every event of theirs.
+    ``check``: called at every step from the leave on."""
     net = PeerNetwork(players, seed=seed, rules=Rules(target=None, rounds=2), config=QUICK)
     net.run(lambda n: all(p.final.phase is Phase.PLAY for p in n.peers) and n.now > 3.0)
     out = players - 1
@@ -42,14 +51,25 @@ def _cut_off_and_leave(players: int, seed: int) -> tuple[PeerNetwork, int]:
     cut = net.now
     net.run(lambda n: n.now >= cut + 0.5)
     _send(net, out, net.peers[out].leave(net.now))
+
+    def after(at: float) -> Callable[[PeerNetwork], bool]:
+        def reached(n: PeerNetwork) -> bool:
+            if check is not None:
+                check(n)
+            return n.now >= at
+
+        return reached
+
     if players == 2:
-        net.run(lambda n: n.now >= cut + QUICK.drop_after + 0.5)
+        net.run(after(cut + QUICK.drop_after + 0.5))
         _send(net, 0, net.peers[0].abandon(net.now))
-    net.run(lambda n: n.now >= cut + 8.0)
+    net.run(after(cut + 8.0))
     net.blocked = frozenset()
     stayed = net.peers[:out]
 
     def settled(n: PeerNetwork) -> bool:
+        if check is not None:
+            check(n)
         done = all(p.final.phase is Phase.OVER for p in stayed)
         return done and all(
             len(n.peers[out].events(q)) == len(n.peers[q].events(q)) for q in range(out)
@@ -81,3 +101,73 @@ def test_leave_past_the_cut_the_audit_reaches_the_game_of_the_members_still_in(
     # Every peer's own view too, the leaver's among them: it learned the drop from the votes.
     assert report.valid, report.violations
     assert net.peers[out].final.dropped[out] == cut and out not in net.peers[out].final.roster.left
+
+
+@pytest.mark.parametrize(
+    ("players", "seed"), [(2, 0), (2, 1), (3, 0), (3, 1), (4, 0), (4, 1), (5, 0)]
+)
+def test_leave_past_the_cut_the_leaver_never_makes_final_what_the_others_cut(
+    players: int, seed: int
+) -> None:
+    """The leaver's own final fold never takes its leave, nor its events before it past the
+    votes' count, while it holds its feed and not the votes (or the abandon) that cut it
+    there: it ends the game the others end (session 38; docs/protocol.md §7.4, §9.3 *A leave
+    past the cut*). On main, at two players (seed 0) its final fold read the leave first and
+    kept the leave's end once it held the abandon (the leaver forfeiting the game, where the
+    one left had a tie shared); at four (seed 1) it made its own claims past the cut final
+    and refused the others' moves on the lake they kept, round 1 never over for it."""
+    out = players - 1
+    pending: set[bool] = set()
+
+    def leaver_final_keeps_only_what_the_others_keep(n: PeerNetwork) -> None:
+        final = n.peers[out].final
+        assert out not in final.roster.left and final.left_alone is None, n.now
+        assert not final.violations, final.violations[:3]
+        pending.add(_pending(n.peers[out]))  # (its view of its leave: provisional)
+
+    net, _ = _cut_off_and_leave(players, seed, leaver_final_keeps_only_what_the_others_keep)
+    stayed = [p.final for p in net.peers[:out]]
+    net.run(lambda n: n.peers[out].final.phase is Phase.OVER, within=200.0)
+    leaver = net.peers[out].final
+    (digest,) = {f.digest() for f in stayed}
+    assert leaver.digest() == digest
+    assert leaver.game.result == stayed[0].game.result
+    assert leaver.dropped[out] == stayed[0].dropped[out]
+    # Its leave was provisional while held alone, and is no longer once undone.
+    assert pending == {True, False} and not _pending(net.peers[out])
+    assert not net.peers[out].provisional
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+@pytest.mark.parametrize("heal", [0.6, 2.0])
+def test_leave_while_cut_off_shorter_than_a_drop_stands_and_the_leaver_sees_it_final(
+    players: int, heal: float
+) -> None:
+    """A leave signed while cut off for less than ``drop_after`` (under ``suspect_after``,
+    and past it): nobody votes, the leave stands in every fold, and the leaver's own final
+    fold takes it once the others are heard holding it, never before, nor never (the bound
+    on a leave not final yet waits for their cover, session 38)."""
+    net = PeerNetwork(players, seed=3, rules=Rules(target=None, rounds=2), config=QUICK)
+    net.run(lambda n: all(p.final.phase is Phase.PLAY for p in n.peers) and n.now > 3.0)
+    out = players - 1
+    net.blocked = frozenset(frozenset((out, q)) for q in range(out))
+    cut = net.now
+    net.run(lambda n: n.now >= cut + 0.3)
+    _send(net, out, net.peers[out].leave(net.now))
+    (leave,) = [m for m in net.peers[out].events(out) if m.kind is Kind.LEAVE]
+
+    def unheard_leave_not_final(n: PeerNetwork) -> bool:
+        # Nobody else holds the leave: the leaver's final fold does not take it, and its
+        # view of it is provisional.
+        assert out not in n.peers[out].final.roster.left and _pending(n.peers[out])
+        return n.now >= cut + heal
+
+    net.run(unheard_leave_not_final)
+    net.blocked = frozenset()
+    net.run(lambda n: all(p.final.phase is Phase.OVER for p in n.peers), within=300.0)
+    finals = [p.final for p in net.peers]
+    assert all(f.dropped[out] == leave.seq and out in f.roster.left for f in finals)
+    assert len({f.digest() for f in finals}) == 1
+    assert all(not f.violations for f in finals) and not _pending(net.peers[out])
+    result = finals[0].game.result
+    assert result is not None and out not in result.winners

@@ -49,6 +49,7 @@ __all__ = [
     "event_beat",
     "frozen_claims",
     "held_below",
+    "leaves_unheld",
     "rejoined",
     "released",
     "settle",
@@ -362,6 +363,8 @@ class Finality:
             known=self._known_others() if waits else None,
             uncut=uncut,
         )
+        if tentative.roster.left:
+            stable = min(stable, leaves_unheld(tentative, excluded, final.dropped, self))
         if stable <= self.stable:
             return 0, []
         self.stable = stable
@@ -647,6 +650,50 @@ def settle(
     # Readmitted (held here, not final yet): a member again for everything after it.
     readmitted = {q: at for q, at in tentative.readmitted_at.items() if q not in tentative.dropped}
     return excluded, rejoined(stable, excluded, readmitted, bound)
+
+
+def leaves_unheld(
+    tentative: GameState,
+    excluded: Mapping[int, int],
+    final: Mapping[int, int],
+    finality: Finality,
+) -> int:
+    """The bound that the leaves the held events take, not final yet, put on the stable
+    time: below the first event of a leaver's feed, up to its ``leave``, that a member
+    still in (not ``excluded``) is not known to hold (a leave not final yet: not in the
+    final fold's drops, ``final``), as a pair term of :meth:`bounds`
+    would put it had the leaver not been excluded (``finality``: what each member is
+    known to hold, its :attr:`Finality.held_by`, and the feeds); a time past every event
+    where none.
+
+    A leave is its author's cut only while no vote later in the order drops the author
+    below it (``roster._undo_leaves``: a member cut off, its clock behind, leaves before
+    the votes, or the abandon, that count none of its events from the leave on; then the
+    leave and every event of it past their count never count, §9.2, §9.3 *A leave past
+    the cut*). Such a vote can come only from a member that does not hold the leave; so
+    the leaver's events up to its leave are final only once every member still in is
+    known to hold them, and a vote signed before that is here (a cover is credited only
+    once the announcer's feed is held up to the head it announced). Without this bound,
+    excluded once its leave's time was stable, the leaver's own fold made its leave and
+    its events before it final without the others' votes: at two players the leave's
+    end, where the one left had abandoned it below the leave (another winner); at four,
+    its own claims, refusing the others' moves for good (session 38). An honest voter
+    announces the leaver's feed up to the leave once its final fold has it out there
+    (``membership._announced``), so a standing vote holds nothing back for good; taken
+    as announced, not capped by the voter's vote (:func:`standing_freezes`), for that."""
+    stable = _EVER
+    for q in tentative.roster.left:
+        cut = tentative.dropped.get(q)
+        if q not in excluded or q in final or cut is None:
+            continue  # (in: its pair terms hold its events back already; or final)
+        feed = finality._feeds[q]
+        for r, held in enumerate(finality.held_by):
+            if r in (q, finality.seat) or r in excluded:
+                continue  # (we hold every event we fold)
+            h = held[q]
+            if h < cut and h < len(feed):
+                stable = min(stable, feed[h].lamport - 1)
+    return stable
 
 
 def held_below(

@@ -146,6 +146,7 @@ __all__ = [
     "RoundState",
     "Violation",
     "abandon_partner",
+    "leave_pending",
     "capped",
     "decided_before_lifts",
     "deck_seed",
@@ -812,6 +813,22 @@ def _undealt(
         _end_left_alone(state, seat, notices)
     else:
         _end_unplayable(state, frozenset(deck.members) - {seat}, notices)
+
+
+def leave_pending(final: GameState, tentative: GameState, seat: int) -> bool:
+    """Whether ``seat``'s own ``leave`` is held and not final: the held events have it out
+    by its leave, the final fold not (docs/protocol.md §9.3, *A leave past the cut*).
+
+    Until every member still in is known to hold the leave, a vote (or, of the last two, an
+    abandon) signed without it may still drop the member below it, later in the order: the
+    leave then never counts, the member forfeits the round it was dropped in and not the
+    game, and at two players the game ends as the abandon ends it, not as the leave does
+    (finality waits for that cover: ``Finality.leaves_unheld``). So what the leaver's own
+    table says of its leave (the game's end, at two players: ``left_alone``) is provisional
+    until then (DESIGN.md §6); the node, the table and ``nertz resume`` say so. The one
+    rule they read.
+    """
+    return seat in tentative.roster.left and seat not in final.roster.left
 
 
 def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | NoPartner:

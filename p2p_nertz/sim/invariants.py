@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     from p2p_nertz.protocol.spec import GameSpec
     from p2p_nertz.sim.network import SimResult
 
-__all__ = ["audit_logs", "check", "outcomes", "settled"]
+__all__ = ["UNION_AGREEMENT", "audit_logs", "check", "outcomes", "settled"]
+
+#: The problem :func:`check` reports where the audit of every log reaches another state than
+#: the honest peers that finished (a guarantee a liars' majority cannot be held to:
+#: :func:`p2p_nertz.sim.liar_games.liars_majority`).
+UNION_AGREEMENT = "agreement: an audit of every log reaches another state"
 
 
 def outcomes(result: SimResult) -> set[str]:
@@ -138,7 +143,7 @@ def check(result: SimResult) -> list[str]:
     # (A cheater's own faults are evidence against it, not a fault of the protocol.)
     problems.extend(f"validity: {f}" for f in report.errors if f.seat not in cheaters)
     if finished and report.digest != finished[0][1].final.digest():
-        problems.append("agreement: an audit of every log reaches another state")
+        problems.append(UNION_AGREEMENT)
     return problems
 
 
