@@ -41,7 +41,7 @@ from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
 from p2p_nertz.protocol.finality import rejoined, released
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.roster import Cap
+from p2p_nertz.protocol.roster import Cap, Roster
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import (
     Event,
@@ -441,7 +441,7 @@ class Fold:
             return "abandoned"
         votes = self.state.votes.get(notice.seat, ())
         if any(v.reason is DropReason.EQUIVOCATION for _, v in votes):
-            return "dropped_on_proof"
+            return "dropped" if out_unproven(self.state.roster, notice.seat) else "dropped_on_proof"
         return "dropped"
 
     def _refused(
@@ -699,3 +699,21 @@ def _withdrawn_vote(event: Event, violation: Violation) -> bool:
         event.seat,
         event.seq,
     )
+
+
+def out_unproven(roster: Roster, seat: int) -> bool:
+    """Whether ``seat``'s drop stands without the proof its votes on proof claim: its voters
+    in when it dropped are a strict majority of the roster then (DESIGN.md §6), as for a drop
+    for silence. A vote on proof is a vote to drop all the same; what only proof allows is a
+    drop by fewer (docs/protocol.md §9.2: every member left, less those its voters all voted
+    out). A drop on proof that no log proves, by a majority, is then a drop that stands; the
+    votes no log proves are their voters' lie (``unproven_vote``), not the member's fault
+    (session 38: a liar's vote on a made-up proof against a member crashed for good, beside
+    an honest vote for silence, named the crashed member ``unproven_drop`` and its forfeit
+    ``untraced_forfeit``)."""
+    at = roster.drop_at.get(seat)
+    if at is None:
+        return False
+    before = {q for q, t in roster.drop_at.items() if t < at and q != seat}
+    voters = {voter for voter, _ in roster.votes.get(seat, ()) if voter not in before}
+    return len(voters) >= (roster.seats - len(before)) // 2 + 1

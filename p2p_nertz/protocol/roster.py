@@ -468,9 +468,23 @@ class Roster:
         return _first_lift_cut(self, seat)
 
     def _voted_out_by(self, seat: int, voters: set[int]) -> bool:
-        """Whether every one of ``voters`` has a standing vote against ``seat``."""
-        against = {voter for voter, _ in self.votes.get(seat, ())}
-        return bool(voters) and voters <= against
+        """Whether every one of ``voters`` has a standing vote against ``seat``, and either
+        none of those is on proof or ``voters`` are a strict majority of the current roster.
+
+        A member voted out on proof is not one gone: its vote is what the rule that a drop on
+        proof needs every member left weighs a voter's word by, and a proof is the voter's
+        word to the fold (the vote names a fork; the two signed events are not in it). One
+        voter's votes on proof against every other member excepted each from the other's
+        drop, and dropped them all on its word alone: ``--lie quote_ahead`` told on proof
+        (session 38's ``quote_proof``), three players beside a crash, seed 1, where the
+        honest member dropped itself in its held view, on a chain of made-up ids, and the
+        game never ended. A majority's votes on proof except as before (two cheaters, each
+        proven, at five players: neither votes on the other)."""
+        ballots = [(voter, v) for voter, v in self.votes.get(seat, ()) if voter in voters]
+        if not voters or {voter for voter, _ in ballots} < voters:
+            return False
+        plain = all(v.reason is not DropReason.EQUIVOCATION for _, v in ballots)
+        return plain or len(voters) >= self.majority
 
     def _keep(self, target: int, cut: int, chain: dict[int, bytes]) -> None:
         """Keep the chain of ``target`` that its drop's votes quote, if it reaches the cut."""
