@@ -61,10 +61,10 @@ and made-up ones past them, its frontier naming what it holds: written to be fol
 the member's events it quotes; refused when folded since ``vote_past``'s rule, for counting
 past its frontier, docs/protocol.md §9.2). It is ``vote_past``'s lie, the same draws in the
 same order: session 38 retired its copy of the code, and keeps the name for its own random
-stream (a seed's game is the one its tests and §13 name). Session 38's, beside it: ``quote_proof``
-(``quote_ahead``'s ids, told on proof of a fork just past its count, against the member heard
-last: a vote on proof no log backs, which only the rule that a drop on proof needs every
-member left weighs).
+stream (a seed's game is the one its tests and §13 name). Session 38's, beside it:
+``quote_proof`` (``quote_ahead``'s ids, told on proof of a fork just past its count, against
+the member heard last: a vote on proof no log backs, which only the rule that a drop on
+proof needs every member left weighs).
 
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
@@ -181,8 +181,9 @@ MORE_LIES: tuple[Lie, ...] = (
     Lie.BEAT_HEAD_FORK,
     Lie.VOTE_PAST,
 )
-#: The lie added in session 37: a vote folded before the member's events it quotes
-#: (``tests/test_sim_quote_ahead.py`` tells it; no soak seed draws it).
+#: The lies added in sessions 37 and 38: a vote folded before the member's events it quotes,
+#: for silence and on proof (``tests/test_sim_quote_ahead.py``,
+#: ``tests/test_sim_quote_proof.py``; no soak seed draws them but with ``--lie``).
 QUOTE_LIES: tuple[Lie, ...] = (Lie.QUOTE_AHEAD, Lie.QUOTE_PROOF)
 #: Every lie before session 35, in a fixed order (a seed draws from it: the seeds pinned in
 #: the tests and named in docs/protocol.md §13 read it so).
