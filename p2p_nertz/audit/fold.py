@@ -702,18 +702,20 @@ def _withdrawn_vote(event: Event, violation: Violation) -> bool:
 
 
 def out_unproven(roster: Roster, seat: int) -> bool:
-    """Whether ``seat``'s drop stands without the proof its votes on proof claim: its voters
-    in when it dropped are a strict majority of the roster then (DESIGN.md §6), as for a drop
-    for silence. A vote on proof is a vote to drop all the same; what only proof allows is a
-    drop by fewer (docs/protocol.md §9.2: every member left, less those its voters all voted
-    out). A drop on proof that no log proves, by a majority, is then a drop that stands; the
-    votes no log proves are their voters' lie (``unproven_vote``), not the member's fault
-    (session 38: a liar's vote on a made-up proof against a member crashed for good, beside
-    an honest vote for silence, named the crashed member ``unproven_drop`` and its forfeit
-    ``untraced_forfeit``)."""
+    """Whether ``seat``'s drop on proof stands without the proof its votes claim: its voters
+    in when it dropped are a strict majority of the roster then (DESIGN.md §6), and its votes
+    on proof alone are not, so the drop rests on a vote for another reason too (silence,
+    withholding), as a drop for silence by a majority does. The votes no log proves are then
+    their voters' lie (``unproven_vote``), not the member's fault (session 38: a liar's vote
+    on a made-up proof against a member crashed for good, beside an honest vote for silence,
+    named the crashed member ``unproven_drop`` and its forfeit ``untraced_forfeit``). Where
+    the votes on proof alone make the majority, the drop is theirs, and the member is named
+    wronged (``tests/test_audit_evidence.py``: two of three accusing a member heard)."""
     at = roster.drop_at.get(seat)
     if at is None:
         return False
     before = {q for q, t in roster.drop_at.items() if t < at and q != seat}
-    voters = {voter for voter, _ in roster.votes.get(seat, ()) if voter not in before}
-    return len(voters) >= (roster.seats - len(before)) // 2 + 1
+    ballots = [(voter, v) for voter, v in roster.votes.get(seat, ()) if voter not in before]
+    majority = (roster.seats - len(before)) // 2 + 1
+    on_proof = sum(1 for _, v in ballots if v.reason is DropReason.EQUIVOCATION)
+    return len(ballots) >= majority > on_proof
