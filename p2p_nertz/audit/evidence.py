@@ -13,7 +13,7 @@ from __future__ import annotations
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.delivery import Delivery
 from p2p_nertz.audit.findings import Finding, FindingKind
-from p2p_nertz.audit.fold import Fold
+from p2p_nertz.audit.fold import Fold, out_unproven
 from p2p_nertz.audit.logs import Log
 from p2p_nertz.logfile.format import Record
 from p2p_nertz.protocol.bodies import Drop, DropReason
@@ -116,6 +116,8 @@ class Evidence:
             ]
             if not voters or target in state.left or target in proven:
                 continue
+            if out_unproven(state.roster, target):
+                continue  # (out by a majority all the same: the unproven votes are named)
             found.add(
                 Finding(
                     FindingKind.UNPROVEN_DROP,

@@ -373,7 +373,7 @@ class Roster:
                 for q in range(self.seats)
                 if q != target
                 and q not in self.dropped
-                and (q in voters or not self._voted_out_by(q, voters))
+                and (q in voters or not _voted_out_by(self, q, voters))
             ]
             return vote_cut(ballots) if voters.issuperset(needed) else None
         if plain:  # (the votes alone: no cut to work out without a majority)
@@ -466,11 +466,6 @@ class Roster:
         capped votes then decide otherwise, in the past of what that peer made final
         (docs/protocol.md §9.2, *a withdrawal after the drop*)."""
         return _first_lift_cut(self, seat)
-
-    def _voted_out_by(self, seat: int, voters: set[int]) -> bool:
-        """Whether every one of ``voters`` has a standing vote against ``seat``."""
-        against = {voter for voter, _ in self.votes.get(seat, ())}
-        return bool(voters) and voters <= against
 
     def _keep(self, target: int, cut: int, chain: dict[int, bytes]) -> None:
         """Keep the chain of ``target`` that its drop's votes quote, if it reaches the cut."""
@@ -566,6 +561,27 @@ class Roster:
             self.origin = None
             self.origin = self.copy()
         return back
+
+
+def _voted_out_by(roster: Roster, seat: int, voters: set[int]) -> bool:
+    """Whether every one of ``voters`` has a standing vote against ``seat``, and either
+    none of those is on proof or ``voters`` are a strict majority of the current roster
+    (:meth:`Roster._decided`: such a member is not needed for a drop on proof).
+
+    A member voted out on proof is not one gone: its vote is what the rule that a drop on
+    proof needs every member left weighs a voter's word by, and a proof is the voter's
+    word to the fold (the vote names a fork; the two signed events are not in it). One
+    voter's votes on proof against every other member excepted each from the other's
+    drop, and dropped them all on its word alone: ``--lie quote_proof`` (session 38),
+    three players beside a crash, seed 1, where the honest member dropped itself in its
+    held view, on a chain of made-up ids, and the game never ended. A majority's votes on
+    proof except as before (two cheaters, each proven, at five players: neither votes on
+    the other); so does a vote for silence (soak seed 224)."""
+    ballots = [(voter, v) for voter, v in roster.votes.get(seat, ()) if voter in voters]
+    if not voters or {voter for voter, _ in ballots} < voters:
+        return False
+    plain = all(v.reason is not DropReason.EQUIVOCATION for _, v in ballots)
+    return plain or len(voters) >= roster.majority
 
 
 def _undo_leaves(roster: Roster, lamport: int) -> list[tuple[int, int]]:

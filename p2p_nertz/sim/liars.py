@@ -59,7 +59,12 @@ Session 37's kind (:data:`QUOTE_LIES`, out of both): ``quote_ahead`` (a vote for
 counting 1 to 3 of a member's events past what it holds, its own copies' ids up to there
 and made-up ones past them, its frontier naming what it holds: written to be folded before
 the member's events it quotes; refused when folded since ``vote_past``'s rule, for counting
-past its frontier, docs/protocol.md §9.2).
+past its frontier, docs/protocol.md §9.2). It is ``vote_past``'s lie, the same draws in the
+same order: session 38 retired its copy of the code, and keeps the name for its own random
+stream (a seed's game is the one its tests and §13 name). Session 38's, beside it:
+``quote_proof`` (``quote_ahead``'s ids, told on proof of a fork just past its count, against
+the member heard last: a vote on proof no log backs, which only the rule that a drop on
+proof needs every member left weighs).
 
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
@@ -158,6 +163,8 @@ class Lie(enum.StrEnum):
     # Session 37's (:data:`QUOTE_LIES`; in neither LIES nor MORE_LIES, so that every seed
     # keeps its lie):
     QUOTE_AHEAD = "quote_ahead"
+    # Session 38's (:data:`QUOTE_LIES` too):
+    QUOTE_PROOF = "quote_proof"
 
 
 #: The lies added in session 35 (and ``vote_past``, session 37, last), each a check of the
@@ -174,9 +181,10 @@ MORE_LIES: tuple[Lie, ...] = (
     Lie.BEAT_HEAD_FORK,
     Lie.VOTE_PAST,
 )
-#: The lie added in session 37: a vote folded before the member's events it quotes
-#: (``tests/test_sim_quote_ahead.py`` tells it; no soak seed draws it).
-QUOTE_LIES: tuple[Lie, ...] = (Lie.QUOTE_AHEAD,)
+#: The lies added in sessions 37 and 38: a vote folded before the member's events it quotes,
+#: for silence and on proof (``tests/test_sim_quote_ahead.py``,
+#: ``tests/test_sim_quote_proof.py``; no soak seed draws them but with ``--lie``).
+QUOTE_LIES: tuple[Lie, ...] = (Lie.QUOTE_AHEAD, Lie.QUOTE_PROOF)
 #: Every lie before session 35, in a fixed order (a seed draws from it: the seeds pinned in
 #: the tests and named in docs/protocol.md §13 read it so).
 LIES: tuple[Lie, ...] = tuple(lie for lie in Lie if lie not in (*MORE_LIES, *QUOTE_LIES))
@@ -578,14 +586,18 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
         last = len(peer.events(q)) + 1 + state.rng.below(3)
         ids = tuple(_prefix(state.rng) for _ in range(min(last, VOTE_WINDOW)))
         author.sign(Drop((), q, last, DropReason.SILENT, 0, ids), None)
-    elif lie is Lie.QUOTE_AHEAD and take():
-        # Its copies' own ids up to what it holds (nothing to refuse there), then ids made up
-        # for events the member has not signed yet: the vote is folded before them.
-        q = state.rng.choice([s for s in range(seats) if s != me and s not in final.dropped])
+    elif lie is Lie.QUOTE_PROOF and take():
+        # quote_ahead's ids told on proof of a fork just past its count, against the member
+        # heard last (a proof no log holds: the vote names a fork, not two signed events).
+        alive = [s for s in range(seats) if s != me and s not in final.dropped]
+        if not alive:
+            return
+        q = max(alive, key=lambda s: (peer.events(s)[-1].lamport if peer.events(s) else 0, s))
         held = [m.id[:ID_PREFIX] for m in peer.events(q)]
         last = len(held) + 1 + state.rng.below(3)
         ids = (*held, *(_prefix(state.rng) for _ in range(last - len(held))))
-        author.sign(Drop((), q, last, DropReason.SILENT, 0, ids[-VOTE_WINDOW:]), None)
+        drop = Drop((), q, last, DropReason.EQUIVOCATION, last + 1, ids[-VOTE_WINDOW:])
+        author.sign(drop, None)
     elif lie is Lie.VOTE_TWICE:
         if state.twice is None and take():
             q = state.rng.choice([s for s in range(seats) if s != me and s not in final.dropped])
@@ -602,7 +614,7 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
         # A vote on a member heard, sent as one on a seat past the roster (_wire_lie).
         q = state.rng.choice([s for s in range(seats) if s != me])
         author.sign_vote(q, len(peer.events(q)), DropReason.SILENT, None)
-    elif lie in MORE_LIES and lie not in _BODY | _BEAT:
+    elif (lie in MORE_LIES and lie not in _BODY | _BEAT) or lie is Lie.QUOTE_AHEAD:
         _more(peer, lie, state, take)
     elif lie is Lie.WANT_FLOOD and state.flooded < FLOOD_INPUTS and state.now >= liar.at:
         state.told += state.flooded == 0
@@ -639,8 +651,9 @@ def _more(peer: Peer, lie: Lie, state: _State, take: Callable[[], object]) -> No
         author.sign_vote(q, len(peer.events(q)), DropReason.FLAPPING, None, named)
     elif lie is Lie.WITHDRAW_UNVOTED:
         author.sign(Drop((), q, 0, DropReason.WITHDRAW), None)
-    elif lie is Lie.VOTE_PAST:
+    elif lie in (Lie.VOTE_PAST, Lie.QUOTE_AHEAD):
         # Its own ids up to what it holds (its frontier agrees), made-up ones past it.
+        # (quote_ahead is this lie, drawn on its own stream: session 38 retired its copy.)
         feed = peer.events(q)
         last = len(feed) + 1 + rng.below(3)
         ids = [m.id[:ID_PREFIX] for m in feed] + [_prefix(rng) for _ in range(last - len(feed))]
