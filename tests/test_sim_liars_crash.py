@@ -4,7 +4,8 @@ docs/protocol.md §9.2, *nobody is blamed while a member is silent*, under every
 seat crashed a second after the liar starts, for good or back 0.5, 2, 5 or 10 s later
 (``tests/test_sim_frozen_crash.py``'s game with another lie). Seeds 0-99: one game broke a
 promise (an end, with an honest majority all heard), the same on main before session 37
-(0d367611): pinned as a strict xfail, docs/protocol.md §13.
+(0d367611, and 5956c7a4): pinned as a strict xfail, docs/protocol.md §13, *Session 38's
+scans of session 37's rules*.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
     raises=AssertionError,
     reason="a liar's standing vote for silence on a member heard freezes its events past the "
     "count, and the honest votes that drop the liar never become final (docs/protocol.md "
-    "§13, A liar's vote on a member heard beside a crash; open)",
+    "§13, Session 38's scans: a liar's vote for silence on a member heard, beside a crash; open)",
 )
 def test_liars_crash_a_liars_vote_on_a_member_heard_does_not_hold_the_table() -> None:
     # Seed 14, three players: seat 2 lies vote_twice (its votes for silence on seat 1, seqs

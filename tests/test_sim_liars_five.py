@@ -3,8 +3,8 @@
 are half the table or more and no end is promised (§9.3); at five the honest three are a
 strict majority, so every check of the fuzzer holds (``liar_games.check_liars``): an end,
 no honest member dropped. Each game below broke one, the same on main before session 37
-(0d367611, and 5956c7a4): pinned as strict xfails, docs/protocol.md §13, *Two liars at five
-players*.
+(0d367611, and 5956c7a4): pinned as strict xfails, docs/protocol.md §13, *Session 38's
+scans of session 37's rules*.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def _play(seed: int, *, lying: int | None = None) -> LiarRun:
     strict=True,
     raises=AssertionError,
     reason="a claim on the feed of a member whose game is over: the member never votes, the "
-    "other honest two wait for good (docs/protocol.md §13, Two liars at five players; open)",
+    "other honest two wait for good (docs/protocol.md §13, Session 38's scans: a claim on the "
+    "feed of a member whose game is over; open)",
 )
 def test_liars_five_a_claim_on_a_member_over_leaves_the_others_waiting() -> None:
     # Seed 3: seat 0 (lamport_back) is dropped on proof at 9; seat 2 (beat_ahead) announces
@@ -57,7 +58,8 @@ def test_liars_five_a_claim_on_a_member_over_leaves_the_others_waiting() -> None
     strict=True,
     raises=AssertionError,
     reason="an honest member held back by a liar's skipped seq is voted out withheld by the "
-    "others, whom the lie reached later (docs/protocol.md §13, Two liars at five players; open)",
+    "others, whom the lie reached later (docs/protocol.md §13, Session 38's scans: an honest "
+    "member held back by a skipped seq; open)",
 )
 def test_liars_five_an_honest_member_held_back_by_a_skipped_seq_is_not_dropped() -> None:
     # Seed 158, the seq_skip liar (seat 2) alone (the move_card liar, seat 0, tells nothing
@@ -79,7 +81,7 @@ def test_liars_five_an_honest_member_held_back_by_a_skipped_seq_is_not_dropped()
     raises=AssertionError,
     reason="honest members that followed a liar's Lamport leaps step by step sign events an "
     "honest member that missed the steps refuses as a clock jump, for good (docs/protocol.md "
-    "§13, Two liars at five players; open)",
+    "§13, Session 38's scans: a liar's Lamport leaps followed by some honest members only; open)",
 )
 def test_liars_five_readmitted_liars_leaps_part_no_honest_member() -> None:
     # Seed 29, --back readmit: seat 4 (frontier_fork) cut off 1.2-10.2 s, seat 3
