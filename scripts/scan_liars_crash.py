@@ -5,11 +5,11 @@ frozen37's rule (docs/protocol.md §9.2, *nobody is blamed while a member is sil
 the held votes drop is out for the blame rule) was built on one lie, ``frontier_ahead``,
 beside a member crashed for good (``tests/test_sim_frozen_crash.py``); the lie fuzzer's own
 mixes (``scripts/soak.py --liars``) crash nobody but a liar. This plays the fuzzer's one-liar
-game of each seed (``liar_games.game``) with seed ``i``'s lie ``Lie[i % 38]`` (every kind,
-``MORE_LIES`` and ``quote_ahead`` among them) and the first honest seat crashed a second
-after the liar starts (at 2 s at the earliest), back after ``LENGTHS[i % 5]``: for good,
-0.5, 2, 5 or 10 s (under ``suspect_after``, under ``drop_after``, past it, past the phase
-timeout; the quick timers).
+game of each seed (``liar_games.game``), seed ``i`` telling ``Lie``'s ``i % len(Lie)``-th
+kind (every kind, ``MORE_LIES`` and ``quote_ahead`` among them), with the first honest seat
+crashed a second after the liar starts (at 2 s at the earliest), back after
+``LENGTHS[i % 5]``: for good, 0.5, 2, 5 or 10 s (under ``suspect_after``, under
+``drop_after``, past it, past the phase timeout; the quick timers).
 
 A game fails on any check of :func:`~p2p_nertz.sim.liar_games.simulate` but two the crash
 excuses: the crashed member dropped where it was away past ``drop_after``, and no end where
