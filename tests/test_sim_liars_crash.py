@@ -2,7 +2,7 @@
 docs/protocol.md §9.2, *nobody is blamed while a member is silent*, under every kind of
 ``sim.liars.Lie``): the fuzzer's one-liar game at three to five players, its first honest
 seat crashed a second after the liar starts, for good or back 0.5, 2, 5 or 10 s later
-(``tests/test_sim_frozen_crash.py``'s game with another lie). Seeds 0-99: one game broke a
+(``tests/test_sim_frozen_crash.py``'s game with another lie). Seeds 0-189: one game broke a
 promise (an end, with an honest majority all heard), the same on main before session 37
 (0d367611, and 5956c7a4): pinned as a strict xfail, docs/protocol.md §13, *Session 38's
 scans of session 37's rules*.
