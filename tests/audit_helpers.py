@@ -27,7 +27,13 @@ from p2p_nertz.protocol.bodies import (
     held_ids,
     kind_of,
 )
-from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
+from p2p_nertz.protocol.envelope import (
+    EnvelopeCache,
+    Kind,
+    Message,
+    decode_message,
+    encode_message,
+)
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Rules
@@ -37,6 +43,13 @@ from p2p_nertz.sim.logfiles import log_file, log_records
 __all__ = ["Game", "append_event", "events_of", "played", "rewrite", "sign_like", "vote"]
 
 Logs = list[list[Record]]
+
+#: The codec's memo for every log these tests build, tamper with and audit in a worker
+#: (session 38): a message's bytes are parsed and verified once, not in each test's
+#: ``played()``, ``events_of()`` and audit again (two fifths of the audit tests' CPU went to
+#: verifying the same signatures). It answers as the work would: tampered bytes are other
+#: bytes, parsed and verified afresh (:class:`~p2p_nertz.protocol.envelope.EnvelopeCache`).
+CODEC = EnvelopeCache(1 << 17)
 
 
 @dataclass
@@ -63,7 +76,7 @@ class Game:
         """Audit these logs (records, or raw file bytes)."""
         blobs = self.files(logs) if files is None else files
         sources = [LogSource.from_bytes(f"p{i + 1}.log", b) for i, b in enumerate(blobs)]
-        return audit(sources, **kw)
+        return audit(sources, envelopes=CODEC, **kw)
 
 
 @functools.cache
@@ -78,7 +91,7 @@ def played(players: int = 3, seed: int = 11, rounds: int = 1, deal: Deal = Deal.
     ``deal``: a shuffle game's (docs/shuffle.md)."""
     result = _run(players, seed, rounds, deal)
     spec = result.spec
-    logs = [log_records(spec, seat, wires) for seat, wires in enumerate(result.logs)]
+    logs = [log_records(spec, seat, wires, cache=CODEC) for seat, wires in enumerate(result.logs)]
     return Game(spec, list(result.identities), logs, result)
 
 
@@ -88,7 +101,7 @@ def events_of(logs: Logs, seat: int, spec: GameSpec, kind: Kind | None = None) -
     for log in logs:
         for record in log:
             if record.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT):
-                message = decode_message(record.data)
+                message = decode_message(record.data, cache=CODEC)
                 if message.author == spec.peer_ids[seat]:
                     found.setdefault(message.seq, message)
     events = [found[s] for s in sorted(found)]
@@ -155,11 +168,11 @@ def rewrite(
         else:
             break
         new[message.id] = wire
-        prev_id = decode_message(wire).id
+        prev_id = decode_message(wire, cache=CODEC).id
     for log in logs:
         for i, record in enumerate(log):
             if record.kind in (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT):
-                replaced = new.get(decode_message(record.data).id)
+                replaced = new.get(decode_message(record.data, cache=CODEC).id)
                 if replaced is not None:
                     log[i] = Record(kind=record.kind, data=replaced)
     return next(iter(new.values()))

@@ -230,6 +230,7 @@ def audit(
     strict: bool = False,
     deep: bool = False,
     on_fold: Callable[[FoldStep], None] | None = None,
+    envelopes: EnvelopeCache | None = None,
 ) -> AuditReport:
     """Audit the logs of one game (any subset of its peers' logs).
 
@@ -246,6 +247,9 @@ def audit(
             replays each seat against its deck (what cheating would break); this re-checks
             the engine itself, at about twice the cost.
         on_fold: called with each event of the final pass as it is folded (replays).
+        envelopes: the codec's memo to parse and verify with (a new one if not given); one
+            that has seen these messages already, such as a simulation's, spares their
+            checks and answers as they would (:class:`~p2p_nertz.protocol.envelope.EnvelopeCache`).
 
     Returns:
         The report; :attr:`AuditReport.exit_status` is the command's exit status. Nothing in
@@ -253,7 +257,7 @@ def audit(
     """
     opened: dict[int, _Opened] = {}
     # The codec's memo for every pass over these logs: a message is parsed and verified once.
-    envelopes = EnvelopeCache()
+    envelopes = EnvelopeCache() if envelopes is None else envelopes
     try:
         found, setup = _find_spec(sources, spec, candidates, opened)
         if found is None:

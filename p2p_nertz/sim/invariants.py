@@ -328,7 +328,9 @@ def _no_loss(result: SimResult, peers: _Seats, counted: _Seats) -> list[str]:
 
 
 def audit_logs(result: SimResult) -> AuditReport:
-    """The audit of every peer's log of a run (``p1.log`` ... in seat order), deep."""
+    """The audit of every peer's log of a run (``p1.log`` ... in seat order), deep, with the
+    run's codec memo: the peers parsed and verified these messages already, and the audit's
+    own checks of the same bytes would answer as they did."""
     files = log_files(result)
     sources = [LogSource.from_bytes(f"p{seat + 1}.log", data) for seat, data in enumerate(files)]
-    return audit(sources, deep=True)
+    return audit(sources, deep=True, envelopes=result.envelopes)
