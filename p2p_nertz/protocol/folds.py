@@ -842,11 +842,13 @@ def earlier_drops(fold: GameState, imposed: Collection[int]) -> list[tuple[int, 
     for author, _, body in roster.read:
         if body is not None and body.reason in _AGAINST and body.seat != author:
             counts.setdefault(body.seat, set()).add(body.last_seq)
+    dropped = roster.dropped
     return [
         (seat, c)
         for seat in sorted(counts)
-        if seat not in roster.dropped and seat not in imposed
+        if seat not in imposed
         for c in sorted(counts[seat])
+        if seat not in dropped or c < dropped[seat]
     ]
 
 
