@@ -230,19 +230,55 @@ def test_liars_a_readmitted_liar_voting_every_member_out_is_voted_out_in_the_aud
     assert all(v.code is not RefusalCode.BAD_JOIN for v in report.state.violations)
 
 
-def _folded_whole(peer: Peer) -> GameState:
-    """The tentative fold of every event ``peer`` holds, from a fresh final fold: the game
-    its log folded at once gives (a peer restored from it; the audit's view of it)."""
+def _folded_whole(peer: Peer, upto: int | None = None) -> GameState:
+    """The tentative fold of every event ``peer`` holds (timed up to ``upto``, if given),
+    from a fresh final fold: the game its log folded at once gives (a peer restored from
+    it; the audit's view of it)."""
     spec = peer.final.spec
     events = [
         Event(q, m.seq, m.lamport, m.kind, parse_body(m.kind, m.body, spec.seats), m.id)
         for q in range(spec.seats)
         for m in peer.events(q)
+        if upto is None or m.lamport <= upto
     ]
     folds = Folds(GameState(spec))
     for event in sorted(events, key=lambda e: e.key):
         folds.add(event, 0)
     return folds.tentative
+
+
+# Seeds 186 (seq_skip; seat 0's lie alone does it) and 196 (frontier_ahead with beat_head, the
+# two together), four players, both liars cut off at once: the honest peers parted (a split).
+# Seat 0 votes seats 1 to 3 out and seat 1 seats 0, 2 and 3, each vote capping the others'
+# votes on its author; the drops have two fixed points, seat 0 out at 14 (decided at 118, its
+# capping votes lifted by seat 1's withdrawals at 194) and seat 1 out at 16 (at 123), whose
+# votes count only once seat 0's drop, on proof of the fork its lie made, lifts the cap of
+# seat 0's vote on seat 2 (a member dropped caps nothing) at 257. A peer holding the events
+# up to 256 made seat 0's drop at 118 final; one holding the votes on proof too took the
+# other point, its drop of seat 1 dated 172 (the withdrawals), not 257: the drop decided
+# first was not the one tried. Now a later drop that lifts a cap a drop rests on dates it
+# (roster.drop_lifts in finality.decided_at), and a member dropped at one count is tried at
+# an earlier count of the votes against it (folds.earlier_drops; docs/protocol.md §9.2,
+# session 38).
+@pytest.mark.parametrize(("seed", "lying"), [(186, 0), (196, None)])
+def test_liars_a_drop_resting_on_a_later_drop_leaves_the_honest_peers_together(
+    seed: int, lying: int | None
+) -> None:
+    run = _play_one_liar(seed, True, lying)
+    assert sum(run.told.values()) > 0
+    assert run.result.violations == []
+    peers = settled(run.result)
+    assert len(peers) >= 2 and all(final.dropped == peers[0].dropped for final in peers)
+    # (Monotone: the events up to the other point's deciding vote drop as every event does.)
+    _, liars = game(seed, two=True, back="readmit", players=(3, 4))
+    liar_seats = {liar.seat for liar in liars}
+    honest = [p for p in run.result.peers if p is not None and p.seat not in liar_seats]
+    assert len(honest) == 2
+    for peer in honest:
+        whole = _folded_whole(peer)
+        for seat, cut in whole.dropped.items():
+            at = whole.drop_at[seat]
+            assert _folded_whole(peer, upto=at).dropped.get(seat) in (cut, None)
 
 
 #: Readmit games where the honest peers and the audit of every log part: (seed, two liars at

@@ -29,6 +29,7 @@ from p2p_nertz.protocol.state import (
     GameState,
     Roster,
     decided_before_lifts,
+    drop_lifts,
     freezes,
     voted_gone,
 )
@@ -784,13 +785,18 @@ def decided_at(tentative: GameState, seat: int) -> int:
 
     >>> from types import SimpleNamespace as NS
     >>> lifts = {2: ((20, 115, 0, 9, 9),), 1: ((9, 120, 2, 9, 9),)}
-    >>> decided_at(NS(drop_at={1: 87}, roster=NS(lifts=lifts)), 1)
+    >>> roster = NS(lifts=lifts, ops=(), drop_at={1: 87}, dropped={1: 9})
+    >>> decided_at(NS(drop_at={1: 87}, roster=roster), 1)
     115
     """
     at = tentative.drop_at.get(seat, 0)
     lifts = tentative.roster.lifts
     return max(
-        [at, *(lift[1] for t, made in lifts.items() if t != seat for lift in made if lift[1] > at)]
+        [
+            at,
+            *(lift[1] for t, made in lifts.items() if t != seat for lift in made if lift[1] > at),
+            *drop_lifts(tentative.roster, seat),
+        ]
     )
 
 
@@ -838,7 +844,7 @@ def lifted(tentative: GameState, seat: int) -> int:
     own time.
 
     >>> from types import SimpleNamespace as NS
-    >>> r = NS(lifts={2: ((20, 115, 0, 9, 9),)})
+    >>> r = NS(lifts={2: ((20, 115, 0, 9, 9),)}, ops=(), drop_at={}, dropped={})
     >>> held = NS(drop_at={1: 87}, dropped={}, roster=r)
     >>> lifted(held, 1), lifted(NS(drop_at={1: 120}, dropped={}, roster=r), 1)
     (115, 0)

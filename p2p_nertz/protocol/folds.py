@@ -833,8 +833,12 @@ def earlier_drops(fold: GameState, imposed: Collection[int]) -> list[tuple[int, 
     """Where ``fold`` drops a member on a withdrawal timed after the drop
     (``finality.decided_at`` later than ``drop_at``): the cuts to try, ``(seat, cut)`` in
     seat order then count, of every other member still in (not in ``imposed``) at each
-    count of a vote read against it. Kept where the fold with it imposed makes that drop
-    and it is decided before the drops it undoes (:func:`decided_earlier`)."""
+    count of a vote read against it, and of every member the fold dropped (not one that
+    left: its leave is undone by votes only as ``roster._undo_leaves`` says) at each lower
+    count (session 38: a member dropped later on proof, at a higher count, may have been the
+    drop decided first at a lower one; lie fuzzer readmit seed 186). Kept where the fold with
+    it imposed makes that drop and it is decided before the drops it undoes
+    (:func:`decided_earlier`)."""
     roster = fold.roster
     if not any(decided_at(fold, q) > at for q, at in roster.drop_at.items() if q in roster.dropped):
         return []
@@ -842,11 +846,13 @@ def earlier_drops(fold: GameState, imposed: Collection[int]) -> list[tuple[int, 
     for author, _, body in roster.read:
         if body is not None and body.reason in _AGAINST and body.seat != author:
             counts.setdefault(body.seat, set()).add(body.last_seq)
+    dropped = roster.dropped
     return [
         (seat, c)
         for seat in sorted(counts)
-        if seat not in roster.dropped and seat not in imposed
+        if seat not in imposed
         for c in sorted(counts[seat])
+        if seat not in dropped or (c < dropped[seat] and seat not in roster.left)
     ]
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "capped",
     "contradicts",
     "decided_before_lifts",
+    "drop_lifts",
     "freezes",
     "frozen_at",
     "frozen_below",
@@ -835,6 +836,43 @@ def _first_lift_cut(roster: Roster, seat: int) -> int | None:
                 last.first = own.before
                 break
     return last.first
+
+
+def drop_lifts(roster: Roster, seat: int) -> list[int]:
+    """The times of the drops after ``seat``'s that lift a cap its drop rests on: a member
+    ``q`` dropped later (``drop_at``) whose vote on a voter ``v`` against ``seat``, never
+    withdrawn up to ``q``'s cut, counts less of ``v``'s feed than ``v``'s vote on ``seat``.
+
+    A vote of a member dropped caps nothing (:meth:`Roster.standing_caps`), so a drop lifts
+    its member's caps in the past as a withdrawal does (:attr:`Roster.lifts`): a vote it
+    capped may then count before that drop and decide ``seat``'s, which rests on the later
+    drop (docs/protocol.md §9.2, *A drop lifts its member's caps*; session 38, lie fuzzer
+    readmit seed 186: seat 1's drop at Lamport 123 counted seat 2's vote, capped by the
+    vote of seat 0 on seat 2, which stood until seat 0's drop on proof at 257; peers that
+    held the events up to 256 only had made seat 0's drop at 118 final instead).
+    """
+    at = roster.drop_at.get(seat, 0)
+    against = {
+        author: seq
+        for author, seq, body in roster.ops
+        if body is not None and body.seat == seat and body.reason in _CAPPED and author != seat
+    }
+    out: list[int] = []
+    for q, when in roster.drop_at.items():
+        cut = roster.dropped.get(q)
+        if q == seat or when <= at or cut is None:
+            continue
+        standing: dict[int, int] = {}
+        for author, seq, body in roster.ops:
+            if author != q or seq > cut or body is None or body.seat == q:
+                continue
+            if body.reason is DropReason.WITHDRAW:
+                standing.pop(body.seat, None)
+            elif body.reason in _CAPPED:
+                standing.setdefault(body.seat, body.last_seq)
+        if any(against.get(v, 0) > count for v, count in standing.items()):
+            out.append(when)
+    return out
 
 
 def decided_before_lifts(roster: Roster, seat: int, cut: int, at: int) -> int | None:
