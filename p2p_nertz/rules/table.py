@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NotationError
@@ -676,6 +676,7 @@ class LegalMoves:
     def __contains__(self, move: object) -> bool:
         if not isinstance(move, Move):
             return False
+        move = _unrestated(self._table, self._seat, move)
         if move.is_lake and move.foundation is None:
             return any(
                 m.is_lake and m.source == move.source and m.declare == move.declare for m in self
@@ -684,6 +685,25 @@ class LegalMoves:
 
     def __repr__(self) -> str:
         return f"<LegalMoves seat {self._seat}: {', '.join(map(str, self))}>"
+
+
+def _unrestated(table: Table, seat: int, move: Move) -> Move:
+    r"""``move`` without a declaration that restates the one its joker carries already
+    (``1>L=2C`` for a ``JK1=2C`` on top of pile 1): it plays as the move without it
+    (:func:`_as_played`), which is the one listed (a property test found it: session 38).
+
+    >>> t = Table.parse("playing clock=3 | rules: jokers=1\n"
+    ...     "0> N: 5H | 1: JK1=2C | 2: - | 3: - | 4: - | S: 2H | W: -\n"
+    ...     "1> N: 5D | 1: - | 2: - | 3: - | 4: - | S: 3H | W: -\nL> 1C: AC/1@1")
+    >>> [Move.parse(m) in t.legal_moves(0) for m in ("1>L=2C", "1>L@1C=2C", "1>L=3C")]
+    [True, True, False]
+    """
+    if move.declare is None or not move.is_lake or move.source is None:
+        return move
+    card = table.tableaux[seat].top(move.source)
+    if card is None or not card.is_joker or card.suit is None:
+        return move
+    return replace(move, declare=None) if move.declare == Card(card.rank, card.suit) else move
 
 
 def _generate(table: Table, seat: int) -> Iterator[Move]:
