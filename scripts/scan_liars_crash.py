@@ -27,6 +27,8 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from soak import table_sizes  # (a script beside this one)
+
 from p2p_nertz.sim.liar_games import game, simulate
 from p2p_nertz.sim.liars import Lie
 from p2p_nertz.sim.network import Crash
@@ -74,13 +76,7 @@ def main() -> int:
     parser.add_argument("--players", default="3-5", help="range of table sizes (default 3-5)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    low, _, high = args.players.partition("-")
-    try:
-        lo, hi = int(low), int(high or low)
-    except ValueError:
-        parser.error(f"--players wants N or N-M, not {args.players!r}")
-    if not 2 <= lo <= hi <= 8:
-        parser.error(f"--players wants table sizes from 2 to 8, not {args.players!r}")
+    lo, hi = table_sizes(parser, args.players)
     jobs = [(seed, lo, hi) for seed in range(args.seed, args.seed + args.games)]
     start, bad = time.perf_counter(), 0
     with ProcessPoolExecutor(args.workers) as pool:

@@ -263,6 +263,22 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
     return 1 if bad else 0
 
 
+def table_sizes(parser: argparse.ArgumentParser, text: str) -> tuple[int, int]:
+    """``--players``' range, ``N`` or ``N-M`` from 2 to 8, or the parser's error (exit 2).
+
+    >>> table_sizes(argparse.ArgumentParser(), "3-5")
+    (3, 5)
+    """
+    low, _, high = text.partition("-")
+    try:
+        lo, hi = int(low), int(high or low)
+    except ValueError:
+        parser.error(f"--players wants N or N-M, not {text!r}")
+    if not 2 <= lo <= hi <= 8:
+        parser.error(f"--players wants table sizes from 2 to 8, not {text!r}")
+    return lo, hi
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
@@ -359,13 +375,7 @@ def main() -> int:
     args.lie = tuple(args.lie)
     if args.players is None:
         args.players = "3-5" if args.late_withdrawals else "2-4" if args.liars else "2-5"
-    low, _, high = args.players.partition("-")
-    try:
-        lo, hi = int(low), int(high or low)
-    except ValueError:
-        parser.error(f"--players wants N or N-M, not {args.players!r}")
-    if not 2 <= lo <= hi <= 8:
-        parser.error(f"--players wants table sizes from 2 to 8, not {args.players!r}")
+    lo, hi = table_sizes(parser, args.players)
     if args.lie and not args.liars:
         parser.error("--lie needs --liars")
     if args.liars:
