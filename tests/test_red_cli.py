@@ -14,6 +14,7 @@ stderr, never a traceback, and changes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -147,12 +148,47 @@ def test_a_file_in_a_directory_the_user_may_not_search_is_one_line(tmp_path: Pat
     assert sorted(p.name for p in locked.iterdir()) == before
 
 
+_HELD = "held in the import of the node"  # (what _IMPORT_GATE says)
+
+#: The child's ``sitecustomize``: the look for the node's runtime after the deck's says so on
+#: stderr and waits on opening a FIFO nobody writes (a signal interrupts the wait; its handler
+#: runs and Python's KeyboardInterrupt goes up through the import, as from a slow one).
+_IMPORT_GATE = """
+import sys
+
+
+class _Gate:
+    def find_spec(self, name, path=None, target=None):
+        if name == "p2p_nertz.runtime.node" and "p2p_nertz.deck" in sys.modules:
+            sys.meta_path.remove(self)
+            print("held in the import of the node", file=sys.stderr, flush=True)
+            open({gate!r}, "rb").close()
+        return None
+
+
+sys.meta_path.insert(0, _Gate())
+"""
+
+
 def test_ctrl_c_while_the_command_is_still_being_imported_is_one_line(tmp_path: Path) -> None:
-    """The signal is sent when Python reports (``-X importtime``) the deck's modules imported:
-    ``nertz join`` is then still importing its command module (trio, ZeroMQ, the web table
-    follow), long before it reads its arguments. A guest waiting at a host that never answers
-    (a listening socket nobody accepts on) keeps the command alive if the signal comes late."""
+    """The signal is sent while ``nertz join`` is held in the import of the node's runtime,
+    after the deck's modules (its command module still being imported: the node, the table and
+    the lobby follow), long before it reads its arguments. A guest waiting at a host that
+    never answers (a listening socket nobody accepts on) keeps the command alive if the signal
+    comes late.
+
+    Held, not raced: the signal was sent when the test read Python's report (``-X importtime``)
+    of the deck imported, and the rest of the imports take ~0.3 s here, which a test reading
+    its pipe at load can fall behind (session 38's rehearsal: "connecting…" said before the
+    interrupt). A ``sitecustomize`` on the child's path holds the import of the node's runtime
+    after the deck on the opening of a FIFO nobody writes, the way a slow disk would hold it."""
     make_key(tmp_path / "k")
+    site = tmp_path / "site"
+    site.mkdir()
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    (site / "sitecustomize.py").write_text(_IMPORT_GATE.format(gate=str(gate)))
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
@@ -166,20 +202,22 @@ def test_ctrl_c_while_the_command_is_still_being_imported_is_one_line(tmp_path: 
         with subprocess.Popen(
             foreground(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL, cwd=tmp_path, text=True,
-            env=dict(os.environ, PYTHONPROFILEIMPORTTIME="1"),
+            env=dict(os.environ, PYTHONPROFILEIMPORTTIME="1", PYTHONPATH=path),
         ) as proc:  # fmt: skip
             try:
                 assert proc.stderr is not None
                 seen = []
                 for line in lines(proc, "the join", stderr=True):
                     seen.append(line)
-                    if line.rstrip().endswith("p2p_nertz.deck"):
+                    if line.startswith(_HELD):
                         proc.send_signal(signal.SIGINT)
                         break
                 rest = proc.stderr.read()
                 proc.wait(timeout=60)
             finally:
                 proc.kill()
+                with contextlib.suppress(OSError):  # (a gate still shut: open it, never hang)
+                    os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
     words = [x for x in rest.splitlines() if not x.startswith("import time:")]
     assert "Traceback" not in rest, rest
     assert words == ["nertz join: interrupted"], "".join(seen[-3:]) + rest
