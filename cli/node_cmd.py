@@ -59,7 +59,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Peer, TableGone
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
-from p2p_nertz.protocol.unmet import FeedHeld, VoteShort
+from p2p_nertz.protocol.unmet import FeedHeld, Owed, VoteShort
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.signals import as_sent, signal_status
@@ -255,15 +255,45 @@ def feed_held_line(notice: FeedHeld, names: list[str]) -> tuple[str, str, dict[s
     return "held_back_over", text, {**fields, "why": notice.ended.value}
 
 
+def owed_line(notice: Owed, names: list[str]) -> tuple[str, str, dict[str, Any]]:
+    """A node's line for an :class:`~p2p_nertz.protocol.unmet.Owed` notice (a member heard
+    owes what it alone can give, for a while, or no longer does): its JSON event (``owing``,
+    ``owing_over``), its words (:func:`~p2p_nertz.ui.view.owed_notice_words`) and its
+    fields. The same for ``node``, ``host``, ``join``, ``bot`` and ``resume``."""
+    from p2p_nertz.ui.view import owed_notice_words  # (as reach_line)
+
+    text = " — ".join(owed_notice_words(notice, lambda s: names[s]))
+    o = notice.owing
+    events = None if o.events is None else {"first": o.events[0], "last": o.events[1]}
+    event = o.event
+    fields: dict[str, Any] = {
+        "words": text,
+        "seat": o.seat,
+        "name": names[o.seat],
+        "events": events,
+        "cover": [{"seat": r, "name": names[r], "seq": seq} for r, seq in o.cover],
+        "relays": [
+            {"seat": r, "name": names[r], "first": first, "last": last}
+            for r, first, last in o.relays
+        ],
+        "event": None if event is None else {"round": event.number, "phase": event.phase.value},
+    }
+    if notice.ended is None:
+        return "owing", text, fields
+    return "owing_over", text, {**fields, "why": notice.ended.value}
+
+
 def notice_line(
-    notice: OutOfReach | VoteShort | FeedHeld, names: list[str]
+    notice: OutOfReach | VoteShort | FeedHeld | Owed, names: list[str]
 ) -> tuple[str, str, dict[str, Any]]:
     """The line of a notice of why the table waits (:func:`reach_line`,
-    :func:`vote_short_line`, :func:`feed_held_line`)."""
+    :func:`vote_short_line`, :func:`feed_held_line`, :func:`owed_line`)."""
     if isinstance(notice, OutOfReach):
         return reach_line(notice, names)
     if isinstance(notice, VoteShort):
         return vote_short_line(notice, names)
+    if isinstance(notice, Owed):
+        return owed_line(notice, names)
     return feed_held_line(notice, names)
 
 
@@ -273,7 +303,7 @@ def _node_printer(args: argparse.Namespace, names: list[str]) -> Callable[[Effec
     (``--progress``) a line per card to the lake; JSON lines with ``--json``."""
 
     def on_notice(effect: Effect) -> None:
-        if isinstance(effect, (OutOfReach, VoteShort, FeedHeld)):
+        if isinstance(effect, (OutOfReach, VoteShort, FeedHeld, Owed)):
             event, text, fields = notice_line(effect, names)
             line = json.dumps({"event": event, **fields}) if args.json else text
             print(line, flush=True)

@@ -29,6 +29,7 @@ from p2p_nertz.protocol.unmet import (
     FeedHeld,
     HeldBack,
     HeldEnd,
+    Owed,
     UnmetTeller,
     VoteShort,
 )
@@ -45,7 +46,7 @@ from tests.test_spectator import SPEC, signed, wire_id
 
 pytestmark = pytest.mark.timeout(600)  # (a hang guard, for a loaded machine)
 
-Told = list[tuple[float, int, VoteShort | FeedHeld]]
+Told = list[tuple[float, int, VoteShort | FeedHeld | Owed]]
 
 
 class _Watched:
@@ -72,7 +73,7 @@ class _Watched:
                 return done
             last[s] = now
             self.views[s] = tracker.view(peer, now=now)
-            for notice in tellers[s].check(peer.tentative, now, peer.held_back()):
+            for notice in tellers[s].tell(peer, now):
                 self.told.append((now, s, notice))
             return done
 
@@ -167,6 +168,7 @@ def test_ui_waits_loss_and_a_member_back_hold_nobody_back(players: int) -> None:
     watched = _Watched(sim, list(range(players - 1)))
     assert sim.run().finished
     assert [n for _, _, n in watched.told if isinstance(n, FeedHeld)] == []
+    assert [n for _, _, n in watched.told if isinstance(n, Owed)] == []  # (nor owing: s. 39)
 
 
 def test_ui_waits_a_split_table_says_half_is_out_of_reach() -> None:

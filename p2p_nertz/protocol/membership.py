@@ -41,6 +41,7 @@ __all__ = [
     "Membership",
     "SilenceTimers",
     "Stall",
+    "heard_now",
     "recovered_withdrawals",
     "waits_for",
 ]
@@ -744,3 +745,9 @@ def waits_for(final: GameState) -> frozenset[int]:
 
 #: Our votes that stand when their member is heard (§9.2): on proof, or *withheld*.
 _STANDING = frozenset({DropReason.EQUIVOCATION, DropReason.WITHHELD, DropReason.FLAPPING})
+
+
+def heard_now(m: Membership, seat: int, now: float) -> bool:
+    """Whether ``seat`` is heard by ``m``'s peer now (not silent, :func:`_silent`): a member
+    whose wait is not the silence timers' (a wait on what it owes, protocol/unmet.py)."""
+    return not _silent(m, seat, now)

@@ -82,7 +82,6 @@ from dataclasses import dataclass, replace
 
 from p2p_nertz.defaults import DROP_AFTER, SUSPECT_AFTER
 from p2p_nertz.errors import LocalProtocolError
-from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.author import Author, keep_heard
 from p2p_nertz.protocol.bodies import (
     Drop,
@@ -115,12 +114,7 @@ from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.feeds import Feeds, Source
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.gone import (
-    GONE_AFTER_DROPS,
-    TableGone,
-    heard_lately,
-    table_gone,
-)
+from p2p_nertz.protocol.gone import GONE_AFTER_DROPS, TableGone
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.inbox import Inbox
 from p2p_nertz.protocol.local import AbandonAnswer, AbandonRefused
@@ -130,7 +124,8 @@ from p2p_nertz.protocol.player import LocalPlayer
 from p2p_nertz.protocol.recovery import Elsewhere, Recovered, Recovery
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState, Phase
-from p2p_nertz.protocol.unmet import HeldBack, held_back
+from p2p_nertz.protocol.table_waits import TableWaits
+from p2p_nertz.protocol.unmet import HeldBack, Owing
 from p2p_nertz.rules import Move, Pile, Table
 
 __all__ = [
@@ -313,6 +308,8 @@ class Peer:
         names = [member.name for member in self.spec.members]
         #: the local player's side: its hold on the next ``ready``, what it may do now
         self.player = LocalPlayer(self.seat, self.spec.rules, names, self._author)
+        #: what the table waits on, and whether in vain: silence, the table gone, owing
+        self.waits = TableWaits(self._author, self.player, lambda: self.config)
 
     @property
     def config(self) -> PeerConfig:
@@ -391,42 +388,30 @@ class Peer:
         """The piles the local player may not touch now (:meth:`LocalPlayer.frozen_piles`)."""
         return self.player.frozen_piles()
 
+    # -- what the table waits on (:class:`TableWaits`) ----------------------------------------
     def held_back(self) -> tuple[HeldBack, ...]:
         """The members whose events wait here for events not held (:func:`held_back`)."""
-        return held_back(self._store, self.tentative)
+        return self.waits.held_back()
+
+    def owing(self, now: float) -> tuple[Owing, ...]:
+        """The members heard that owe what they alone can give (:meth:`TableWaits.owing`)."""
+        return self.waits.owing(now)
+
+    def silent(self, now: float) -> frozenset[int]:
+        """The other members silent now (:meth:`TableWaits.silent`)."""
+        return self.waits.silent(now)
 
     def silent_for(self, now: float) -> float:
-        """Seconds since a member still in (one dropped may talk on) was heard, even by relay."""
-        return self._membership.silent_for(now, self.tentative.dropped)
+        """Seconds since a member still in was heard (:meth:`TableWaits.silent_for`)."""
+        return self.waits.silent_for(now)
 
     def gone_for(self, now: float) -> float | None:
-        """How long the one other member left has counted as gone for an abandon (§9.2, §9.3:
-        ``Membership.gone_for``); negative: how much longer before it does. ``None``: no
-        abandon is possible now (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
-        partner = st.abandon_partner(self._final, self.tentative, self.seat)
-        return None if not isinstance(partner, int) else self._membership.gone_for(partner, now)
+        """How long the other member left has counted as gone (:meth:`TableWaits.gone_for`)."""
+        return self.waits.gone_for(now)
 
     def table_gone(self, now: float) -> TableGone | None:
-        """Whether the table is gone (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9; the
-        runtime then stops, signing nothing); ``None`` recovering, left, or if we may abandon."""
-        final, heard, drop_after = self._final, self._membership.heard, self.config.drop_after
-        if heard_lately(final, heard, self._listening, now, seat=self.seat, drop_after=drop_after):
-            return None  # (asked after every input: the answer then, without the rest)
-        if self.recovering or self._author.left:
-            return None
-        return table_gone(
-            final,
-            lambda: self.tentative,
-            heard,
-            self._listening,
-            now,
-            seat=self.seat,
-            drop_after=drop_after,
-            gone_after=self.config.gone_after,
-            names=self.player.names,
-            abandon=lambda: self.abandon_answer(now),
-            unheard=self._author.unheard,
-        )
+        """Whether the table is gone (:meth:`TableWaits.table_gone`, §9.9)."""
+        return self.waits.table_gone(now)
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""

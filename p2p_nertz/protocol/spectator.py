@@ -48,7 +48,7 @@ from p2p_nertz.protocol.finality import NO_SEAT, Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Notice
-from p2p_nertz.protocol.unmet import HeldBack, held_back
+from p2p_nertz.protocol.unmet import HeldBack, Owing, held_back
 from p2p_nertz.rules import Pile, Table
 
 __all__ = ["MAX_WAITING", "Spectator"]
@@ -114,6 +114,16 @@ class Spectator:
     def held_back(self) -> tuple[HeldBack, ...]:
         """The members whose events wait here for events not pushed (:func:`held_back`)."""
         return held_back(self._store, self.tentative)
+
+    def owing(self, now: float) -> tuple[Owing, ...]:
+        """None told: a spectator keeps no silence or stall records of the members (what a
+        member owes is the peers' to see, :meth:`Peer.owing
+        <p2p_nertz.protocol.peer.Peer.owing>`)."""
+        return ()
+
+    def silent(self, now: float) -> frozenset[int]:
+        """None: a spectator times nobody's silence (its members push to it)."""
+        return frozenset()
 
     def held(self) -> int:
         """Events delivered, over every feed."""

@@ -29,13 +29,24 @@ says both, the votes and on whom they wait. This module is the one home of *why 
 waits*: the terminal table, the page, ``nertz watch`` and the node's lines read it; *no
 majority here* (``protocol/reach.py``), a member silent (``Suspected``) and the abandon's
 offer (``Gone``) are said where they are found (docs/protocol.md §9.5, *Why a table waits*).
+
+A member may also be heard, its events all delivered, and still hold the table up by what it
+alone can give and does not (session 39): its own events up to the head it announced, its word
+that it holds the events held here (its cover), the events of a third member it said it holds,
+or the event the final phase waits for from it (its ``ready``, commit, nonce, secret, result, a
+shuffle game's key or stage). The peer votes it out *withheld* after ``phase_timeout`` (60 s,
+docs/protocol.md §9.2); before it the table said nothing. :class:`Owing` is what it owes and
+since when without progress (read from ``Membership``'s stall records and the phase's wait by
+:class:`~p2p_nertz.protocol.table_waits.TableWaits`); :class:`UnmetSince` keeps those that have
+waited :data:`UNMET_AFTER` and :class:`UnmetTeller` tells each (:class:`Owed`) and its end
+(:class:`OwedEnd`), once.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.roster import standing_votes
@@ -43,12 +54,17 @@ from p2p_nertz.protocol.state import GameState, Phase
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.feeds import Feeds
+    from p2p_nertz.protocol.phase_waits import Awaited
 
 __all__ = [
     "UNMET_AFTER",
     "FeedHeld",
     "HeldBack",
     "HeldEnd",
+    "Owed",
+    "OwedEnd",
+    "Owing",
+    "WaitSource",
     "Unmet",
     "UnmetEnd",
     "UnmetSince",
@@ -145,6 +161,44 @@ def held_back(store: Feeds, state: GameState) -> tuple[HeldBack, ...]:
     return tuple(found)
 
 
+@dataclass(frozen=True, slots=True)
+class Owing:
+    """Member ``seat``, heard and not held back, owes what it alone can give, since ``since``
+    (the caller's clock) without progress: the table waits on it (the module docstring).
+
+    Attributes:
+        seat: the member that owes.
+        since: since when it has owed this, no part of it given (a stall record's time, or
+            when the final phase began to wait on it, every member heard).
+        events: its own events it announced and that are not held here, ``(first, last)``;
+            ``None``: none owed.
+        cover: ``(feed's seat, seq)`` each: the events held here it has not said it holds.
+        relays: ``(feed's seat, first, last)`` each: a third member's events it said it holds
+            and that are not held here.
+        event: the event the final phase waits for from it (``None``: none).
+    """
+
+    seat: int
+    since: float
+    events: tuple[int, int] | None = None
+    cover: tuple[tuple[int, int], ...] = ()
+    relays: tuple[tuple[int, int, int], ...] = ()
+    event: Awaited | None = None
+
+
+class WaitSource(Protocol):
+    """What :meth:`UnmetTeller.tell` reads of a peer (or a spectator) to tell why it waits."""
+
+    @property
+    def tentative(self) -> GameState: ...
+
+    def held_back(self) -> tuple[HeldBack, ...]: ...
+
+    def owing(self, now: float) -> tuple[Owing, ...]: ...
+
+    def silent(self, now: float) -> frozenset[int]: ...
+
+
 class UnmetSince:
     """Since when each vote found short of a majority has stood so (per member voted out and
     its voters: a vote that joins, or is withdrawn, starts the wait again), and which have for
@@ -170,6 +224,11 @@ class UnmetSince:
         since = {(h.seat, h.held): self._held_since.get((h.seat, h.held), now) for h in found}
         self._held_since = since
         return tuple(h for h in found if now - since[(h.seat, h.held)] >= self.after)
+
+    def owed(self, found: tuple[Owing, ...], now: float) -> tuple[Owing, ...]:
+        """The members that owe (``found``: the peer's :meth:`owing` now), those that have
+        for long, nothing of it given meanwhile (each :class:`Owing` says since when)."""
+        return tuple(o for o in found if now - o.since >= self.after)
 
 
 class UnmetEnd(enum.Enum):
@@ -219,6 +278,31 @@ class FeedHeld:
     ended: HeldEnd | None = None
 
 
+class OwedEnd(enum.Enum):
+    """Why a member told owing (:class:`Owed`) no longer is."""
+
+    GIVEN = "given"  #: what it owed came (or is owed no more: the wait moved on)
+    HELD = "held"  #: its later events came and wait on what it owed: told held back now
+    SILENT = "silent"  #: it is silent now: the silence timers take it (``Suspected``)
+    DROPPED = "dropped"  #: the member is out: it owes nothing
+    OVER = "over"  #: the game is over: nothing waits on it
+
+
+@dataclass(frozen=True, slots=True)
+class Owed:
+    """Notice: the member ``owing`` names has owed it for :data:`UNMET_AFTER` seconds, no
+    part given (``ended`` ``None``), or no longer does (``ended``: why). Made by the node
+    (:class:`UnmetTeller`), as :class:`FeedHeld` is: nothing on the wire.
+
+    Attributes:
+        owing: the member and what it owes, as when told.
+        ended: ``None`` when told; why it owes it no more, at its end.
+    """
+
+    owing: Owing
+    ended: OwedEnd | None = None
+
+
 class UnmetTeller:
     """Which votes short of a majority begin to be told and which end (:meth:`check`), each
     once: a vote that stands :data:`UNMET_AFTER` seconds (:class:`UnmetSince`) is told, and
@@ -230,15 +314,29 @@ class UnmetTeller:
         self.since = UnmetSince(after)
         self._told: dict[tuple[int, tuple[int, ...]], Unmet] = {}
         self._told_held: dict[int, HeldBack] = {}
+        self._told_owed: dict[tuple[int, bool], Owing] = {}
+
+    def tell(self, source: WaitSource, now: float) -> list[VoteShort | FeedHeld | Owed]:
+        """The notices of ``source`` (the node's peer) at ``now`` (:meth:`check`)."""
+        owing, silent = source.owing(now), source.silent(now)
+        return self.check(source.tentative, now, source.held_back(), owing, silent)
 
     def check(
-        self, state: GameState, now: float, held: tuple[HeldBack, ...] = ()
-    ) -> list[VoteShort | FeedHeld]:
+        self,
+        state: GameState,
+        now: float,
+        held: tuple[HeldBack, ...] = (),
+        owing: tuple[Owing, ...] = (),
+        silent: frozenset[int] = frozenset(),
+    ) -> list[VoteShort | FeedHeld | Owed]:
         """The notices of ``state`` at ``now``: the ends of votes told before that no longer
         stand short (first), then the votes that have stood short for the while, not told;
-        then the same for the members ``held`` back (:func:`held_back` now)."""
+        then the same for the members ``held`` back (:func:`held_back` now), then for the
+        members ``owing`` (the peer's :meth:`owing` now: an end when what was told is owed no
+        more, or changed; ``silent``: the members silent now, whose wait is the silence
+        timers')."""
         standing = {(u.seat, u.voters): u for u in self.since.standing(state, now)}
-        notices: list[VoteShort | FeedHeld] = [
+        notices: list[VoteShort | FeedHeld | Owed] = [
             VoteShort(told, _why_ended(told, state))
             for key, told in sorted(self._told.items())
             if key not in standing
@@ -258,7 +356,30 @@ class UnmetTeller:
             if seat not in told_held or told_held[seat].held != h.held
         ]
         self._told_held = waiting
+        owed = {(o.seat, o.event is not None): o for o in self.since.owed(owing, now)}
+        told_owed = self._told_owed
+        notices += [
+            Owed(told, _why_owed_ended(told, state, silent, held))
+            for key, told in sorted(told_owed.items())
+            if owed.get(key) != told
+        ]
+        notices += [Owed(o) for key, o in sorted(owed.items()) if told_owed.get(key) != o]
+        self._told_owed = owed
         return notices
+
+
+def _why_owed_ended(
+    told: Owing, state: GameState, silent: frozenset[int], held: tuple[HeldBack, ...]
+) -> OwedEnd:
+    """Why the member ``told`` owing owes it no more in ``state`` (``silent``: the members
+    silent now; ``held``: those held back now)."""
+    if state.phase is Phase.OVER:
+        return OwedEnd.OVER
+    if told.seat in state.dropped:
+        return OwedEnd.DROPPED
+    if told.seat in silent:
+        return OwedEnd.SILENT
+    return OwedEnd.HELD if any(h.seat == told.seat for h in held) else OwedEnd.GIVEN
 
 
 def _why_held_ended(told: HeldBack, state: GameState) -> HeldEnd:

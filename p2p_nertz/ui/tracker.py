@@ -23,7 +23,7 @@ from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.unmet import HeldBack, UnmetSince
+from p2p_nertz.protocol.unmet import HeldBack, Owing, UnmetSince
 from p2p_nertz.rules import (
     Card,
     Lake,
@@ -57,6 +57,7 @@ from p2p_nertz.ui.view import (
     held_words,
     is_stuck_words,
     open_move_words,
+    owed_words,
     pass_gone_words,
     passed_for_words,
     pile_name,
@@ -161,6 +162,10 @@ class GameSource(Protocol):
     def held_back(self) -> tuple[HeldBack, ...]:
         """The members whose events wait here for events not held
         (:func:`~p2p_nertz.protocol.unmet.held_back`)."""
+
+    def owing(self, now: float) -> tuple[Owing, ...]:
+        """The members heard that owe what they alone can give (a peer's
+        :meth:`~p2p_nertz.protocol.peer.Peer.owing`; none for a spectator)."""
 
 
 @dataclass
@@ -590,6 +595,7 @@ class Tracker:
         unfollowed = unfollowed_words(tentative, self.followed, self.names)
         unmet = () if now is None or final else self.unmet.standing(tentative, now)
         held = () if now is None or final else self.unmet.held(peer.held_back(), now)
+        owed = () if now is None or final else self.unmet.owed(peer.owing(now), now)
         if unfollowed is not None and not keys.status:
             status = unfollowed[1]
         else:
@@ -631,8 +637,10 @@ class Tracker:
             provisional=peer.final.provisional,
             alone=not final and self.alone(peer),
             unfollowed=unfollowed[0] if unfollowed is not None else None,
-            waits=unmet_words(unmet, self.name, self.seat) + held_words(held, self.name),
-            waits_line=waits_summary(unmet, held, self.name),
+            waits=unmet_words(unmet, self.name, self.seat)
+            + held_words(held, self.name)
+            + owed_words(owed, self.name),
+            waits_line=waits_summary(unmet, held, self.name, owed=owed),
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:

@@ -19,7 +19,17 @@ from p2p_nertz.bots.base import Pacing
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.names import skeleton
 from p2p_nertz.protocol.reach import OutOfReach
-from p2p_nertz.protocol.unmet import FeedHeld, HeldBack, HeldEnd, Unmet, UnmetEnd, VoteShort
+from p2p_nertz.protocol.unmet import (
+    FeedHeld,
+    HeldBack,
+    HeldEnd,
+    Owed,
+    OwedEnd,
+    Owing,
+    Unmet,
+    UnmetEnd,
+    VoteShort,
+)
 from p2p_nertz.rules import (
     Card,
     GameResult,
@@ -40,6 +50,8 @@ from p2p_nertz.words import counted, plural
 __all__ = [
     "feed_held_words",
     "held_words",
+    "owed_notice_words",
+    "owed_words",
     "unmet_summary",
     "vote_short_words",
     "waits_summary",
@@ -1149,16 +1161,96 @@ def held_words(held: Sequence[HeldBack], name: Callable[[int], str]) -> tuple[st
     return tuple(rows)
 
 
+#: The event a phase waits for from each member, as a person names it (:func:`owed_words`).
+_PHASE_EVENTS = {
+    "commit": "commit",
+    "nonce": "nonce",
+    "play": "ready",
+    "reveal": "secret",
+    "open": "secret",
+    "result": "result",
+    "key": "key",
+    "deal": "deal stage",
+}
+
+
+def owed_words(owed: Sequence[Owing], name: Callable[[int], str]) -> tuple[str, ...]:
+    """The members heard that owe what they alone can give
+    (:class:`~p2p_nertz.protocol.unmet.Owing`), a row each: that the table waits on the
+    member, heard, and for what: its own events, its word that it holds events held here, a
+    third member's events it said it holds, the event the phase waits for. Before session 39
+    the table said nothing of it until the vote *withheld*, after ``phase_timeout`` (60 s).
+
+    >>> from p2p_nertz.protocol.phase_waits import Awaited
+    >>> from p2p_nertz.protocol.state import Phase
+    >>> names = ["bot1", "you", "bot3"].__getitem__
+    >>> owed_words([Owing(2, 0.0, event=Awaited(2, Phase.PLAY, b"", 2))], names)
+    ('the table waits on bot3, heard but not sending its ready of round 2',)
+    >>> print(*owed_words([Owing(2, 0.0, cover=((0, 12), (1, 20)))], names))
+    the table waits on bot3, heard but not sending its word that it holds bot1's #12 and your #20
+    >>> print(*owed_words([Owing(0, 0.0, (31, 40), relays=((2, 13, 14),))], names))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    the table waits on bot1, heard but not sending its events #31-40
+    and bot3's #13-14, which it said it holds
+    """
+    rows = []
+    for o in owed:
+        parts = []
+        if o.events is not None:
+            parts.append(f"its events {_seqs(*o.events)}")
+        if o.cover:
+            held = _and([f"{_whose(name(r))} #{seq}" for r, seq in o.cover])
+            parts.append(f"its word that it holds {held}")
+        if o.relays:
+            relays = _and([f"{_whose(name(r))} {_seqs(a, b)}" for r, a, b in o.relays])
+            parts.append(f"{relays}, which it said it holds")
+        if o.event is not None:
+            noun = _PHASE_EVENTS.get(o.event.phase.value, o.event.phase.value)
+            parts.append(f"its {noun} of round {o.event.number}")
+        what = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+        rows.append(f"the table waits on {name(o.seat)}, heard but not sending {what}")
+    return tuple(rows)
+
+
+def owed_notice_words(notice: Owed, name: Callable[[int], str]) -> tuple[str, ...]:
+    """The words of an :class:`~p2p_nertz.protocol.unmet.Owed` notice (a node's line, its
+    ``--json`` event's ``words``): when told, the table's row (:func:`owed_words`); at its
+    end, why the member owes it no more.
+
+    >>> from p2p_nertz.protocol.phase_waits import Awaited
+    >>> from p2p_nertz.protocol.state import Phase
+    >>> owing = Owing(2, 0.0, event=Awaited(1, Phase.RESULT, b"", 2))
+    >>> names = ["Ann", "Bob", "Cy"].__getitem__
+    >>> owed_notice_words(Owed(owing), names)
+    ('the table waits on Cy, heard but not sending its result of round 1',)
+    >>> owed_notice_words(Owed(owing, OwedEnd.SILENT), names)
+    ('Cy is silent now: the table waits on its silence instead',)
+    """
+    if notice.ended is None:
+        return owed_words([notice.owing], name)
+    return (_OWED_ENDS[notice.ended].format(who=name(notice.owing.seat)),)
+
+
+_OWED_ENDS = {
+    OwedEnd.GIVEN: "{who} sent what the table waited for",
+    OwedEnd.SILENT: "{who} is silent now: the table waits on its silence instead",
+    OwedEnd.HELD: "{who} is held back now: its later events wait on what it owed",
+    OwedEnd.DROPPED: "{who} is dropped: the table waits on it no more",
+    OwedEnd.OVER: "the game is over: nothing waits on {who}",
+}
+
+
 def waits_summary(
     standing: Sequence[Unmet],
     held: Sequence[HeldBack],
     name: Callable[[int], str],
     width: int = 78,
+    owed: Sequence[Owing] = (),
 ) -> str:
     """The rows of :attr:`TableView.waits` in one row of at most ``width`` columns: the votes
     (:func:`unmet_summary`, shortened to leave room), then the members held back
-    (:func:`held_words`), named; the counts alone where that does not fit. Empty: nothing
-    waits.
+    (:func:`held_words`) and those ``owed`` (:func:`owed_words`), named; the counts alone
+    where that does not fit. Empty: nothing waits.
 
     >>> from p2p_nertz.protocol.unmet import HeldBack
     >>> names = ["bot1", "you", "bot3"].__getitem__
@@ -1170,14 +1262,26 @@ def waits_summary(
     'the table waits: 1 vote short of a majority; bot1 held back'
     >>> waits_summary([], [HeldBack(2, 15, ((0, 13, 15),))], names)
     "the table waits on bot3: its events name bot1's #13-15, which never came"
+    >>> waits_summary([], [HeldBack(2, 15, ((0, 13, 15),))], names,
+    ...               owed=[Owing(0, 0.0, (5, 9), ((2, 14),))])
+    'the table waits: bot3 held back; bot1 heard, not sending'
     """
-    if not held:
+    if not held and not owed:
         return unmet_summary(standing, name, width)
-    who = _and([name(h.seat) for h in held])
+    who = _and([name(h.seat) for h in held]) if held else ""
+    tails = [f"{who} held back"] if held else []
+    if owed:
+        tails.append(f"{_and(list(dict.fromkeys(name(o.seat) for o in owed)))} heard, not sending")
     if not standing:
-        (row, *more) = held_words(held, name)
-        return row if not more and len(row) <= width else f"the table waits on {who}: held back"
-    tail = f"; {who} held back"
+        rows = (*held_words(held, name), *owed_words(owed, name))
+        if len(rows) == 1 and len(rows[0]) <= width:
+            return rows[0]
+        return (
+            f"the table waits on {who}: held back"
+            if not owed
+            else f"the table waits: {'; '.join(tails)}"
+        )
+    tail = "; " + "; ".join(tails)
     votes = unmet_summary(standing, name, width - len(tail))
     if len(votes) + len(tail) <= width and not all(u.members == 2 for u in standing):
         return votes + tail

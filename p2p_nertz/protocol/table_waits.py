@@ -1,0 +1,158 @@
+"""What a member's table waits on, and whether it waits in vain: the peer's answers.
+
+The peer answers its front ends and its node who has been silent and for how long
+(:meth:`TableWaits.silent_for`, :meth:`TableWaits.silent`), whether the one other member left
+counts as gone for an abandon (:meth:`TableWaits.gone_for`), whether the whole table is gone
+(:meth:`TableWaits.table_gone`, the rule in :mod:`~p2p_nertz.protocol.gone`), and on whom the
+table waits: members held back (their events wait here for events nobody sent,
+:func:`~p2p_nertz.protocol.unmet.held_back`) and members heard that owe what they alone can
+give (:meth:`TableWaits.owing`: since session 39). Each answer reads the parts that own the
+knowledge (``Membership``'s silence and stall records, the feeds, the folds, the phase's
+timer) and decides nothing: this part signs, votes and changes nothing. It was the peer's
+before session 39 (``Peer`` is at the class limit); the peer delegates to it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from p2p_nertz.protocol import state as st
+from p2p_nertz.protocol.gone import TableGone, heard_lately, table_gone
+from p2p_nertz.protocol.membership import WAITING_PHASES, Stall, heard_now, waits_for
+from p2p_nertz.protocol.phase_waits import Awaited
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.unmet import HeldBack, Owing, held_back
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from p2p_nertz.protocol.author import Author
+    from p2p_nertz.protocol.envelope import Message
+    from p2p_nertz.protocol.player import LocalPlayer
+
+__all__ = ["GoneTimers", "TableWaits"]
+
+
+class GoneTimers(Protocol):
+    """What this part reads of the peer's configuration (``PeerConfig``), when it reads it."""
+
+    @property
+    def drop_after(self) -> float: ...
+    @property
+    def gone_after(self) -> float: ...
+
+
+class TableWaits:
+    """The peer's answers on what its table waits on (see the module docstring).
+
+    Args:
+        author: the peer's author (its membership, chains, feeds, timers and phase timer).
+        player: the local player (its names; the abandon's answer).
+        config: the peer's configuration as it is when called (one may be set later).
+    """
+
+    def __init__(
+        self, author: Author, player: LocalPlayer, config: Callable[[], GoneTimers]
+    ) -> None:
+        self._author = author
+        self._player = player
+        self._config = config
+
+    def silent_for(self, now: float) -> float:
+        """Seconds since a member still in (one dropped may talk on) was heard, even by relay."""
+        author = self._author
+        return author.membership.silent_for(now, author.chains.folds.tentative.dropped)
+
+    def silent(self, now: float) -> frozenset[int]:
+        """The other members silent now (suspected, or unheard for ``suspect_after``)."""
+        m = self._author.membership
+        return frozenset(q for q in range(m.n) if q != m.seat and not heard_now(m, q, now))
+
+    def gone_for(self, now: float) -> float | None:
+        """How long the one other member left has counted as gone for an abandon (§9.2, §9.3:
+        ``Membership.gone_for``); negative: how much longer before it does. ``None``: no
+        abandon is possible now (:func:`~p2p_nertz.protocol.state.abandon_partner`)."""
+        author = self._author
+        partner = st.abandon_partner(author.final, author.chains.folds.tentative, author.seat)
+        return None if not isinstance(partner, int) else author.membership.gone_for(partner, now)
+
+    def table_gone(self, now: float) -> TableGone | None:
+        """Whether the table is gone (:func:`~p2p_nertz.protocol.gone.table_gone`, §9.9; the
+        runtime then stops, signing nothing); ``None`` recovering, left, or if we may abandon."""
+        author = self._author
+        config = self._config()
+        final, membership, drop_after = author.final, author.membership, config.drop_after
+        heard, listening = membership.heard, membership.listening
+        if heard_lately(final, heard, listening, now, seat=author.seat, drop_after=drop_after):
+            return None  # (asked after every input: the answer then, without the rest)
+        if author.recovery is not None or author.left:
+            return None
+        return table_gone(
+            final,
+            lambda: author.chains.folds.tentative,
+            heard,
+            listening,
+            now,
+            seat=author.seat,
+            drop_after=drop_after,
+            gone_after=config.gone_after,
+            names=self._player.names,
+            abandon=lambda: self._player.abandon_answer(now),
+            unheard=author.unheard,
+        )
+
+    def held_back(self) -> tuple[HeldBack, ...]:
+        """The members whose events wait here for events not held (:func:`held_back`)."""
+        author = self._author
+        return held_back(author.store, author.chains.folds.tentative)
+
+    def owing(self, now: float) -> tuple[Owing, ...]:
+        """The members heard, not held back, that owe what they alone can give (an
+        :class:`~p2p_nertz.protocol.unmet.Owing` each, in seat order; a member may owe two:
+        what finality waits for, and the event the final phase waits for): what ``Membership``
+        votes out *withheld* after ``phase_timeout`` (§9.2), read from its stall records (its
+        feed, its cover, its relays, since the record's time) and from the final phase's wait
+        (since the phase began, every member heard: ``Membership.blame_from``). None while we
+        recover, doubt our feed, have left or are out, and once the game is over."""
+        author = self._author
+        m, final, tentative = author.membership, author.final, author.chains.folds.tentative
+        out = final.dropped.keys() | tentative.dropped.keys()
+        if (
+            Phase.OVER in (final.phase, tentative.phase)
+            or author.recovery is not None
+            or author.held_back
+            or author.left
+            or m.seat in out
+        ):
+            return ()
+        held = {h.seat for h in self.held_back()}  # (told as held back: one row a member)
+        blame = m.blame_from(author.phase_since)
+        waited = waits_for(final) if blame is not None and final.phase in WAITING_PHASES else set()
+        found = []
+        for q in range(m.n):
+            if q == m.seat or q in out or q in held or not heard_now(m, q, now):
+                continue
+            record = m.stall.get(q)
+            stalled = None if record is None else self._stalled(q, record)
+            if stalled is not None:
+                found.append(stalled)
+            if q in waited:
+                awaited = Awaited.of(final, q)
+                if not awaited.held_in(tentative):
+                    assert blame is not None  # (waited is empty otherwise)
+                    found.append(Owing(q, blame, event=awaited))
+        return tuple(found)
+
+    def _stalled(self, q: int, record: Stall) -> Owing | None:
+        """What member ``q``'s stall ``record`` says it owes and still does (``None``: it gave
+        it all since; the next scan drops or renews the record)."""
+        author = self._author
+        feeds: Sequence[Sequence[Message]] = author.feeds
+        since, feed, cover, relay = record
+        held_by = author.finality.held_by[q]
+        events = (len(feeds[q]) + 1, feed) if feed > len(feeds[q]) else None
+        owed = tuple((r, c) for r, c in enumerate(cover) if c and held_by[r] < c)
+        relays = tuple((r, len(feeds[r]) + 1, t) for r, t in enumerate(relay) if t > len(feeds[r]))
+        if events is None and not owed and not relays:
+            return None
+        return Owing(q, since, events, owed, relays)

@@ -1,0 +1,137 @@
+"""A member heard that owes what it alone can give is told before the vote (session 39).
+
+A member that keeps beating while the table waits for its phase event (its nonce, its
+``ready``, its secret) or for its own events it announced is voted out *withheld* after
+``phase_timeout`` (docs/protocol.md §9.2); until session 39 the table said nothing of it
+before that vote: `protocol/unmet.py`'s :class:`Owing`, read by the peer's
+:meth:`~p2p_nertz.protocol.peer.Peer.owing` from ``Membership``'s stall records and the
+phase's wait, now is, once it has waited :data:`UNMET_AFTER` without progress, by the node's
+teller (:class:`Owed`, then its end) and in the table's rows (docs/protocol.md §9.5, *Why a
+table waits*). At three players the two honest members vote it out (told ``dropped``); at two
+nobody can be dropped, and the row stays as the abandon is offered. An honest game with loss
+tells nothing owing (``tests/test_ui_table_waits.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nertz.protocol.peer import Peer, PeerConfig
+from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.unmet import UNMET_AFTER, Owed, OwedEnd, UnmetTeller
+from p2p_nertz.rules import Rules
+from p2p_nertz.ui.tracker import Tracker
+from p2p_nertz.ui.view import TableView, owed_words
+from tests.peer_helpers import PeerNetwork
+from tests.test_peer_leave import _NoReady, _NoSecret, _Withholder
+from tests.test_peer_liars import _withhold
+
+pytestmark = pytest.mark.timeout(600)  # (a hang guard, for a loaded machine)
+
+#: A phase timer well past the teller's while: the row is told, and for a while, before the vote.
+TIMEOUT = 20.0
+
+
+class _Watch:
+    """The honest ``seats`` of ``net`` read as the node and the table read them, every tenth
+    of a second of simulated time."""
+
+    def __init__(self, net: PeerNetwork, seats: list[int]) -> None:
+        self.net, self.seats = net, seats
+        self.told: list[tuple[float, int, Owed]] = []
+        self.views: dict[int, TableView] = {}
+        self.rows: dict[int, set[str]] = {s: set() for s in seats}
+        self._tellers = {s: UnmetTeller() for s in seats}
+        names = tuple(m.name for m in net.spec.members)
+        self._trackers = {s: Tracker(names, s) for s in seats}
+        self._last = -1.0
+
+    def __call__(self, until: bool) -> bool:
+        now = self.net.now
+        if now >= self._last + 0.1 or until:  # (and at the end)
+            self._last = now
+            for s in self.seats:
+                peer = self.net.peers[s]
+                self.told += [
+                    (now, s, n) for n in self._tellers[s].tell(peer, now) if isinstance(n, Owed)
+                ]
+                view = self._trackers[s].view(peer, now=now)
+                self.views[s] = view
+                self.rows[s] |= set(view.waits)
+        return until
+
+    def of(self, seat: int) -> list[tuple[float, Owed]]:
+        return [(t, n) for t, s, n in self.told if s == seat]
+
+
+def _game(factory: type[Peer], players: int, seed: int) -> PeerNetwork:
+    return PeerNetwork(
+        players,
+        seed=seed,
+        rules=Rules(target=None, rounds=1),
+        config=PeerConfig(phase_timeout=TIMEOUT),
+        factories={players - 1: factory},
+    )
+
+
+@pytest.mark.parametrize(
+    ("factory", "seed", "phase", "noun"),
+    [
+        pytest.param(_Withholder, 1, Phase.NONCE, "nonce", id="nonce"),
+        pytest.param(_NoReady, 2, Phase.PLAY, "ready", id="ready"),
+        pytest.param(_NoSecret, 4, Phase.REVEAL, "secret", id="secret"),
+    ],
+)
+def test_owing_a_phase_event_is_told_before_the_vote_and_ended_dropped(
+    factory: type[Peer], seed: int, phase: Phase, noun: str
+) -> None:
+    net = _game(factory, 3, seed)
+    watch = _Watch(net, [0, 1])
+    net.run(lambda n: watch(all(p.final.phase is Phase.OVER for p in n.peers[:2])), within=400)
+    for seat in (0, 1):
+        final = net.peers[seat].final
+        assert 2 in final.dropped
+        (told, told_at), (ended, _) = [(n, t) for t, n in watch.of(seat)]
+        assert told.ended is None and told.owing.seat == 2
+        event = told.owing.event
+        assert event is not None and event.phase is phase and event.seat == 2
+        # Told once it waited the while, before the vote (the phase's timer).
+        assert told_at - told.owing.since >= UNMET_AFTER
+        assert told_at < told.owing.since + TIMEOUT
+        # (Dropped; or the game over at once, its one round scored without the member.)
+        assert ended.ended in (OwedEnd.DROPPED, OwedEnd.OVER) and ended.owing == told.owing
+        name = net.spec.members[2].name
+        (row,) = owed_words([told.owing], lambda s: net.spec.members[s].name)
+        assert row == f"the table waits on {name}, heard but not sending its {noun} of round 1"
+        assert row in watch.rows[seat]  # (the table's row, as the node's line)
+        assert watch.views[seat].waits == ()  # (dropped: nothing waits on it)
+
+
+def test_owing_its_ready_at_two_players_stays_told_beside_the_abandon() -> None:
+    # Nobody can be dropped from two: past the phase timer the abandon is on offer, and the
+    # row says why the table waits until then.
+    net = _game(_NoReady, 2, 2)
+    watch = _Watch(net, [0])
+    net.run(lambda n: watch(n.now > 2 * TIMEOUT and n.peers[0].final.phase is Phase.PLAY))
+    ((told_at, told),) = watch.of(0)
+    assert told.ended is None and told.owing.event is not None
+    assert told.owing.event.phase is Phase.PLAY
+    assert told.owing.since + UNMET_AFTER <= told_at < told.owing.since + TIMEOUT
+    (row,) = owed_words([told.owing], lambda s: net.spec.members[s].name)
+    assert row in watch.views[0].waits
+
+
+@pytest.mark.parametrize(("players", "seed"), [(3, 6), (4, 7)])
+def test_owing_its_own_events_announced_is_told_and_its_end(players: int, seed: int) -> None:
+    # Its beats announce an event it never sends: finality waits on its feed (a stall record),
+    # told; then its later events (its vote) come and wait on the one withheld: told held back
+    # from then on (one row a member), the owing ended ``held``.
+    net, liar, withheld = _withhold(players, seed)
+    honest = [s for s in range(players) if s != liar.seat]
+    watch = _Watch(net, honest)
+    net.run(lambda n: watch(all(liar.seat in n.peers[s].final.dropped for s in honest)))
+    for seat in honest:
+        (told, ended) = [n for _, n in watch.of(seat)]
+        assert told.ended is None and told.owing.seat == liar.seat
+        assert told.owing.events == (withheld.seq, withheld.seq)
+        assert ended.ended is OwedEnd.HELD and ended.owing == told.owing
