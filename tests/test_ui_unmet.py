@@ -214,8 +214,9 @@ def test_unmet_the_page_says_why_the_table_waits(page: ServedPage) -> None:
         driver.get(page.url)
         shown = wait_for(
             driver,
-            lambda d: (rows := texts(d, "#messages li"))[-len(view.waits) :] == list(view.waits)
-            and rows,
+            lambda d: (
+                (rows := texts(d, "#messages li"))[-len(view.waits) :] == list(view.waits) and rows
+            ),
             "the votes waiting on a majority, listed",
         )
     assert _vote_rows(tuple(shown))[-1] == WAITS
