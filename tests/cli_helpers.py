@@ -271,6 +271,18 @@ def one_error_line(done: subprocess.CompletedProcess[str], *words: str) -> str:
     return lines[0]
 
 
+def node_spec(
+    names: Sequence[str], rules: Rules, *, keys: bytes, salt: bytes, deal: Deal = Deal.COMMIT
+) -> tuple[list[Identity], GameSpec]:
+    """The members' keys and the spec of :func:`node_game`'s game (a watcher that must know
+    the spec before the nodes start: ``tests/test_node_held_back.py``)."""
+    ids = [Identity.generate(derive_seed(keys, n)) for n in range(len(names))]
+    spec = GameSpec.create(
+        [(i.peer_id, name) for i, name in zip(ids, names, strict=True)], rules, salt, deal=deal
+    )
+    return ids, spec
+
+
 def node_game(
     tmp_path: Path,
     names: Sequence[str],
@@ -287,10 +299,7 @@ def node_game(
     other's endpoint and printing ``--json``, with ``args(n)`` more, dealt by ``deal``, the
     n-th started by the command ``wrap(n)`` if any (``unshare …``); the spec, the processes in
     the order of ``names``, and their logs. The caller stops them with :func:`stop_all`."""
-    ids = [Identity.generate(derive_seed(keys, n)) for n in range(len(names))]
-    spec = GameSpec.create(
-        [(i.peer_id, name) for i, name in zip(ids, names, strict=True)], rules, salt, deal=deal
-    )
+    ids, spec = node_spec(names, rules, keys=keys, salt=salt, deal=deal)
     (tmp_path / "game.spec").write_bytes(spec.to_wire())
     procs: list[subprocess.Popen[str]] = []
     at_end_of_test(lambda: _kill_running(procs))  # (however the test ends)

@@ -8,20 +8,30 @@ frontier two events of Bob's nobody signed. Ann holds Cy's events back from then
 on Bob with them: her vote on Bob is one of the two a drop needs, and no honest majority runs,
 so the table waits for good (§9.3). Before session 38 Ann said the vote short alone; now she
 says too that the table waits on Cy, and for which of Bob's events, in the table's words.
+
+A real ``nertz watch`` follows the same game (session 39): every node pushes to it, and its
+spectator, which holds Cy's events back as Ann does, shows on its 80×24 screen that the table
+waits on Cy (session 38 built the spectator's rows, never checked on a real ``watch``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import json_lines_until, node_game, stop_all
+from cli_helpers import json_lines_until, node_game, node_spec, stop_all
+from test_cli_play import Tty
 
+from cli.keyfile import write_key
+from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.unmet import FeedHeld, HeldBack
+from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.testing.said import lines
 from p2p_nertz.ui.view import feed_held_words
@@ -35,6 +45,7 @@ pytestmark = [
 NAMES = ("Ann", "Bob", "Cy")
 TIMERS = ["--suspect-after", "1", "--drop-after", "3"]
 LIAR = Path(__file__).with_name("aimed_liar_node.py")
+RULES = Rules(target=None, rounds=1)
 
 
 def _until(proc: Any, events: set[str]) -> dict[str, dict[str, Any]]:
@@ -50,10 +61,29 @@ def _until(proc: Any, events: set[str]) -> dict[str, dict[str, Any]]:
     raise AssertionError(f"Ann ended before {events - set(found)}: {found}")
 
 
+def _watcher(tmp_path: Path, keys: bytes, salt: bytes) -> tuple[Tty, str]:
+    """``nertz watch`` of :func:`node_game`'s game on a port it binds itself, and the
+    ``--watcher`` address it says the members push to (as ``tests/test_cli_watch.py``)."""
+    _, spec = node_spec(NAMES, RULES, keys=keys, salt=salt)
+    (tmp_path / "watched.spec").write_bytes(spec.to_wire())
+    spy = Identity.generate(derive_seed(b"test-node-held-back-watcher"))
+    write_key(tmp_path / "spy.key", spy)
+    watcher = Tty(["watch", "--spec", str(tmp_path / "watched.spec"),
+                   "--key", str(tmp_path / "spy.key"), "--bind", "127.0.0.1:0"])  # fmt: skip
+    pattern = rb"members push here with: --watcher (tcp://127\.0\.0\.1:\d+#\w+)"
+    deadline = time.monotonic() + 60.0
+    while (said := re.search(pattern, watcher.raw)) is None:
+        if time.monotonic() > deadline or not watcher.pump(0.1):
+            raise AssertionError(f"the watcher never said its address: {watcher.raw[-400:]!r}")
+    return watcher, said.group(1).decode()
+
+
 def test_a_node_says_on_whom_the_table_waits_in_json(tmp_path: Path) -> None:
+    keys, salt = b"test-node-held-back", b"held-back"
+    watcher, address = _watcher(tmp_path, keys, salt)
     spec, procs, _ = node_game(
-        tmp_path, NAMES, Rules(target=None, rounds=1), keys=b"test-node-held-back",
-        salt=b"held-back", args=lambda n: [*TIMERS, "--speed", "1", "--progress"],
+        tmp_path, NAMES, RULES, keys=keys, salt=salt,
+        args=lambda n: [*TIMERS, "--speed", "1", "--progress", "--watcher", address],
         wrap=lambda n: [sys.executable, str(LIAR), "Bob", "--"] if n == 2 else [],
     )  # fmt: skip
     ann, bob, cy = procs
@@ -79,5 +109,9 @@ def test_a_node_says_on_whom_the_table_waits_in_json(tmp_path: Path) -> None:
             [seat["Ann"]],
             2,
         )
+        # The watcher says it too: its row, or its one-row summary where the rows do not fit.
+        screen = watcher.wait(lambda t: "the table waits on Cy" in t or "Cy held back" in t)
+        row = "the table waits on Cy: its events name Bob's #"
+        assert "Cy held back" in screen or row in screen
     finally:
         stop_all(procs)
