@@ -99,7 +99,7 @@ from p2p_nertz.protocol.peer import (
 )
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import MemberDropped, Phase, RoundScored
-from p2p_nertz.protocol.unmet import FeedHeld, Owed, VoteShort
+from p2p_nertz.protocol.unmet import DropWaits, FeedHeld, Owed, VoteShort
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
@@ -216,7 +216,7 @@ def _notice_printer(out: _Out, names: list[str]) -> Callable[[Effect], None]:
         elif isinstance(effect, OutOfReach):
             event, text, fields = reach_line(effect, names)
             out.emit(event, text, **fields)
-        elif isinstance(effect, (VoteShort, FeedHeld, Owed)):
+        elif isinstance(effect, (VoteShort, FeedHeld, Owed, DropWaits)):
             event, text, fields = notice_line(effect, names)
             out.emit(event, text, **fields)
         elif isinstance(effect, MemberDropped):

@@ -59,7 +59,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Peer, TableGone
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
-from p2p_nertz.protocol.unmet import FeedHeld, Owed, VoteShort
+from p2p_nertz.protocol.unmet import DropWaits, FeedHeld, Owed, VoteShort
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.signals import as_sent, signal_status
@@ -283,17 +283,45 @@ def owed_line(notice: Owed, names: list[str]) -> tuple[str, str, dict[str, Any]]
     return "owing_over", text, {**fields, "why": notice.ended.value}
 
 
+def drop_waits_line(notice: DropWaits, names: list[str]) -> tuple[str, str, dict[str, Any]]:
+    """A node's line for a :class:`~p2p_nertz.protocol.unmet.DropWaits` notice (a drop the
+    held votes decide has not been final for a while, or waits so no more): its JSON event
+    (``drop_waits``, ``drop_waits_over``), its words
+    (:func:`~p2p_nertz.ui.view.waits_notice_words`) and its fields: ``on`` names what holds
+    it back (``kind`` ``events``: what is known of ``seat``'s feed; ``word``: ``by``'s word on
+    ``seat``'s feed; ``vote``: our vote on ``seat``), null for events not held here."""
+    from p2p_nertz.protocol.finality import KNOWN, VOTED
+    from p2p_nertz.ui.view import waits_notice_words  # (as reach_line)
+
+    text = " — ".join(waits_notice_words(notice, lambda s: names[s]))
+    d = notice.pending
+    on: dict[str, Any] | None = None
+    if d.on is not None:
+        by, q = d.on
+        kind = "events" if by == KNOWN else "vote" if by == VOTED else "word"
+        on = {"kind": kind, "seat": q, "name": names[q]}
+        if kind == "word":
+            on |= {"by": by, "by_name": names[by]}
+    fields: dict[str, Any] = {"words": text, "seat": d.seat, "name": names[d.seat], "on": on}
+    if notice.ended is None:
+        return "drop_waits", text, fields
+    return "drop_waits_over", text, {**fields, "why": notice.ended.value}
+
+
 def notice_line(
-    notice: OutOfReach | VoteShort | FeedHeld | Owed, names: list[str]
+    notice: OutOfReach | VoteShort | FeedHeld | Owed | DropWaits, names: list[str]
 ) -> tuple[str, str, dict[str, Any]]:
     """The line of a notice of why the table waits (:func:`reach_line`,
-    :func:`vote_short_line`, :func:`feed_held_line`, :func:`owed_line`)."""
+    :func:`vote_short_line`, :func:`feed_held_line`, :func:`owed_line`,
+    :func:`drop_waits_line`)."""
     if isinstance(notice, OutOfReach):
         return reach_line(notice, names)
     if isinstance(notice, VoteShort):
         return vote_short_line(notice, names)
     if isinstance(notice, Owed):
         return owed_line(notice, names)
+    if isinstance(notice, DropWaits):
+        return drop_waits_line(notice, names)
     return feed_held_line(notice, names)
 
 
@@ -303,7 +331,7 @@ def _node_printer(args: argparse.Namespace, names: list[str]) -> Callable[[Effec
     (``--progress``) a line per card to the lake; JSON lines with ``--json``."""
 
     def on_notice(effect: Effect) -> None:
-        if isinstance(effect, (OutOfReach, VoteShort, FeedHeld, Owed)):
+        if isinstance(effect, (OutOfReach, VoteShort, FeedHeld, Owed, DropWaits)):
             event, text, fields = notice_line(effect, names)
             line = json.dumps({"event": event, **fields}) if args.json else text
             print(line, flush=True)

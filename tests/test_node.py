@@ -23,7 +23,7 @@ from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameState, Phase
-from p2p_nertz.protocol.unmet import HeldBack, Owing
+from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules, Termination
 from p2p_nertz.runtime.gate import zap_user_id
@@ -274,6 +274,9 @@ class _TimedPeer:
 
     def silent(self, now: float) -> frozenset[int]:
         return frozenset()
+
+    def drops_waiting(self) -> tuple[DropPending, ...]:
+        return ()
 
 
 def _timed_node(tmp_path: Path, peer: _TimedPeer) -> PeerNode:

@@ -21,11 +21,15 @@ from typing import Any
 import pytest
 
 from p2p_nertz.protocol.bodies import Join, Leave
+from p2p_nertz.protocol.finality import KNOWN
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.reach import OutOfReach
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.unmet import (
     UNMET_AFTER,
+    DropEnd,
+    DropPending,
+    DropWaits,
     FeedHeld,
     HeldBack,
     HeldEnd,
@@ -40,13 +44,13 @@ from p2p_nertz.sim.liars import Lie
 from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Faults, Partition, SimConfig, Simulation
 from p2p_nertz.ui.render import render
 from p2p_nertz.ui.tracker import Tracker
-from p2p_nertz.ui.view import TableView, held_words, reach_words, waits_summary
+from p2p_nertz.ui.view import TableView, drop_words, held_words, reach_words, waits_summary
 from p2p_nertz.web.model import view_json
 from tests.test_spectator import SPEC, signed, wire_id
 
 pytestmark = pytest.mark.timeout(600)  # (a hang guard, for a loaded machine)
 
-Told = list[tuple[float, int, VoteShort | FeedHeld | Owed]]
+Told = list[tuple[float, int, VoteShort | FeedHeld | Owed | DropWaits]]
 
 
 class _Watched:
@@ -143,6 +147,28 @@ def test_ui_waits_a_liar_held_back_then_voted_out_is_told_dropped(restart_after:
             (liar, HeldEnd.DROPPED),
         ]
         assert watched.views[seat].waits == ()
+
+
+def test_ui_waits_a_drop_decided_not_final_says_what_it_waits_on() -> None:
+    # Five players: the three honest votes drop the crashed member (a majority of five), but
+    # the drop is final only once the stable time passes the vote that decided it, and the
+    # liar's feed, held back, holds that time (session 37's rule): the drop is told on its
+    # own (session 39), naming the liar's events, until it is final with the liar's own drop.
+    sim, liar, victim = _frozen(5, 0, None)
+    honest = [s for s in range(5) if s not in (liar, victim)]
+    watched = _Watched(sim, honest)
+    assert sim.run().finished
+    pending = DropPending(victim, (KNOWN, liar))
+    for seat in honest:
+        told = [(t, n) for t, s, n in watched.told if s == seat and isinstance(n, DropWaits)]
+        assert [n for _, n in told] == [DropWaits(pending), DropWaits(pending, DropEnd.FINAL)]
+        names = watched.views[seat].names
+        (row,) = drop_words([pending], names.__getitem__)
+        assert (
+            row
+            == f"{names[victim]}'s drop is decided, not final: it waits on {names[liar]}'s events"
+        )
+        assert victim in sim.peers[seat].final.dropped
 
 
 def _plain(players: int, faults: Faults, seed: int = 4, max_time: float = 120.0) -> Simulation:

@@ -15,7 +15,7 @@ from p2p_nertz.protocol.evidence import PROOF_NOTE, encode_proof
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.reach import OutOfReach
 from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE, Elsewhere, Recovered
-from p2p_nertz.protocol.unmet import FeedHeld, Owed, VoteShort
+from p2p_nertz.protocol.unmet import DropWaits, FeedHeld, Owed, VoteShort
 from p2p_nertz.slots import quick_init
 
 __all__ = [
@@ -149,5 +149,6 @@ Effect = (
     | VoteShort
     | FeedHeld
     | Owed
+    | DropWaits
     | st.Notice
 )

@@ -125,7 +125,7 @@ from p2p_nertz.protocol.recovery import Elsewhere, Recovered, Recovery
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.protocol.table_waits import TableWaits
-from p2p_nertz.protocol.unmet import HeldBack, Owing
+from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing
 from p2p_nertz.rules import Move, Pile, Table
 
 __all__ = [
@@ -400,6 +400,10 @@ class Peer:
     def silent(self, now: float) -> frozenset[int]:
         """The other members silent now (:meth:`TableWaits.silent`)."""
         return self.waits.silent(now)
+
+    def drops_waiting(self) -> tuple[DropPending, ...]:
+        """The drops decided, not final, and on what (:meth:`TableWaits.drops_waiting`)."""
+        return self.waits.drops_waiting()
 
     def silent_for(self, now: float) -> float:
         """Seconds since a member still in was heard (:meth:`TableWaits.silent_for`)."""

@@ -48,7 +48,7 @@ from p2p_nertz.protocol.finality import NO_SEAT, Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState, Notice
-from p2p_nertz.protocol.unmet import HeldBack, Owing, held_back
+from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing, held_back
 from p2p_nertz.rules import Pile, Table
 
 __all__ = ["MAX_WAITING", "Spectator"]
@@ -124,6 +124,11 @@ class Spectator:
     def silent(self, now: float) -> frozenset[int]:
         """None: a spectator times nobody's silence (its members push to it)."""
         return frozenset()
+
+    def drops_waiting(self) -> tuple[DropPending, ...]:
+        """None told: a spectator's own terms are not a member's (a peer's
+        :meth:`~p2p_nertz.protocol.peer.Peer.drops_waiting`)."""
+        return ()
 
     def held(self) -> int:
         """Events delivered, over every feed."""

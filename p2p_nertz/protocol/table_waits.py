@@ -6,10 +6,12 @@ counts as gone for an abandon (:meth:`TableWaits.gone_for`), whether the whole t
 (:meth:`TableWaits.table_gone`, the rule in :mod:`~p2p_nertz.protocol.gone`), and on whom the
 table waits: members held back (their events wait here for events nobody sent,
 :func:`~p2p_nertz.protocol.unmet.held_back`) and members heard that owe what they alone can
-give (:meth:`TableWaits.owing`: since session 39). Each answer reads the parts that own the
-knowledge (``Membership``'s silence and stall records, the feeds, the folds, the phase's
-timer) and decides nothing: this part signs, votes and changes nothing. It was the peer's
-before session 39 (``Peer`` is at the class limit); the peer delegates to it.
+give (:meth:`TableWaits.owing`: since session 39), and the drops the held votes decide that
+are not final yet, with what holds each back (:meth:`TableWaits.drops_waiting`). Each answer
+reads the parts that own the knowledge (``Membership``'s silence and stall records, the
+feeds, the folds, the phase's timer, the chains' stable time) and decides nothing: this part
+signs, votes and changes nothing. It was the peer's before session 39 (``Peer`` is at the
+class limit); the peer delegates to it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from p2p_nertz.protocol.gone import TableGone, heard_lately, table_gone
 from p2p_nertz.protocol.membership import WAITING_PHASES, Stall, heard_now, waits_for
 from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.protocol.unmet import HeldBack, Owing, held_back
+from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing, held_back
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -142,6 +144,15 @@ class TableWaits:
                     assert blame is not None  # (waited is empty otherwise)
                     found.append(Owing(q, blame, event=awaited))
         return tuple(found)
+
+    def drops_waiting(self) -> tuple[DropPending, ...]:
+        """The drops the held votes decide that are not final here, each with what holds it
+        back (:meth:`Chains.drops_waiting <p2p_nertz.protocol.chains.Chains.drops_waiting>`),
+        in seat order; none once the game is over."""
+        chains = self._author.chains
+        if Phase.OVER in (chains.folds.final.phase, chains.folds.tentative.phase):
+            return ()
+        return tuple(DropPending(q, on) for q, on in chains.drops_waiting().items())
 
     def _stalled(self, q: int, record: Stall) -> Owing | None:
         """What member ``q``'s stall ``record`` says it owes and still does (``None``: it gave

@@ -39,7 +39,10 @@ docs/protocol.md §9.2); before it the table said nothing. :class:`Owing` is wha
 since when without progress (read from ``Membership``'s stall records and the phase's wait by
 :class:`~p2p_nertz.protocol.table_waits.TableWaits`); :class:`UnmetSince` keeps those that have
 waited :data:`UNMET_AFTER` and :class:`UnmetTeller` tells each (:class:`Owed`) and its end
-(:class:`OwedEnd`), once.
+(:class:`OwedEnd`), once. So for a drop the held votes decide that is not final
+(:class:`DropPending`: what holds the stable time back below the time that decides it, read by
+the peer's chains): told on its own (:class:`DropWaits`, :class:`DropEnd`), not only through
+the member it waits on.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "UNMET_AFTER",
+    "DropEnd",
+    "DropPending",
+    "DropWaits",
     "FeedHeld",
     "HeldBack",
     "HeldEnd",
@@ -186,6 +192,22 @@ class Owing:
     event: Awaited | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DropPending:
+    """The drop of member ``seat``, decided by the held votes, not final here.
+
+    Attributes:
+        seat: the member the held votes drop.
+        on: what holds it back, a term of the stable time (``Finality.bounds``):
+            ``(-1, q)`` what is known of q's feed, ``(-2, q)`` our own vote on q, ``(r, q)``
+            r's word on q's feed; ``None``: events not held here (its member's, or
+            announced).
+    """
+
+    seat: int
+    on: tuple[int, int] | None
+
+
 class WaitSource(Protocol):
     """What :meth:`UnmetTeller.tell` reads of a peer (or a spectator) to tell why it waits."""
 
@@ -197,6 +219,8 @@ class WaitSource(Protocol):
     def owing(self, now: float) -> tuple[Owing, ...]: ...
 
     def silent(self, now: float) -> frozenset[int]: ...
+
+    def drops_waiting(self) -> tuple[DropPending, ...]: ...
 
 
 class UnmetSince:
@@ -210,6 +234,7 @@ class UnmetSince:
         self.after = after
         self._since: dict[tuple[int, tuple[int, ...]], float] = {}
         self._held_since: dict[tuple[int, int], float] = {}
+        self._drop_since: dict[int, float] = {}
 
     def standing(self, state: GameState, now: float) -> tuple[Unmet, ...]:
         """The votes of ``state`` that stand without a majority, those that have for long."""
@@ -224,6 +249,14 @@ class UnmetSince:
         since = {(h.seat, h.held): self._held_since.get((h.seat, h.held), now) for h in found}
         self._held_since = since
         return tuple(h for h in found if now - since[(h.seat, h.held)] >= self.after)
+
+    def pending(self, found: tuple[DropPending, ...], now: float) -> tuple[DropPending, ...]:
+        """The drops decided and not final (``found``: the peer's :meth:`drops_waiting` now),
+        those that have been for long (per member dropped: the term a drop waits on may
+        change meanwhile, the wait is the drop's)."""
+        since = {d.seat: self._drop_since.get(d.seat, now) for d in found}
+        self._drop_since = since
+        return tuple(d for d in found if now - since[d.seat] >= self.after)
 
     def owed(self, found: tuple[Owing, ...], now: float) -> tuple[Owing, ...]:
         """The members that owe (``found``: the peer's :meth:`owing` now), those that have
@@ -303,6 +336,29 @@ class Owed:
     ended: OwedEnd | None = None
 
 
+class DropEnd(enum.Enum):
+    """Why a drop told decided and not final (:class:`DropWaits`) no longer waits so."""
+
+    FINAL = "final"  #: the drop is final here
+    UNDONE = "undone"  #: the held votes no longer drop the member (a withdrawal, a readmission)
+    OVER = "over"  #: the game is over: nothing waits on it
+
+
+@dataclass(frozen=True, slots=True)
+class DropWaits:
+    """Notice: the drop ``pending`` names has waited, decided and not final, for
+    :data:`UNMET_AFTER` seconds on one term (``ended`` ``None``), or no longer does (``ended``:
+    why). Made by the node (:class:`UnmetTeller`): nothing on the wire.
+
+    Attributes:
+        pending: the drop and what it waits on, as when told.
+        ended: ``None`` when told; why it waits so no more, at its end.
+    """
+
+    pending: DropPending
+    ended: DropEnd | None = None
+
+
 class UnmetTeller:
     """Which votes short of a majority begin to be told and which end (:meth:`check`), each
     once: a vote that stands :data:`UNMET_AFTER` seconds (:class:`UnmetSince`) is told, and
@@ -315,11 +371,33 @@ class UnmetTeller:
         self._told: dict[tuple[int, tuple[int, ...]], Unmet] = {}
         self._told_held: dict[int, HeldBack] = {}
         self._told_owed: dict[tuple[int, bool], Owing] = {}
+        self._told_drops: dict[int, DropPending] = {}
 
-    def tell(self, source: WaitSource, now: float) -> list[VoteShort | FeedHeld | Owed]:
-        """The notices of ``source`` (the node's peer) at ``now`` (:meth:`check`)."""
+    def tell(self, source: WaitSource, now: float) -> list[VoteShort | FeedHeld | Owed | DropWaits]:
+        """The notices of ``source`` (the node's peer) at ``now`` (:meth:`check`, then the
+        drops decided and not final: :meth:`drops`)."""
         owing, silent = source.owing(now), source.silent(now)
-        return self.check(source.tentative, now, source.held_back(), owing, silent)
+        notices: list[VoteShort | FeedHeld | Owed | DropWaits] = []
+        notices += self.check(source.tentative, now, source.held_back(), owing, silent)
+        return notices + self.drops(source.tentative, now, source.drops_waiting())
+
+    def drops(
+        self, state: GameState, now: float, found: tuple[DropPending, ...]
+    ) -> list[DropWaits]:
+        """The notices of the drops decided and not final (``found`` now): the ends of those
+        told that no longer wait (first), then those that waited the while, not told, each
+        with the term it waits on then (a term that changes later is not told again: the
+        table's row shows the current one)."""
+        waiting = {d.seat: d for d in self.since.pending(found, now)}
+        told = self._told_drops
+        notices = [
+            DropWaits(d, _why_drop_ended(d, state))
+            for seat, d in sorted(told.items())
+            if seat not in waiting
+        ]
+        notices += [DropWaits(d) for seat, d in sorted(waiting.items()) if seat not in told]
+        self._told_drops = {seat: told.get(seat, d) for seat, d in waiting.items()}
+        return notices
 
     def check(
         self,
@@ -366,6 +444,13 @@ class UnmetTeller:
         notices += [Owed(o) for key, o in sorted(owed.items()) if told_owed.get(key) != o]
         self._told_owed = owed
         return notices
+
+
+def _why_drop_ended(told: DropPending, state: GameState) -> DropEnd:
+    """Why the drop ``told`` waits no more in ``state`` (the held fold)."""
+    if state.phase is Phase.OVER:
+        return DropEnd.OVER
+    return DropEnd.FINAL if told.seat in state.dropped else DropEnd.UNDONE
 
 
 def _why_owed_ended(

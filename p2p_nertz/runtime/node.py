@@ -96,7 +96,7 @@ from p2p_nertz.protocol.peer import (
 )
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.protocol.unmet import FeedHeld, Owed, UnmetTeller, VoteShort
+from p2p_nertz.protocol.unmet import DropWaits, FeedHeld, Owed, UnmetTeller, VoteShort
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move
 from p2p_nertz.runtime.gate import zap_user_id
@@ -301,17 +301,17 @@ def _bot_driver(strategy: str | None, rng: Rng, speed: int, practice: bool) -> B
     return BotDriver(make_strategy(strategy, rng.fork(0)), Pacing(speed), practice=practice)
 
 
-def log_unmet(notice: VoteShort | FeedHeld | Owed, spec: GameSpec) -> None:
+def log_unmet(notice: VoteShort | FeedHeld | Owed | DropWaits, spec: GameSpec) -> None:
     """Log a vote to drop a member that stands without a majority for a while, or a member
     held back (or heard and owing) as long, and its end
     (:class:`~p2p_nertz.protocol.unmet.UnmetTeller`, the front ends'
     :attr:`TableView.waits <p2p_nertz.ui.view.TableView.waits>`), as *no majority here*
     is (:func:`_log_reach`): the table waits on it, and ``nertz -v`` says why."""
     names = spec.members
-    if isinstance(notice, Owed):
-        from p2p_nertz.ui.view import owed_notice_words  # (words only when one is told)
+    if isinstance(notice, (Owed, DropWaits)):
+        from p2p_nertz.ui.view import waits_notice_words  # (words only when one is told)
 
-        log.info("%s", " — ".join(owed_notice_words(notice, lambda s: names[s].name)))
+        log.info("%s", " — ".join(waits_notice_words(notice, lambda s: names[s].name)))
         return
     if isinstance(notice, FeedHeld):
         h = notice.held
@@ -839,7 +839,7 @@ class PeerNode:
             self.refusals.refused(effect.reason, effect.detail, self._clock())
         elif isinstance(effect, (Suspected, OutOfReach)):
             _log_reach(effect, self.spec)
-        elif isinstance(effect, (VoteShort, FeedHeld, Owed)):
+        elif isinstance(effect, (VoteShort, FeedHeld, Owed, DropWaits)):
             log_unmet(effect, self.spec)
         elif not isinstance(effect, Recovered):
             log.debug("%s", effect)

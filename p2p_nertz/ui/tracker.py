@@ -23,7 +23,7 @@ from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.local import AbandonAnswer, MoveAnswer
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Rejected, Suspected
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.unmet import HeldBack, Owing, UnmetSince
+from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing, UnmetSince
 from p2p_nertz.rules import (
     Card,
     Lake,
@@ -54,6 +54,7 @@ from p2p_nertz.ui.view import (
     card_text,
     cards_up,
     distinct_names,
+    drop_words,
     held_words,
     is_stuck_words,
     open_move_words,
@@ -162,6 +163,10 @@ class GameSource(Protocol):
     def held_back(self) -> tuple[HeldBack, ...]:
         """The members whose events wait here for events not held
         (:func:`~p2p_nertz.protocol.unmet.held_back`)."""
+
+    def drops_waiting(self) -> tuple[DropPending, ...]:
+        """The drops decided and not final, each with what holds it back (a peer's
+        :meth:`~p2p_nertz.protocol.peer.Peer.drops_waiting`; none for a spectator)."""
 
     def owing(self, now: float) -> tuple[Owing, ...]:
         """The members heard that owe what they alone can give (a peer's
@@ -596,6 +601,7 @@ class Tracker:
         unmet = () if now is None or final else self.unmet.standing(tentative, now)
         held = () if now is None or final else self.unmet.held(peer.held_back(), now)
         owed = () if now is None or final else self.unmet.owed(peer.owing(now), now)
+        drops = () if now is None or final else self.unmet.pending(peer.drops_waiting(), now)
         if unfollowed is not None and not keys.status:
             status = unfollowed[1]
         else:
@@ -639,8 +645,9 @@ class Tracker:
             unfollowed=unfollowed[0] if unfollowed is not None else None,
             waits=unmet_words(unmet, self.name, self.seat)
             + held_words(held, self.name)
-            + owed_words(owed, self.name),
-            waits_line=waits_summary(unmet, held, self.name, owed=owed),
+            + owed_words(owed, self.name)
+            + drop_words(drops, self.name),
+            waits_line=waits_summary(unmet, held, self.name, owed=owed, drops=drops),
         )
 
     def _last_action(self, peer: GameSource, seat: int) -> str:

@@ -17,9 +17,13 @@ from dataclasses import dataclass
 
 from p2p_nertz.bots.base import Pacing
 from p2p_nertz.protocol.bodies import DropReason
+from p2p_nertz.protocol.finality import KNOWN, VOTED
 from p2p_nertz.protocol.names import skeleton
 from p2p_nertz.protocol.reach import OutOfReach
 from p2p_nertz.protocol.unmet import (
+    DropEnd,
+    DropPending,
+    DropWaits,
     FeedHeld,
     HeldBack,
     HeldEnd,
@@ -48,10 +52,12 @@ from p2p_nertz.rules.cards import RANK_NAMES, is_unknown
 from p2p_nertz.words import counted, plural
 
 __all__ = [
+    "drop_words",
     "feed_held_words",
     "held_words",
     "owed_notice_words",
     "owed_words",
+    "waits_notice_words",
     "unmet_summary",
     "vote_short_words",
     "waits_summary",
@@ -1240,17 +1246,73 @@ _OWED_ENDS = {
 }
 
 
+def drop_words(drops: Sequence[DropPending], name: Callable[[int], str]) -> tuple[str, ...]:
+    """The drops the held votes decide that are not final here
+    (:class:`~p2p_nertz.protocol.unmet.DropPending`), a row each, with what holds it back: a
+    member's events (what is known of its feed), a member's word on a feed (what it is known
+    to hold), our own vote's count, or events not held here. Before session 39 such a drop
+    was told only through the member it waits on (held back, silent).
+
+    >>> names = ["bot1", "you", "bot3"].__getitem__
+    >>> drop_words([DropPending(0, (KNOWN, 2))], names)
+    ("bot1's drop is decided, not final: it waits on bot3's events",)
+    >>> drop_words([DropPending(0, (2, 1))], names)
+    ("bot1's drop is decided, not final: it waits on bot3's word on your events",)
+    >>> drop_words([DropPending(2, None)], names)
+    ("bot3's drop is decided, not final: it waits on events not held here",)
+    """
+    rows = []
+    for d in drops:
+        if d.on is None:
+            what = "events not held here"
+        elif d.on[0] == KNOWN:
+            what = f"{_whose(name(d.on[1]))} events"
+        elif d.on[0] == VOTED:
+            what = f"your vote on {name(d.on[1])}"
+        else:
+            what = f"{_whose(name(d.on[0]))} word on {_whose(name(d.on[1]))} events"
+        rows.append(f"{_whose(name(d.seat))} drop is decided, not final: it waits on {what}")
+    return tuple(rows)
+
+
+_DROP_ENDS = {
+    DropEnd.FINAL: "{whose} drop is final",
+    DropEnd.UNDONE: "the votes no longer drop {who}",
+    DropEnd.OVER: "the game is over: nothing waits on {whose} drop",
+}
+
+
+def waits_notice_words(notice: Owed | DropWaits, name: Callable[[int], str]) -> tuple[str, ...]:
+    """The words of an :class:`~p2p_nertz.protocol.unmet.Owed` or
+    :class:`~p2p_nertz.protocol.unmet.DropWaits` notice (a node's line, its ``--json``
+    event's ``words``): when told, the table's row; at its end, why.
+
+    >>> names = ["Ann", "Bob", "Cy"].__getitem__
+    >>> waits_notice_words(DropWaits(DropPending(1, (KNOWN, 2)), DropEnd.FINAL), names)
+    ("Bob's drop is final",)
+    """
+    if isinstance(notice, Owed):
+        return owed_notice_words(notice, name)
+    if notice.ended is None:
+        return drop_words([notice.pending], name)
+    who = name(notice.pending.seat)
+    return (_DROP_ENDS[notice.ended].format(who=who, whose=_whose(who)),)
+
+
 def waits_summary(
     standing: Sequence[Unmet],
     held: Sequence[HeldBack],
     name: Callable[[int], str],
     width: int = 78,
+    *,
     owed: Sequence[Owing] = (),
+    drops: Sequence[DropPending] = (),
 ) -> str:
     """The rows of :attr:`TableView.waits` in one row of at most ``width`` columns: the votes
     (:func:`unmet_summary`, shortened to leave room), then the members held back
-    (:func:`held_words`) and those ``owed`` (:func:`owed_words`), named; the counts alone
-    where that does not fit. Empty: nothing waits.
+    (:func:`held_words`), those ``owed`` (:func:`owed_words`) and the ``drops`` not final
+    (:func:`drop_words`), named; the counts alone where that does not fit. Empty: nothing
+    waits.
 
     >>> from p2p_nertz.protocol.unmet import HeldBack
     >>> names = ["bot1", "you", "bot3"].__getitem__
@@ -1266,21 +1328,21 @@ def waits_summary(
     ...               owed=[Owing(0, 0.0, (5, 9), ((2, 14),))])
     'the table waits: bot3 held back; bot1 heard, not sending'
     """
-    if not held and not owed:
+    if not held and not owed and not drops:
         return unmet_summary(standing, name, width)
     who = _and([name(h.seat) for h in held]) if held else ""
     tails = [f"{who} held back"] if held else []
     if owed:
         tails.append(f"{_and(list(dict.fromkeys(name(o.seat) for o in owed)))} heard, not sending")
+    if drops:
+        tails.append(f"{_and([name(d.seat) for d in drops])}: drop not final")
     if not standing:
-        rows = (*held_words(held, name), *owed_words(owed, name))
+        rows = (*held_words(held, name), *owed_words(owed, name), *drop_words(drops, name))
         if len(rows) == 1 and len(rows[0]) <= width:
             return rows[0]
-        return (
-            f"the table waits on {who}: held back"
-            if not owed
-            else f"the table waits: {'; '.join(tails)}"
-        )
+        if not owed and not drops:
+            return f"the table waits on {who}: held back"
+        return f"the table waits: {'; '.join(tails)}"
     tail = "; " + "; ".join(tails)
     votes = unmet_summary(standing, name, width - len(tail))
     if len(votes) + len(tail) <= width and not all(u.members == 2 for u in standing):
