@@ -14,17 +14,20 @@ tells nothing owing (``tests/test_ui_table_waits.py``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from p2p_nertz.protocol.peer import Peer, PeerConfig
-from p2p_nertz.protocol.state import Phase
-from p2p_nertz.protocol.unmet import UNMET_AFTER, Owed, OwedEnd, UnmetTeller
+from p2p_nertz.protocol.state import GameState, Phase
+from p2p_nertz.protocol.unmet import UNMET_AFTER, Owed, OwedEnd, Owing, UnmetTeller
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui.tracker import Tracker
 from p2p_nertz.ui.view import TableView, owed_words
 from tests.peer_helpers import PeerNetwork
 from tests.test_peer_leave import _NoReady, _NoSecret, _Withholder
 from tests.test_peer_liars import _withhold
+from tests.test_spectator import SPEC
 
 pytestmark = pytest.mark.timeout(600)  # (a hang guard, for a loaded machine)
 
@@ -135,3 +138,24 @@ def test_owing_its_own_events_announced_is_told_and_its_end(players: int, seed: 
         assert told.ended is None and told.owing.seat == liar.seat
         assert told.owing.events == (withheld.seq, withheld.seq)
         assert ended.ended is OwedEnd.HELD and ended.owing == told.owing
+
+
+def test_owing_told_once_while_a_part_is_given_and_ended_by_why() -> None:
+    # The teller alone (a member's wait as the peer gives it): a wait of one kind since one
+    # time is told once, however much of it is given meanwhile; given whole (a new record, a
+    # new time), its end; silent, its end says so.
+    state = GameState(SPEC)
+    teller = UnmetTeller()
+    first = Owing(1, 0.0, cover=((0, 5), (1, 7)))
+
+    def told(now: float, *owing: Owing, silent: frozenset[int] = frozenset()) -> list[Any]:
+        return [(n.owing, n.ended) for n in teller.check(state, now, (), owing, silent)]
+
+    assert told(UNMET_AFTER - 0.1, first) == []  # (not yet the while)
+    assert told(UNMET_AFTER, first) == [(first, None)]
+    part = Owing(1, 0.0, cover=((1, 7),))  # (its word on feed 0 came: the same wait)
+    assert told(UNMET_AFTER + 1, part) == []
+    renewed = Owing(1, UNMET_AFTER + 2, cover=((0, 9),))  # (all given: a new wait begins)
+    assert told(UNMET_AFTER + 2, renewed) == [(first, OwedEnd.GIVEN)]
+    assert told(2 * UNMET_AFTER + 2, renewed) == [(renewed, None)]
+    assert told(2 * UNMET_AFTER + 3, silent=frozenset({1})) == [(renewed, OwedEnd.SILENT)]

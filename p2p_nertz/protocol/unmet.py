@@ -70,12 +70,12 @@ __all__ = [
     "Owed",
     "OwedEnd",
     "Owing",
-    "WaitSource",
     "Unmet",
     "UnmetEnd",
     "UnmetSince",
     "UnmetTeller",
     "VoteShort",
+    "WaitSource",
     "held_back",
     "unmet",
 ]
@@ -347,8 +347,8 @@ class DropEnd(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class DropWaits:
     """Notice: the drop ``pending`` names has waited, decided and not final, for
-    :data:`UNMET_AFTER` seconds on one term (``ended`` ``None``), or no longer does (``ended``:
-    why). Made by the node (:class:`UnmetTeller`): nothing on the wire.
+    :data:`UNMET_AFTER` seconds (``ended`` ``None``; the term it waited on then), or no longer
+    does (``ended``: why). Made by the node (:class:`UnmetTeller`): nothing on the wire.
 
     Attributes:
         pending: the drop and what it waits on, as when told.
@@ -434,15 +434,22 @@ class UnmetTeller:
             if seat not in told_held or told_held[seat].held != h.held
         ]
         self._told_held = waiting
+        # One wait is one member's, of one kind (its phase event, or what finality waits for),
+        # since one time: what it still owes may shrink meanwhile (a part given), told once.
         owed = {(o.seat, o.event is not None): o for o in self.since.owed(owing, now)}
         told_owed = self._told_owed
         notices += [
             Owed(told, _why_owed_ended(told, state, silent, held))
             for key, told in sorted(told_owed.items())
-            if owed.get(key) != told
+            if key not in owed or owed[key].since != told.since
         ]
-        notices += [Owed(o) for key, o in sorted(owed.items()) if told_owed.get(key) != o]
-        self._told_owed = owed
+        fresh = {
+            key: o
+            for key, o in sorted(owed.items())
+            if key not in told_owed or told_owed[key].since != o.since
+        }
+        notices += [Owed(o) for o in fresh.values()]
+        self._told_owed = {key: fresh.get(key) or told_owed[key] for key in owed}
         return notices
 
 
