@@ -8,8 +8,11 @@ before that vote: `protocol/unmet.py`'s :class:`Owing`, read by the peer's
 phase's wait, now is, once it has waited :data:`UNMET_AFTER` without progress, by the node's
 teller (:class:`Owed`, then its end) and in the table's rows (docs/protocol.md §9.5, *Why a
 table waits*). At three players the two honest members vote it out (told ``dropped``); at two
-nobody can be dropped, and the row stays as the abandon is offered. An honest game with loss
-tells nothing owing (``tests/test_ui_table_waits.py``).
+nobody can be dropped, and the row stays past the phase timer, on the page and the 80×24
+screen. The teller tells one wait once however much of it is given meanwhile, and
+``nertz node --json`` prints the notices (and those of a drop decided, not final) with the
+fields docs/protocol.md §9.5 names. An honest game with loss tells nothing owing
+(``tests/test_ui_table_waits.py``).
 """
 
 from __future__ import annotations
@@ -18,12 +21,26 @@ from typing import Any
 
 import pytest
 
+from cli.node_cmd import notice_line
+from p2p_nertz.protocol.finality import KNOWN
 from p2p_nertz.protocol.peer import Peer, PeerConfig
+from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.state import GameState, Phase
-from p2p_nertz.protocol.unmet import UNMET_AFTER, Owed, OwedEnd, Owing, UnmetTeller
+from p2p_nertz.protocol.unmet import (
+    UNMET_AFTER,
+    DropEnd,
+    DropPending,
+    DropWaits,
+    Owed,
+    OwedEnd,
+    Owing,
+    UnmetTeller,
+)
 from p2p_nertz.rules import Rules
+from p2p_nertz.ui.render import render
 from p2p_nertz.ui.tracker import Tracker
-from p2p_nertz.ui.view import TableView, owed_words
+from p2p_nertz.ui.view import TableView, drop_words, owed_words
+from p2p_nertz.web.model import view_json
 from tests.peer_helpers import PeerNetwork
 from tests.test_peer_leave import _NoReady, _NoSecret, _Withholder
 from tests.test_peer_liars import _withhold
@@ -121,7 +138,12 @@ def test_owing_its_ready_at_two_players_stays_told_beside_the_abandon() -> None:
     assert told.owing.event.phase is Phase.PLAY
     assert told.owing.since + UNMET_AFTER <= told_at < told.owing.since + TIMEOUT
     (row,) = owed_words([told.owing], lambda s: net.spec.members[s].name)
-    assert row in watch.views[0].waits
+    view = watch.views[0]
+    assert row in view.waits
+    # The page lists it under the announcements; an 80×24 terminal shows it or its summary.
+    assert view_json(view)["messages"][-len(view.waits) :] == list(view.waits)
+    text = render(view, 80, 24).text()
+    assert row in text or view.waits_line in text
 
 
 @pytest.mark.parametrize(("players", "seed"), [(3, 6), (4, 7)])
@@ -159,3 +181,26 @@ def test_owing_told_once_while_a_part_is_given_and_ended_by_why() -> None:
     assert told(UNMET_AFTER + 2, renewed) == [(first, OwedEnd.GIVEN)]
     assert told(2 * UNMET_AFTER + 2, renewed) == [(renewed, None)]
     assert told(2 * UNMET_AFTER + 3, silent=frozenset({1})) == [(renewed, OwedEnd.SILENT)]
+
+
+def test_owing_and_a_drop_waiting_as_the_node_prints_them_in_json() -> None:
+    # `nertz node --json`'s fields (docs/protocol.md §9.5), machine-read: the same notices as
+    # the table's rows, in the same words.
+    names = ["Ann", "Bob", "Cy"]
+    owing = Owing(2, 0.0, (7, 9), ((0, 12),), ((1, 4, 5),), Awaited(1, Phase.PLAY, b"", 2))
+    event, text, fields = notice_line(Owed(owing), names)
+    assert event == "owing" and fields["words"] == text
+    assert text == owed_words([owing], names.__getitem__)[0]
+    assert (fields["seat"], fields["name"], fields["events"]) == (2, "Cy", {"first": 7, "last": 9})
+    assert fields["cover"] == [{"seat": 0, "name": "Ann", "seq": 12}]
+    assert fields["relays"] == [{"seat": 1, "name": "Bob", "first": 4, "last": 5}]
+    assert fields["event"] == {"round": 1, "phase": "play"}
+    event, text, fields = notice_line(Owed(owing, OwedEnd.HELD), names)
+    assert (event, fields["why"]) == ("owing_over", "held")
+    pending = DropPending(0, (1, 2))
+    event, text, fields = notice_line(DropWaits(pending), names)
+    assert event == "drop_waits" and text == drop_words([pending], names.__getitem__)[0]
+    assert fields["on"] == {"kind": "word", "seat": 2, "name": "Cy", "by": 1, "by_name": "Bob"}
+    event, _, fields = notice_line(DropWaits(DropPending(0, (KNOWN, 2)), DropEnd.FINAL), names)
+    assert (event, fields["why"], fields["on"]["kind"]) == ("drop_waits_over", "final", "events")
+    assert notice_line(DropWaits(DropPending(0, None)), names)[2]["on"] is None
