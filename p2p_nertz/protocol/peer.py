@@ -308,7 +308,7 @@ class Peer:
         names = [member.name for member in self.spec.members]
         #: the local player's side: its hold on the next ``ready``, what it may do now
         self.player = LocalPlayer(self.seat, self.spec.rules, names, self._author)
-        #: what the table waits on, and whether in vain: silence, the table gone, owing
+        #: what the table waits on, and whether in vain: silence, gone, owing, drops not final
         self.waits = TableWaits(self._author, self.player, lambda: self.config)
 
     @property
