@@ -127,9 +127,9 @@ def test_owing_a_phase_event_is_told_before_the_vote_and_ended_dropped(
         assert watch.views[seat].waits == ()  # (dropped: nothing waits on it)
 
 
-def test_owing_its_ready_at_two_players_stays_told_beside_the_abandon() -> None:
+def test_owing_its_ready_at_two_players_stays_told_past_the_phase_timer() -> None:
     # Nobody can be dropped from two: past the phase timer the abandon is on offer, and the
-    # row says why the table waits until then.
+    # row still says why the table waits.
     net = _game(_NoReady, 2, 2)
     watch = _Watch(net, [0])
     net.run(lambda n: watch(n.now > 2 * TIMEOUT and n.peers[0].final.phase is Phase.PLAY))
@@ -140,6 +140,7 @@ def test_owing_its_ready_at_two_players_stays_told_beside_the_abandon() -> None:
     (row,) = owed_words([told.owing], lambda s: net.spec.members[s].name)
     view = watch.views[0]
     assert row in view.waits
+    assert net.peers[0].abandon_answer(net.now).why is None  # (the abandon on offer)
     # The page lists it under the announcements; an 80×24 terminal shows it or its summary.
     assert view_json(view)["messages"][-len(view.waits) :] == list(view.waits)
     text = render(view, 80, 24).text()
