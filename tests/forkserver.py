@@ -32,6 +32,10 @@ Theory of operation:
   server instead of forking and whose waits read the status the server sends: the test
   holds the child's real pid (signals go to the child itself, ``start_new_session`` makes it
   a session leader, ``cli_helpers.kill_tree`` finds what it started), its pipes and status.
+- A command line that sets SIGINT before it execs ``python -m cli``
+  (:func:`cli_helpers.foreground`, :func:`cli_helpers.background`: :func:`command_line`) is
+  served too: the child sets SIGINT as that line leaves it for Python's start
+  (:func:`_sigint`; session 37).
 - The server ends when its stdin (a pipe from the pytest worker) closes.
 """
 
@@ -46,6 +50,7 @@ import locale
 import os
 import select
 import selectors
+import signal
 import socket
 import struct
 import subprocess
@@ -177,12 +182,50 @@ def _take(request: dict[str, Any], fds: Sequence[int]) -> None:
             os.close(fd)
     if request.get("session"):
         os.setsid()
+    _sigint(request.get("sigint"))
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     _streams(unbuffered=bool(os.environ.get("PYTHONUNBUFFERED")))
     sys.path[0] = os.getcwd()
     sys.argv[:] = ["-m", *request["argv"]]
+
+
+#: How :func:`command_line` starts a command whose SIGINT is set (``sigint``): as a terminal
+#: starts a foreground command (``"default"``: SIGINT at its default and unblocked, then
+#: ``python -m cli`` exec'd in the same process), or as a shell without job control starts
+#: ``nertz … &`` (``"ignore"``: SIGINT ignored, then exec'd).
+SIGINT_SCRIPTS = {
+    "default": (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
+    ),
+    "ignore": (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
+    ),
+}
+
+
+def command_line(argv: Sequence[str], sigint: str | None = None) -> list[str]:
+    """The command line of a process of its own running ``nertz ARGV``: ``python -m cli
+    ARGV``, or with ``sigint`` its script of :data:`SIGINT_SCRIPTS` (``python -c SCRIPT
+    ARGV``)."""
+    if sigint is None:
+        return [sys.executable, "-m", "cli", *argv]
+    return [sys.executable, "-c", SIGINT_SCRIPTS[sigint], *argv]
+
+
+def _sigint(how: str | None) -> None:
+    """In the child: SIGINT as :data:`SIGINT_SCRIPTS` leaves it for ``python -m cli``, which
+    then starts as Python starts: at its default, Python's own handler is installed
+    (KeyboardInterrupt) and the signal unblocked; ignored, it stays ignored."""
+    if how == "default":
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    elif how == "ignore":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _streams(*, unbuffered: bool) -> None:
@@ -284,15 +327,18 @@ class Launcher:
         cwd: str | os.PathLike[str] | None,
         streams: tuple[int, int, int],
         session: bool = False,
+        sigint: str | None = None,
     ) -> tuple[socket.socket, int]:
         """Fork a child running ``python -m cli ARGV`` on the descriptors ``streams`` (its
-        stdin, stdout and stderr), in a session of its own if ``session``: the connection
-        that will say its wait status, and its pid."""
+        stdin, stdout and stderr), in a session of its own if ``session``, its SIGINT as
+        :func:`command_line`'s with ``sigint`` leaves it: the connection that will say its
+        wait status, and its pid."""
         request = {
             "argv": list(argv),
             "env": dict(env),
             "cwd": os.path.abspath(cwd if cwd is not None else os.getcwd()),
             "session": session,
+            "sigint": sigint,
         }
         conn = self._connect()
         try:
@@ -323,11 +369,14 @@ class ForkedPopen(subprocess.Popen[Any]):
     the child itself), ``poll``, ``wait`` and ``communicate`` as a process's of its own; its
     status read from the server, its parent (:func:`popen` says when it is used)."""
 
-    def __init__(self, launcher: Launcher, argv: Sequence[str], **kw: Any) -> None:
+    def __init__(
+        self, launcher: Launcher, argv: Sequence[str], *, sigint: str | None = None, **kw: Any
+    ) -> None:
         self._launcher = launcher
         self._argv = list(argv)
+        self._sigint = sigint
         self._status: socket.socket | None = None
-        super().__init__([sys.executable, "-m", "cli", *argv], **kw)
+        super().__init__(command_line(argv, sigint), **kw)
 
     def _execute_child(  # type: ignore[override]  # noqa: PLR0917 (subprocess's own)
         self, args: Any, executable: Any, preexec_fn: Any, close_fds: Any, pass_fds: Any,
@@ -344,7 +393,7 @@ class ForkedPopen(subprocess.Popen[Any]):
             )
             self._status, self.pid = self._launcher.start(
                 self._argv, env=os.environ if env is None else env, cwd=cwd,
-                streams=streams, session=start_new_session,
+                streams=streams, session=start_new_session, sigint=self._sigint,
             )  # fmt: skip
             self._child_created = True
         finally:
@@ -388,8 +437,10 @@ class ForkedPopen(subprocess.Popen[Any]):
         super().__del__()
 
 
-def popen(launcher: Launcher | None, argv: Sequence[str], **kw: Any) -> subprocess.Popen[Any]:
-    """``subprocess.Popen([python, -m, cli, *argv], **kw)``, its process forked by
+def popen(
+    launcher: Launcher | None, argv: Sequence[str], *, sigint: str | None = None, **kw: Any
+) -> subprocess.Popen[Any]:
+    """``subprocess.Popen(command_line(argv, sigint), **kw)``, its process forked by
     ``launcher``'s server where that starts as such a process would (no ``preexec_fn``,
     ``pass_fds``, user, group, umask, process group, executable or shell asked for, and
     :meth:`Launcher.serves` the environment), else a process of its own."""
@@ -401,8 +452,8 @@ def popen(launcher: Launcher | None, argv: Sequence[str], **kw: Any) -> subproce
         or set(kw) - plain
         or not launcher.serves(os.environ if env is None else env)
     ):
-        return subprocess.Popen([sys.executable, "-m", "cli", *argv], **kw)
-    return ForkedPopen(launcher, argv, **kw)
+        return subprocess.Popen(command_line(argv, sigint), **kw)
+    return ForkedPopen(launcher, argv, sigint=sigint, **kw)
 
 
 def _read_number(conn: socket.socket) -> int:
