@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import gc
 import io
 import json
@@ -56,6 +57,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -182,7 +184,11 @@ def _take(request: dict[str, Any], fds: Sequence[int]) -> None:
             os.close(fd)
     if request.get("session"):
         os.setsid()
+        if request.get("tty"):  # (the terminal on 0, 1 and 2 its controlling terminal)
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     _sigint(request.get("sigint"))
+    for signum in request.get("sig_dfl", ()):
+        signal.signal(signum, signal.SIG_DFL)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -253,16 +259,17 @@ def _streams(*, unbuffered: bool) -> None:
 class Launcher:
     """A pytest worker's handle on its server, started at its first use (:func:`launcher`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
         self._dir = tempfile.mkdtemp(prefix="nertz-forkserver-")
         self.path = os.path.join(self._dir, "socket")
-        self.environment = startup_environment(os.environ)
+        self.environment = startup_environment(os.environ if env is None else env)
         self.server = subprocess.Popen(
             [sys.executable, __file__, self.path],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=self._dir,
+            env=None if env is None else dict(env),
         )
 
     def serves(self, env: Mapping[str, str]) -> bool:
@@ -328,22 +335,28 @@ class Launcher:
         streams: tuple[int, int, int],
         session: bool = False,
         sigint: str | None = None,
+        tty: bool = False,
+        sig_dfl: Sequence[int] = (),
     ) -> tuple[socket.socket, int]:
         """Fork a child running ``python -m cli ARGV`` on the descriptors ``streams`` (its
-        stdin, stdout and stderr), in a session of its own if ``session``, its SIGINT as
-        :func:`command_line`'s with ``sigint`` leaves it: the connection that will say its
-        wait status, and its pid."""
+        stdin, stdout and stderr), in a session of its own if ``session`` (with ``tty``, the
+        terminal ``streams`` are on its controlling terminal, as a terminal's shell starts a
+        command), its SIGINT as :func:`command_line`'s with ``sigint`` leaves it, the signals
+        ``sig_dfl`` at their default (what a ``preexec_fn`` setting them so leaves for the
+        program it execs): the connection that will say its wait status, and its pid."""
         request = {
             "argv": list(argv),
             "env": dict(env),
             "cwd": os.path.abspath(cwd if cwd is not None else os.getcwd()),
             "session": session,
             "sigint": sigint,
+            "tty": tty,
+            "sig_dfl": [int(signum) for signum in sig_dfl],
         }
         conn = self._connect()
         try:
             socket.send_fds(conn, [json.dumps(request).encode()], list(streams))
-            return conn, _read_number(conn)
+            return conn, read_number(conn)
         except BaseException:
             conn.close()
             raise
@@ -410,7 +423,7 @@ class ForkedPopen(subprocess.Popen[Any]):
             if not ready:
                 return 0, 0
         try:
-            status = _read_number(conn)
+            status = read_number(conn)
         finally:
             self._status = None
             conn.close()
@@ -456,7 +469,7 @@ def popen(
     return ForkedPopen(launcher, argv, sigint=sigint, **kw)
 
 
-def _read_number(conn: socket.socket) -> int:
+def read_number(conn: socket.socket) -> int:
     """The next number the server sends on ``conn`` (a pid, then a status)."""
     data = b""
     while len(data) < 8:
@@ -496,7 +509,7 @@ def _collect(
             for key, _ in selector.select(left):
                 if key.fileobj is conn:
                     selector.unregister(conn)
-                    status.append(os.waitstatus_to_exitcode(_read_number(conn)))
+                    status.append(os.waitstatus_to_exitcode(read_number(conn)))
                 elif data := os.read(key.fd, 65536):
                     chunks[key.fd].append(data)
                 else:
@@ -513,6 +526,7 @@ def _text(data: bytes) -> str:
 
 
 _LAUNCHER: list[Launcher] = []
+_OTHERS: dict[tuple[tuple[str, str], ...], Launcher] = {}
 _LOCK = threading.Lock()
 
 
@@ -524,6 +538,22 @@ def launcher() -> Launcher:
             _LAUNCHER.append(Launcher())
             atexit.register(_LAUNCHER[0].close)
         return _LAUNCHER[0]
+
+
+def launcher_for(env: Mapping[str, str]) -> Launcher:
+    """A launcher whose server serves ``env`` (:meth:`Launcher.serves`): :func:`launcher`'s
+    if it does, else one started with ``env``, kept for the next test asking for the same
+    start-up variables (the terminal tests' locale: tests/test_cli_play.py ``Tty``) and ended
+    when this process exits."""
+    first = launcher()
+    if first.serves(env):
+        return first
+    key = tuple(sorted(startup_environment(env).items()))
+    with _LOCK:
+        if key not in _OTHERS:
+            _OTHERS[key] = Launcher(env)
+            atexit.register(_OTHERS[key].close)
+        return _OTHERS[key]
 
 
 if __name__ == "__main__":
