@@ -35,7 +35,10 @@ Theory of operation:
 - A command line that sets SIGINT before it execs ``python -m cli``
   (:func:`cli_helpers.foreground`, :func:`cli_helpers.background`: :func:`command_line`) is
   served too: the child sets SIGINT as that line leaves it for Python's start
-  (:func:`_sigint`; session 37).
+  (:func:`_sigint`; session 37). So is a program in a pseudo-terminal (tests/forked_tty.py:
+  the child a session leader whose controlling terminal is the pty, ``tty``; the signals a
+  ``preexec_fn`` set to their default, ``sig_dfl``), by a server of its own for its locale
+  variables (:func:`launcher_for`).
 - The server ends when its stdin (a pipe from the pytest worker) closes.
 """
 
