@@ -35,10 +35,15 @@ Theory of operation:
 - A command line that sets SIGINT before it execs ``python -m cli``
   (:func:`cli_helpers.foreground`, :func:`cli_helpers.background`: :func:`command_line`) is
   served too: the child sets SIGINT as that line leaves it for Python's start
-  (:func:`_sigint`; session 37). So is a program in a pseudo-terminal (tests/forked_tty.py:
+  (:func:`_signals`; session 37). So is a program in a pseudo-terminal (tests/forked_tty.py:
   the child a session leader whose controlling terminal is the pty, ``tty``; the signals a
   ``preexec_fn`` set to their default, ``sig_dfl``), by a server of its own for its locale
   variables (:func:`launcher_for`).
+- The signals a child sets are blocked from before the fork until it has set them, then it
+  starts as a process of its own starts: SIGINT at its default while Python starts (a Ctrl-C
+  then kills it silently), then Python's handler (:func:`_signals`; session 39: a signal
+  sent as soon as the pid was known could reach the child before Python's after-fork code,
+  which forgot it, and the program ran on).
 - The server ends when its stdin (a pipe from the pytest worker) closes.
 """
 
@@ -136,6 +141,11 @@ def serve(path: str) -> dict[str, Any] | None:
                 fds = request.pop("fds")
                 sys.stdout.flush()
                 sys.stderr.flush()
+                # The signals the child sets blocked across the fork, until it has set them
+                # (:func:`_signals`): one sent as the pid is known can reach the child before
+                # Python's after-fork code, which forgets a signal its handler took then
+                # (session 39: a Ctrl-C "at once" lost, the program played on, 5 runs in 9).
+                mask = signal.pthread_sigmask(signal.SIG_BLOCK, _held(request))
                 pid = os.fork()
                 if pid == 0:  # the child: leave the server behind, become the command
                     gc.enable()
@@ -145,8 +155,9 @@ def serve(path: str) -> dict[str, Any] | None:
                         os.close(pidfd)
                         other.close()
                     conn.close()
-                    _take(request, fds)
+                    _take(request, fds, mask)
                     return request
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 for fd in fds:
                     os.close(fd)
                 pidfd = os.pidfd_open(pid)
@@ -177,9 +188,15 @@ def _receive(conn: socket.socket) -> dict[str, Any] | None:
     return request
 
 
-def _take(request: dict[str, Any], fds: Sequence[int]) -> None:
+def _held(request: Mapping[str, Any]) -> set[int]:
+    """The signals a child of ``request`` sets (:func:`_signals`): SIGINT, and ``sig_dfl``'s."""
+    return {signal.SIGINT, *map(signal.Signals, request.get("sig_dfl", ()))}
+
+
+def _take(request: dict[str, Any], fds: Sequence[int], mask: set[signal.Signals]) -> None:
     """In the child: the request's streams on 0, 1 and 2, its directory, environment and
-    arguments, ``sys.path[0]`` as ``python -m`` sets it."""
+    arguments, ``sys.path[0]`` as ``python -m`` sets it; then its signals, and ``mask`` (the
+    server's blocked signals before the fork) as the child's (:func:`_signals`)."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)  # (inheritable, as a new process's standard streams are)
     for fd in set(fds):
@@ -189,15 +206,16 @@ def _take(request: dict[str, Any], fds: Sequence[int]) -> None:
         os.setsid()
         if request.get("tty"):  # (the terminal on 0, 1 and 2 its controlling terminal)
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-    _sigint(request.get("sigint"))
-    for signum in request.get("sig_dfl", ()):
-        signal.signal(signum, signal.SIG_DFL)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     _streams(unbuffered=bool(os.environ.get("PYTHONUNBUFFERED")))
     sys.path[0] = os.getcwd()
     sys.argv[:] = ["-m", *request["argv"]]
+    if request.get("hold"):  # (a test's gate: the child waits here for a byte, signals held)
+        with open(request["hold"], "rb") as gate:
+            gate.read(1)
+    _signals(request.get("sigint"), request.get("sig_dfl", ()), mask)
 
 
 #: How :func:`command_line` starts a command whose SIGINT is set (``sigint``): as a terminal
@@ -226,15 +244,30 @@ def command_line(argv: Sequence[str], sigint: str | None = None) -> list[str]:
     return [sys.executable, "-c", SIGINT_SCRIPTS[sigint], *argv]
 
 
-def _sigint(how: str | None) -> None:
-    """In the child: SIGINT as :data:`SIGINT_SCRIPTS` leaves it for ``python -m cli``, which
-    then starts as Python starts: at its default, Python's own handler is installed
-    (KeyboardInterrupt) and the signal unblocked; ignored, it stays ignored."""
-    if how == "default":
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+def _signals(how: str | None, sig_dfl: Sequence[int], mask: set[signal.Signals]) -> None:
+    """In the child, its signals still blocked since the fork: the signals ``sig_dfl`` at
+    their default (as a ``preexec_fn`` leaves them), SIGINT as :data:`SIGINT_SCRIPTS` leaves
+    it for ``python -m cli`` (``how``; ``None``: as the server's start left it), then the
+    blocked signals ``mask`` as the child's, and SIGINT as Python's start sets it.
+
+    A process of its own starts with SIGINT at its default (unless ignored) until Python
+    installs its handler: a Ctrl-C sent that early kills it by the signal, silently. So here:
+    where Python's handler is to be, SIGINT is at its default when the signals are unblocked
+    (one sent since the fork ends the child so), then Python's handler (KeyboardInterrupt);
+    ignored, it stays ignored (the kernel drops one pending). Linux keeps a blocked signal
+    pending even while it is ignored, so ``sig_dfl``'s sent since the fork are not lost."""
+    for signum in sig_dfl:
+        signal.signal(signum, signal.SIG_DFL)
+    if how == "default":  # (SIG_DFL and unblocked, then exec'd: Python installs its handler)
+        mask = mask - {signal.SIGINT}
     elif how == "ignore":
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    handled = signal.getsignal(signal.SIGINT) is signal.default_int_handler or how == "default"
+    if handled:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    if handled:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _streams(*, unbuffered: bool) -> None:
@@ -340,13 +373,16 @@ class Launcher:
         sigint: str | None = None,
         tty: bool = False,
         sig_dfl: Sequence[int] = (),
+        hold: str | None = None,
     ) -> tuple[socket.socket, int]:
         """Fork a child running ``python -m cli ARGV`` on the descriptors ``streams`` (its
         stdin, stdout and stderr), in a session of its own if ``session`` (with ``tty``, the
         terminal ``streams`` are on its controlling terminal, as a terminal's shell starts a
         command), its SIGINT as :func:`command_line`'s with ``sigint`` leaves it, the signals
         ``sig_dfl`` at their default (what a ``preexec_fn`` setting them so leaves for the
-        program it execs): the connection that will say its wait status, and its pid."""
+        program it execs), held (``hold``: a FIFO's path) until a byte is written to
+        ``hold``, just before it sets its signals: the connection that will say its wait
+        status, and its pid."""
         request = {
             "argv": list(argv),
             "env": dict(env),
@@ -355,6 +391,7 @@ class Launcher:
             "sigint": sigint,
             "tty": tty,
             "sig_dfl": [int(signum) for signum in sig_dfl],
+            "hold": hold,
         }
         conn = self._connect()
         try:

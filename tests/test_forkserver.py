@@ -273,7 +273,11 @@ def test_forkserver_child_starts_with_sigint_as_its_command_line_leaves_it(
         check=True, **runner,  # type: ignore[arg-type]
     )  # fmt: skip
     # A child of a server started as the runner is: Python's start, then what the child does.
-    start = f"import forkserver; forkserver._sigint({sigint!r})\n"
+    start = (  # (its signals blocked before the fork, as the server blocks them)
+        "import forkserver, signal\n"
+        "mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+        f"forkserver._signals({sigint!r}, (), mask)\n"
+    )
     child = subprocess.run(
         [sys.executable, "-c", start + _SIGINT_PROBE],
         cwd=Path(forkserver.__file__).parent, capture_output=True, text=True, check=True,
@@ -283,6 +287,44 @@ def test_forkserver_child_starts_with_sigint_as_its_command_line_leaves_it(
     assert alone.stdout.split()[:2] == (
         ["True", "False"] if sigint == "default" else ["False", "True"]
     )
+
+
+@pytest.mark.parametrize("sigint", [None, "default", "ignore"])
+def test_forkserver_child_sent_sigint_before_python_would_have_started_ends_as_such(
+    tmp_path: Path, sigint: str | None
+) -> None:
+    """A Ctrl-C that reaches a child before it runs ``cli`` (sent as soon as its pid is
+    known: it may still be in the server's code, even before Python's after-fork code) ends
+    it as it ends a process of its own still starting: killed by SIGINT, silently, where
+    SIGINT is to get Python's handler; ignored where the command line ignores it (the command
+    then runs). Session 39: such a signal was taken by the server's handler in the child
+    (a KeyboardInterrupt's traceback of the server's code) or, before Python's after-fork code,
+    forgotten (the program played on: the terminal tests' Ctrl-C "at once", 5 runs in 9).
+    The child is held at a gate while the signal is sent."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        conn, pid = forkserver.launcher().start(
+            ["--version"], env=os.environ, cwd=tmp_path, streams=(0, out_w, err_w),
+            sigint=sigint, hold=str(gate),
+        )  # fmt: skip
+        os.close(out_w)
+        os.close(err_w)
+        with conn, open(gate, "wb") as held:  # (opened: the child is at its gate)
+            os.kill(pid, signal.SIGINT)
+            held.write(b"go")
+            held.close()
+            status = os.waitstatus_to_exitcode(forkserver.read_number(conn))
+        out, err = (os.read(fd, 65536).decode() for fd in (out_r, err_r))
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+    if sigint == "ignore":
+        assert (status, out.startswith("nertz "), err) == (0, True, ""), (out, err)
+    else:
+        assert (status, out, err) == (-signal.SIGINT, "", "")
 
 
 @pytest.mark.parametrize("form", [foreground, background])
