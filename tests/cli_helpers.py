@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,7 +13,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import forkserver
 
@@ -153,6 +154,32 @@ def lobby_where(lobby: dict[str, Any]) -> str:
     could take before the host binds it."""
     assert lobby["event"] == "lobby", lobby
     return "127.0.0.1:" + str(lobby["endpoint"]).rsplit(":", 1)[1]
+
+
+class Screen(Protocol):
+    """A program in a pseudo-terminal (tests/test_cli_play.py ``Tty``): what it shows, and
+    keys typed to it."""
+
+    def wait(self, check: str | Callable[[str], bool]) -> str: ...
+
+    def send(self, keys: str) -> None: ...
+
+
+def lobby_table_with_a_bot(tty: Screen, *, start: bool = False) -> str:
+    """At ``nertz play``'s terminal lobby (``tty``): a table created here (``c``), a bot of
+    the picker's first choice added (``b``, Enter) and seated ready; with ``start``, the game
+    started (``s``) once everybody is ready. The screen then."""
+    tty.wait("c creates a table here")
+    tty.send("c")
+    tty.wait("your table at 127.0.0.1:")
+    tty.send("b")
+    tty.wait("add a bot:")
+    tty.send("\r")
+    text = tty.wait(lambda t: re.search(r"^  1  greedy1 .* ready", t, re.M) is not None)
+    if start:
+        tty.wait("everybody is ready: s starts")
+        tty.send("s")
+    return text
 
 
 def make_key(path: Path | None = None) -> Identity:
