@@ -302,7 +302,9 @@ def _cmd_watch(args: argparse.Namespace) -> int:
                 spectator, signum = trio.run(_main, port, spec, terminal, symbols)
     finally:
         port.close()
-        ctx.term()
+        # (destroy: a socket its owner had not taken yet when a Ctrl-C came is closed too,
+        # where term waited for it for ever, the program hung; session 39)
+        ctx.destroy(linger=0)
     final = spectator.final
     names = [m.name for m in spectator.spec.members]
     totals = "  ".join(f"{names[s]} {t}" for s, t in enumerate(final.game.totals))

@@ -36,6 +36,7 @@ __all__ = [
     "as_sent",
     "children_signalled",
     "interrupted_status",
+    "held",
     "note_terminated",
     "open_signals",
     "receiver_or_none",
@@ -162,6 +163,36 @@ class Signals:
 
     async def __anext__(self) -> int:
         return await self.receive()
+
+
+@contextlib.contextmanager
+def held(signums: tuple[int, ...] = STOPPING) -> Iterator[None]:
+    """``signums`` held while the body runs, each that came raised again as it ends (to
+    whatever takes it then): for a step a signal must not cut in two. A zmq socket is made
+    before its context knows it, and a Ctrl-C's KeyboardInterrupt between the two left one
+    no close reached: the context's term waited for it for ever as the command ended (the
+    program hung; session 39). Held in Python's handlers alone (the main thread's: a
+    signal's handler runs there), where Python's handler or another callable takes the
+    signal: one ignored or at its default stays so."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def note(signum: int, _frame: FrameType | None) -> None:
+        came.append(signum)
+
+    before = {s: signal.getsignal(s) for s in signums}
+    taken = [s for s, h in before.items() if callable(h)]
+    for s in taken:
+        signal.signal(s, note)
+    try:
+        yield
+    finally:
+        for s in taken:
+            signal.signal(s, before[s])
+        for s in dict.fromkeys(came):
+            signal.raise_signal(s)
 
 
 @contextlib.contextmanager

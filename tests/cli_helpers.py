@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,7 +13,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import forkserver
 
@@ -23,19 +24,6 @@ from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.testing.said import NeverSaid, first_line, reap
 from p2p_nertz.testing.stalls import describe
-
-#: How :func:`foreground` starts ``nertz``: SIGINT set back to its default and unblocked, then
-#: ``python -m cli`` exec'd in the same process with the arguments that follow.
-_FOREGROUND = (
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
-    "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
-)
-
-_BACKGROUND = (
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-    "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
-)
 
 
 def nertz(
@@ -97,12 +85,13 @@ def cli_run(
     return subprocess.CompletedProcess(proc.args, status, out, err)
 
 
-def nertz_process(*argv: str, **kw: Any) -> subprocess.Popen[Any]:
+def nertz_process(*argv: str, sigint: str | None = None, **kw: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen([python, -m, cli, *argv], **kw)``: a ``nertz`` process the test
     talks to, signals and waits for, forked from the fork server (tests/forkserver.py) where
-    it starts alike (:func:`forkserver.popen`)."""
+    it starts alike (:func:`forkserver.popen`). ``sigint``: started as :func:`foreground`
+    (``"default"``) or :func:`background` (``"ignore"``) start it."""
     on = os.environ.get(FORKSERVER_ENV) != "0"
-    return forkserver.popen(forkserver.launcher() if on else None, argv, **kw)
+    return forkserver.popen(forkserver.launcher() if on else None, argv, sigint=sigint, **kw)
 
 
 FORKSERVER_ENV = "NERTZ_TEST_FORKSERVER"
@@ -167,6 +156,32 @@ def lobby_where(lobby: dict[str, Any]) -> str:
     return "127.0.0.1:" + str(lobby["endpoint"]).rsplit(":", 1)[1]
 
 
+class Screen(Protocol):
+    """A program in a pseudo-terminal (tests/test_cli_play.py ``Tty``): what it shows, and
+    keys typed to it."""
+
+    def wait(self, check: str | Callable[[str], bool]) -> str: ...
+
+    def send(self, keys: str) -> None: ...
+
+
+def lobby_table_with_a_bot(tty: Screen, *, start: bool = False) -> str:
+    """At ``nertz play``'s terminal lobby (``tty``): a table created here (``c``), a bot of
+    the picker's first choice added (``b``, Enter) and seated ready; with ``start``, the game
+    started (``s``) once everybody is ready. The screen then."""
+    tty.wait("c creates a table here")
+    tty.send("c")
+    tty.wait("your table at 127.0.0.1:")
+    tty.send("b")
+    tty.wait("add a bot:")
+    tty.send("\r")
+    text = tty.wait(lambda t: re.search(r"^  1  greedy1 .* ready", t, re.M) is not None)
+    if start:
+        tty.wait("everybody is ready: s starts")
+        tty.send("s")
+    return text
+
+
 def make_key(path: Path | None = None) -> Identity:
     """A new key at ``path`` (by default where ``nertz keygen`` writes one: $NERTZ_HOME, else
     the config dir), made as that command makes it (``save_key``) but in this process: the
@@ -185,14 +200,18 @@ def foreground(*argv: str) -> list[str]:
     KeyboardInterrupt: started plainly, the child would see Ctrl-C or not depending on how the
     test runner was started (a shell without job control starts a background command with
     SIGINT ignored; session 11's suite failed this way twice and passed alone).
+
+    Given to :func:`cli_popen`, it is forked from the fork server, which sets SIGINT in the
+    child as this command line leaves it for ``python -m cli`` (session 37).
     """
-    return [sys.executable, "-c", _FOREGROUND, *argv]
+    return forkserver.command_line(argv, "default")
 
 
 def background(*argv: str) -> list[str]:
     """The command line of ``nertz argv…`` started as a shell without job control starts
-    ``nertz … &``: SIGINT ignored (a SIGTERM must still stop it, in one line)."""
-    return [sys.executable, "-c", _BACKGROUND, *argv]
+    ``nertz … &``: SIGINT ignored (a SIGTERM must still stop it, in one line). Given to
+    :func:`cli_popen`, it is forked from the fork server as :func:`foreground` is."""
+    return forkserver.command_line(argv, "ignore")
 
 
 def interrupted_by_sigterm(proc: subprocess.Popen[str], command: str) -> None:
@@ -333,9 +352,12 @@ def node_game(
 
 def cli_popen(command: Sequence[str], **kw: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen(command, **kw)``, through :func:`nertz_process` for a command line
-    ``[python, -m, cli, …]``."""
+    ``[python, -m, cli, …]`` and those of :func:`foreground` and :func:`background`."""
     if list(command[:3]) == [sys.executable, "-m", "cli"]:
         return nertz_process(*command[3:], **kw)
+    for sigint, script in forkserver.SIGINT_SCRIPTS.items():
+        if list(command[:3]) == [sys.executable, "-c", script]:
+            return nertz_process(*command[3:], sigint=sigint, **kw)
     return subprocess.Popen(command, **kw)
 
 

@@ -32,6 +32,18 @@ Theory of operation:
   server instead of forking and whose waits read the status the server sends: the test
   holds the child's real pid (signals go to the child itself, ``start_new_session`` makes it
   a session leader, ``cli_helpers.kill_tree`` finds what it started), its pipes and status.
+- A command line that sets SIGINT before it execs ``python -m cli``
+  (:func:`cli_helpers.foreground`, :func:`cli_helpers.background`: :func:`command_line`) is
+  served too: the child sets SIGINT as that line leaves it for Python's start
+  (:func:`_signals`; session 37). So is a program in a pseudo-terminal (tests/forked_tty.py:
+  the child a session leader whose controlling terminal is the pty, ``tty``; the signals a
+  ``preexec_fn`` set to their default, ``sig_dfl``), by a server of its own for its locale
+  variables (:func:`launcher_for`).
+- The signals a child sets are blocked from before the fork until it has set them, then it
+  starts as a process of its own starts: SIGINT at its default while Python starts (a Ctrl-C
+  then kills it silently), then Python's handler (:func:`_signals`; session 39: a signal
+  sent as soon as the pid was known could reach the child before Python's after-fork code,
+  which forgot it, and the program ran on).
 - The server ends when its stdin (a pipe from the pytest worker) closes.
 """
 
@@ -39,6 +51,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import gc
 import io
 import json
@@ -46,11 +59,13 @@ import locale
 import os
 import select
 import selectors
+import signal
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -126,6 +141,11 @@ def serve(path: str) -> dict[str, Any] | None:
                 fds = request.pop("fds")
                 sys.stdout.flush()
                 sys.stderr.flush()
+                # The signals the child sets blocked across the fork, until it has set them
+                # (:func:`_signals`): one sent as the pid is known can reach the child before
+                # Python's after-fork code, which forgets a signal its handler took then
+                # (session 39: a Ctrl-C "at once" lost, the program played on, 5 runs in 9).
+                mask = signal.pthread_sigmask(signal.SIG_BLOCK, _held(request))
                 pid = os.fork()
                 if pid == 0:  # the child: leave the server behind, become the command
                     gc.enable()
@@ -135,8 +155,9 @@ def serve(path: str) -> dict[str, Any] | None:
                         os.close(pidfd)
                         other.close()
                     conn.close()
-                    _take(request, fds)
+                    _take(request, fds, mask)
                     return request
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 for fd in fds:
                     os.close(fd)
                 pidfd = os.pidfd_open(pid)
@@ -167,9 +188,15 @@ def _receive(conn: socket.socket) -> dict[str, Any] | None:
     return request
 
 
-def _take(request: dict[str, Any], fds: Sequence[int]) -> None:
+def _held(request: Mapping[str, Any]) -> set[int]:
+    """The signals a child of ``request`` sets (:func:`_signals`): SIGINT, and ``sig_dfl``'s."""
+    return {signal.SIGINT, *map(signal.Signals, request.get("sig_dfl", ()))}
+
+
+def _take(request: dict[str, Any], fds: Sequence[int], mask: set[signal.Signals]) -> None:
     """In the child: the request's streams on 0, 1 and 2, its directory, environment and
-    arguments, ``sys.path[0]`` as ``python -m`` sets it."""
+    arguments, ``sys.path[0]`` as ``python -m`` sets it; then its signals, and ``mask`` (the
+    server's blocked signals before the fork) as the child's (:func:`_signals`)."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)  # (inheritable, as a new process's standard streams are)
     for fd in set(fds):
@@ -177,12 +204,70 @@ def _take(request: dict[str, Any], fds: Sequence[int]) -> None:
             os.close(fd)
     if request.get("session"):
         os.setsid()
+        if request.get("tty"):  # (the terminal on 0, 1 and 2 its controlling terminal)
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
     _streams(unbuffered=bool(os.environ.get("PYTHONUNBUFFERED")))
     sys.path[0] = os.getcwd()
     sys.argv[:] = ["-m", *request["argv"]]
+    if request.get("hold"):  # (a test's gate: the child waits here for a byte, signals held)
+        with open(request["hold"], "rb") as gate:
+            gate.read(1)
+    _signals(request.get("sigint"), request.get("sig_dfl", ()), mask)
+
+
+#: How :func:`command_line` starts a command whose SIGINT is set (``sigint``): as a terminal
+#: starts a foreground command (``"default"``: SIGINT at its default and unblocked, then
+#: ``python -m cli`` exec'd in the same process), or as a shell without job control starts
+#: ``nertz … &`` (``"ignore"``: SIGINT ignored, then exec'd).
+SIGINT_SCRIPTS = {
+    "default": (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
+    ),
+    "ignore": (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'cli', *sys.argv[1:]])"
+    ),
+}
+
+
+def command_line(argv: Sequence[str], sigint: str | None = None) -> list[str]:
+    """The command line of a process of its own running ``nertz ARGV``: ``python -m cli
+    ARGV``, or with ``sigint`` its script of :data:`SIGINT_SCRIPTS` (``python -c SCRIPT
+    ARGV``)."""
+    if sigint is None:
+        return [sys.executable, "-m", "cli", *argv]
+    return [sys.executable, "-c", SIGINT_SCRIPTS[sigint], *argv]
+
+
+def _signals(how: str | None, sig_dfl: Sequence[int], mask: set[signal.Signals]) -> None:
+    """In the child, its signals still blocked since the fork: the signals ``sig_dfl`` at
+    their default (as a ``preexec_fn`` leaves them), SIGINT as :data:`SIGINT_SCRIPTS` leaves
+    it for ``python -m cli`` (``how``; ``None``: as the server's start left it), then the
+    blocked signals ``mask`` as the child's, and SIGINT as Python's start sets it.
+
+    A process of its own starts with SIGINT at its default (unless ignored) until Python
+    installs its handler: a Ctrl-C sent that early kills it by the signal, silently. So here:
+    where Python's handler is to be, SIGINT is at its default when the signals are unblocked
+    (one sent since the fork ends the child so), then Python's handler (KeyboardInterrupt);
+    ignored, it stays ignored (the kernel drops one pending). Linux keeps a blocked signal
+    pending even while it is ignored, so ``sig_dfl``'s sent since the fork are not lost."""
+    for signum in sig_dfl:
+        signal.signal(signum, signal.SIG_DFL)
+    if how == "default":  # (SIG_DFL and unblocked, then exec'd: Python installs its handler)
+        mask = mask - {signal.SIGINT}
+    elif how == "ignore":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    handled = signal.getsignal(signal.SIGINT) is signal.default_int_handler or how == "default"
+    if handled:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    if handled:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _streams(*, unbuffered: bool) -> None:
@@ -210,16 +295,17 @@ def _streams(*, unbuffered: bool) -> None:
 class Launcher:
     """A pytest worker's handle on its server, started at its first use (:func:`launcher`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
         self._dir = tempfile.mkdtemp(prefix="nertz-forkserver-")
         self.path = os.path.join(self._dir, "socket")
-        self.environment = startup_environment(os.environ)
+        self.environment = startup_environment(os.environ if env is None else env)
         self.server = subprocess.Popen(
             [sys.executable, __file__, self.path],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=self._dir,
+            env=None if env is None else dict(env),
         )
 
     def serves(self, env: Mapping[str, str]) -> bool:
@@ -284,20 +370,33 @@ class Launcher:
         cwd: str | os.PathLike[str] | None,
         streams: tuple[int, int, int],
         session: bool = False,
+        sigint: str | None = None,
+        tty: bool = False,
+        sig_dfl: Sequence[int] = (),
+        hold: str | None = None,
     ) -> tuple[socket.socket, int]:
         """Fork a child running ``python -m cli ARGV`` on the descriptors ``streams`` (its
-        stdin, stdout and stderr), in a session of its own if ``session``: the connection
-        that will say its wait status, and its pid."""
+        stdin, stdout and stderr), in a session of its own if ``session`` (with ``tty``, the
+        terminal ``streams`` are on its controlling terminal, as a terminal's shell starts a
+        command), its SIGINT as :func:`command_line`'s with ``sigint`` leaves it, the signals
+        ``sig_dfl`` at their default (what a ``preexec_fn`` setting them so leaves for the
+        program it execs), held (``hold``: a FIFO's path) until a byte is written to
+        ``hold``, just before it sets its signals: the connection that will say its wait
+        status, and its pid."""
         request = {
             "argv": list(argv),
             "env": dict(env),
             "cwd": os.path.abspath(cwd if cwd is not None else os.getcwd()),
             "session": session,
+            "sigint": sigint,
+            "tty": tty,
+            "sig_dfl": [int(signum) for signum in sig_dfl],
+            "hold": hold,
         }
         conn = self._connect()
         try:
             socket.send_fds(conn, [json.dumps(request).encode()], list(streams))
-            return conn, _read_number(conn)
+            return conn, read_number(conn)
         except BaseException:
             conn.close()
             raise
@@ -323,11 +422,14 @@ class ForkedPopen(subprocess.Popen[Any]):
     the child itself), ``poll``, ``wait`` and ``communicate`` as a process's of its own; its
     status read from the server, its parent (:func:`popen` says when it is used)."""
 
-    def __init__(self, launcher: Launcher, argv: Sequence[str], **kw: Any) -> None:
+    def __init__(
+        self, launcher: Launcher, argv: Sequence[str], *, sigint: str | None = None, **kw: Any
+    ) -> None:
         self._launcher = launcher
         self._argv = list(argv)
+        self._sigint = sigint
         self._status: socket.socket | None = None
-        super().__init__([sys.executable, "-m", "cli", *argv], **kw)
+        super().__init__(command_line(argv, sigint), **kw)
 
     def _execute_child(  # type: ignore[override]  # noqa: PLR0917 (subprocess's own)
         self, args: Any, executable: Any, preexec_fn: Any, close_fds: Any, pass_fds: Any,
@@ -344,7 +446,7 @@ class ForkedPopen(subprocess.Popen[Any]):
             )
             self._status, self.pid = self._launcher.start(
                 self._argv, env=os.environ if env is None else env, cwd=cwd,
-                streams=streams, session=start_new_session,
+                streams=streams, session=start_new_session, sigint=self._sigint,
             )  # fmt: skip
             self._child_created = True
         finally:
@@ -361,7 +463,7 @@ class ForkedPopen(subprocess.Popen[Any]):
             if not ready:
                 return 0, 0
         try:
-            status = _read_number(conn)
+            status = read_number(conn)
         finally:
             self._status = None
             conn.close()
@@ -388,8 +490,10 @@ class ForkedPopen(subprocess.Popen[Any]):
         super().__del__()
 
 
-def popen(launcher: Launcher | None, argv: Sequence[str], **kw: Any) -> subprocess.Popen[Any]:
-    """``subprocess.Popen([python, -m, cli, *argv], **kw)``, its process forked by
+def popen(
+    launcher: Launcher | None, argv: Sequence[str], *, sigint: str | None = None, **kw: Any
+) -> subprocess.Popen[Any]:
+    """``subprocess.Popen(command_line(argv, sigint), **kw)``, its process forked by
     ``launcher``'s server where that starts as such a process would (no ``preexec_fn``,
     ``pass_fds``, user, group, umask, process group, executable or shell asked for, and
     :meth:`Launcher.serves` the environment), else a process of its own."""
@@ -401,11 +505,11 @@ def popen(launcher: Launcher | None, argv: Sequence[str], **kw: Any) -> subproce
         or set(kw) - plain
         or not launcher.serves(os.environ if env is None else env)
     ):
-        return subprocess.Popen([sys.executable, "-m", "cli", *argv], **kw)
-    return ForkedPopen(launcher, argv, **kw)
+        return subprocess.Popen(command_line(argv, sigint), **kw)
+    return ForkedPopen(launcher, argv, sigint=sigint, **kw)
 
 
-def _read_number(conn: socket.socket) -> int:
+def read_number(conn: socket.socket) -> int:
     """The next number the server sends on ``conn`` (a pid, then a status)."""
     data = b""
     while len(data) < 8:
@@ -445,7 +549,7 @@ def _collect(
             for key, _ in selector.select(left):
                 if key.fileobj is conn:
                     selector.unregister(conn)
-                    status.append(os.waitstatus_to_exitcode(_read_number(conn)))
+                    status.append(os.waitstatus_to_exitcode(read_number(conn)))
                 elif data := os.read(key.fd, 65536):
                     chunks[key.fd].append(data)
                 else:
@@ -462,6 +566,7 @@ def _text(data: bytes) -> str:
 
 
 _LAUNCHER: list[Launcher] = []
+_OTHERS: dict[tuple[tuple[str, str], ...], Launcher] = {}
 _LOCK = threading.Lock()
 
 
@@ -473,6 +578,22 @@ def launcher() -> Launcher:
             _LAUNCHER.append(Launcher())
             atexit.register(_LAUNCHER[0].close)
         return _LAUNCHER[0]
+
+
+def launcher_for(env: Mapping[str, str]) -> Launcher:
+    """A launcher whose server serves ``env`` (:meth:`Launcher.serves`): :func:`launcher`'s
+    if it does, else one started with ``env``, kept for the next test asking for the same
+    start-up variables (the terminal tests' locale: tests/test_cli_play.py ``Tty``) and ended
+    when this process exits."""
+    first = launcher()
+    if first.serves(env):
+        return first
+    key = tuple(sorted(startup_environment(env).items()))
+    with _LOCK:
+        if key not in _OTHERS:
+            _OTHERS[key] = Launcher(env)
+            atexit.register(_OTHERS[key].close)
+        return _OTHERS[key]
 
 
 if __name__ == "__main__":

@@ -263,7 +263,7 @@ def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) 
 
     def spawn(home: Path, *argv: str) -> subprocess.Popen[str]:
         procs.append(
-            subprocess.Popen(
+            cli_popen(
                 foreground(*argv, "--json", "--log-dir", str(tmp_path / "l")),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -434,7 +434,7 @@ def test_a_host_started_in_the_background_stops_on_sigterm_in_its_lobby_with_one
     KeyboardInterrupt in the middle of trio, and a page of trio's tracebacks followed "nertz
     host: interrupted". Now the command takes the signal inside trio: one line."""
     make_key(tmp_path / "ann.key")
-    host = subprocess.Popen(
+    host = cli_popen(
         background("host", "--key", str(tmp_path / "ann.key"), "--name", "Ann", "--bot",
                    "greedy", "--players", "3", "--bots", "1", "--json",
                    "--log-dir", str(tmp_path / "logs")),

@@ -17,10 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
+import forkserver
 import pexpect
 import pyte
 import pytest
-from cli_helpers import at_end_of_test, kill_tree, nertz
+from cli_helpers import FORKSERVER_ENV, at_end_of_test, kill_tree, nertz
+from forked_tty import ForkedSpawn
 
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.envelope import Kind, decode_message
@@ -68,7 +70,8 @@ def _as_from_a_shell() -> None:
     """In the program's process before it starts: SIGHUP as a terminal's shell leaves it for
     the commands it runs (its default: the process ends, or nertz leaves the game). A suite
     run under ``nohup`` (or any runner that ignores SIGHUP) passed its SIG_IGN on, and the
-    program whose terminal a test closed played on, as ``nohup`` asks (session 30's hang)."""
+    program whose terminal a test closed played on, as ``nohup`` asks (session 30's hang).
+    (A child of the fork server is asked for the same: ``sig_dfl``.)"""
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
@@ -80,14 +83,20 @@ class Tty:
     ) -> None:
         env = dict(env or os.environ, TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8")
         env.pop("NO_COLOR", None)
-        self.child = pexpect.spawn(
-            sys.executable,
-            ["-m", "cli", *args],
-            dimensions=(HEIGHT, WIDTH),
-            env=env,
-            cwd=str(cwd),
-            preexec_fn=_as_from_a_shell,
-        )
+        if os.environ.get(FORKSERVER_ENV) != "0":  # (forked: tests/forked_tty.py, session 37)
+            self.child = ForkedSpawn(
+                forkserver.launcher_for(env), args, sig_dfl=[signal.SIGHUP],
+                dimensions=(HEIGHT, WIDTH), env=env, cwd=str(cwd),
+            )  # fmt: skip
+        else:
+            self.child = pexpect.spawn(
+                sys.executable,
+                ["-m", "cli", *args],
+                dimensions=(HEIGHT, WIDTH),
+                env=env,
+                cwd=str(cwd),
+                preexec_fn=_as_from_a_shell,
+            )
         # (ours alone: a process this one starts later must not keep the terminal open, or
         # closing it here would not hang it up for the program)
         os.set_inheritable(self.child.child_fd, False)

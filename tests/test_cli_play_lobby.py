@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from cli_helpers import cli_popen
+from cli_helpers import cli_popen, lobby_table_with_a_bot
 
 from p2p_nertz.testing.netns import BROADCAST, Lab
 from p2p_nertz.testing.said import first_line
@@ -165,13 +165,7 @@ def test_play_lobby_says_when_a_bot_it_started_stops_and_why(tmp_path: Path) -> 
     fills: CI's lobby showed "started a greedy bot" and then nothing, the bot's reason only in
     its .err file."""
     tty = lobby(tmp_path)
-    tty.wait("c creates a table here")
-    tty.send("c")
-    tty.wait("your table at 127.0.0.1:")
-    tty.send("b")
-    tty.wait("add a bot:")
-    tty.send("\r")
-    tty.wait(lambda t: re.search(r"^  1  greedy1 .* ready", t, re.M) is not None)
+    lobby_table_with_a_bot(tty)
     tty.send("x1")
     text = tty.wait("greedy1 stopped: ")
     (said,) = [line for line in text.splitlines() if "greedy1 stopped: " in line]  # (once)

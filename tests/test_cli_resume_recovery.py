@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import msgpack  # type: ignore[import-untyped]
 import pytest
 import trio
-from cli_helpers import cli_run, held_ports, introduce, json_lines_until, stop_all
+from cli_helpers import cli_popen, cli_run, held_ports, introduce, json_lines_until, stop_all
 
 from cli.args import EXIT_GONE, GoneError
 from cli.keyfile import write_key
@@ -89,7 +89,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
     logs = {name: tmp_path / f"{name}.log" for name in names}
 
     def node(name: str) -> subprocess.Popen[str]:  # (any free port, told the other's after)
-        return subprocess.Popen(
+        return cli_popen(
             [*NERTZ, "node", "--key", str(tmp_path / f"{name}.key"),
              "--spec", str(tmp_path / "game.spec"), "--bind", "tcp://127.0.0.1:0",
              "--peers-on-stdin", "--log", str(logs[name]), "--json", *_PATIENT,
@@ -98,7 +98,7 @@ def test_resume_of_a_log_cut_inside_a_sent_event_recovers_it_and_never_equivocat
         )  # fmt: skip
 
     def resume(*extra: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
+        return cli_popen(
             [*NERTZ, "resume", str(logs["bob"]), "--key", str(tmp_path / "bob.key"),
              "--bot", "greedy", "--json", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_run, json_lines_until, node_game, stop_all
+from cli_helpers import cli_popen, cli_run, json_lines_until, node_game, stop_all
 from test_cli_resume_recovery import _frames, _own_events
 
 from p2p_nertz.logfile.format import RecordKind
@@ -78,7 +78,7 @@ def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_val
             lost = decode_message(payload[1:])
             logs[1].write_bytes(data[: offset + 12 + length // 2])
             ann.send_signal(signal.SIGCONT)
-        resume = subprocess.Popen(
+        resume = cli_popen(
             [*NERTZ, "resume", str(logs[1]), "--key", str(tmp_path / "1.key"), "--bot",
              "greedy", "--json"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,

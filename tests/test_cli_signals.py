@@ -31,6 +31,7 @@ from cli_helpers import (
     at_end_of_test,
     foreground,
     kill_tree,
+    lobby_table_with_a_bot,
     lobby_where,
     make_key,
     nertz_process,
@@ -505,14 +506,7 @@ def test_the_terminal_lobby_answers_a_signal_at_the_hand_over_to_the_table(
     argv = ["play", "--name", "Ann", "--key", str(tmp_path / "key"), "--log-dir",
             str(tmp_path / "logs")]  # fmt: skip
     tty = Tty(argv, env=env)
-    tty.wait("c creates a table here")
-    tty.send("c")
-    tty.wait("your table at 127.0.0.1:")
-    tty.send("b")
-    tty.wait("add a bot:")
-    tty.send("\r")
-    tty.wait("everybody is ready: s starts")
-    tty.send("s")
+    lobby_table_with_a_bot(tty, start=True)
     tty.wait(lambda text: HANDOVER_PAUSED.encode() in tty.raw)
     tty.child.kill(signum)
     _went_on(go_on)()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from cli_helpers import make_key, one_error_line, ports_held_for_the_test
+from cli_helpers import cli_run, make_key, one_error_line, ports_held_for_the_test
 
 from cli.args import EXIT_UNHEARD
 from cli.keyfile import write_key
@@ -29,7 +29,8 @@ NERTZ = [sys.executable, "-m", "cli"]
 
 
 def _run(argv: list[str], *, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    run = subprocess.run if prefix else cli_run  # (the fork server's child, where it is nertz)
+    return run(
         [*prefix, *NERTZ, *argv], capture_output=True, text=True, timeout=60,
         stdin=subprocess.DEVNULL, check=False,
     )  # fmt: skip

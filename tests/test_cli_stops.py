@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_helpers import foreground, make_key
+from cli_helpers import cli_popen, foreground, make_key
 
 from cli.bots import LEAVE_PATIENCE
 from p2p_nertz.testing.said import first_line, lines
@@ -49,7 +49,7 @@ def _alive(pids: set[int]) -> set[int]:
 
 
 def _start(tmp_path: Path, *argv: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return cli_popen(
         foreground(*argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         stdin=subprocess.DEVNULL, cwd=ROOT, env={**os.environ, "NERTZ_HOME": str(tmp_path)},
     )  # fmt: skip

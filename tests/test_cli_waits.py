@@ -24,7 +24,7 @@ from p2p_nertz.rules import Rules
 from p2p_nertz.testing.said import lines, reap
 from p2p_nertz.ui import Context, KeyState, Leave, press
 from p2p_nertz.ui.lobby import AtTable, LobbyView, SeatLine, render_lobby
-from tests.cli_helpers import foreground, make_key
+from tests.cli_helpers import cli_popen, foreground, make_key
 from tests.test_cli_play import Tty, bot_processes, leave
 
 
@@ -80,7 +80,7 @@ def test_the_lobby_screen_says_what_the_table_waits_for_host_and_guest() -> None
 def test_host_json_table_lines_say_what_the_table_waits_for(tmp_path: Path) -> None:
     env = dict(os.environ, NERTZ_HOME=str(tmp_path))
     make_key(tmp_path / "key")  # ($NERTZ_HOME/key)
-    host = subprocess.Popen(
+    host = cli_popen(
         foreground("host", "--name", "Ann", "--bot", "greedy",
                    "--players", "3", "--bots", "1", "--json", "--log-dir", str(tmp_path / "logs")),
         env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

@@ -11,15 +11,27 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import forkserver
 import pytest
-from cli_helpers import FORKSERVER_ENV, cli_run, descendants, make_key, nertz, nertz_process
+from cli_helpers import (
+    FORKSERVER_ENV,
+    background,
+    cli_popen,
+    cli_run,
+    descendants,
+    foreground,
+    make_key,
+    nertz,
+    nertz_process,
+)
 
 from cli.main import build_parser
 from cli.play import bots_game
 from p2p_nertz.testing.said import first_line, reap
+from tests.test_replay import GOLDEN
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -224,3 +236,121 @@ def test_forkserver_cli_run_answers_as_subprocess_run() -> None:
     with pytest.raises(subprocess.CalledProcessError) as raised:
         cli_run(command, capture_output=True, check=True, stdin=subprocess.DEVNULL)
     assert raised.value.returncode == 2
+
+
+#: What a process says of its SIGINT at its start: Python's handler, ignored or at its
+#: default, and the kernel's masks of the signals it ignores and blocks.
+_SIGINT_PROBE = """
+import signal
+handler = signal.getsignal(signal.SIGINT)
+with open("/proc/self/status") as f:
+    masks = [line for line in f.read().splitlines() if line.startswith(("SigIgn", "SigBlk"))]
+print(handler is signal.default_int_handler, handler == signal.SIG_IGN, *masks)
+"""
+
+
+def _runner_ignoring_sigint() -> None:
+    """(In a child before it starts Python:) SIGINT ignored, as a shell without job control
+    leaves it for a command it starts in the background."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("ignored", [False, True], ids=["runner-at-default", "runner-ignoring"])
+@pytest.mark.parametrize("sigint", ["default", "ignore"])
+def test_forkserver_child_starts_with_sigint_as_its_command_line_leaves_it(
+    tmp_path: Path, sigint: str, ignored: bool
+) -> None:
+    """A child asked for ``sigint`` (:func:`cli_helpers.foreground`'s ``"default"``,
+    :func:`cli_helpers.background`'s ``"ignore"``) starts with the SIGINT a process of that
+    command line starts with: Python's handler or ignored, the kernel's ignored and blocked
+    masks alike, whether the runner that started the server ignores SIGINT or not. (The
+    process of its own runs a probe as ``cli``: its directory's, before the real one.)"""
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "__main__.py").write_text(_SIGINT_PROBE)
+    runner = {"preexec_fn": _runner_ignoring_sigint} if ignored else {}
+    alone = subprocess.run(
+        forkserver.command_line([], sigint), cwd=tmp_path, capture_output=True, text=True,
+        check=True, **runner,  # type: ignore[arg-type]
+    )  # fmt: skip
+    # A child of a server started as the runner is: Python's start, then what the child does.
+    start = (  # (its signals blocked before the fork, as the server blocks them)
+        "import forkserver, signal\n"
+        "mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+        f"forkserver._signals({sigint!r}, (), mask)\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", start + _SIGINT_PROBE],
+        cwd=Path(forkserver.__file__).parent, capture_output=True, text=True, check=True,
+        **runner,  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert child.stdout == alone.stdout
+    assert alone.stdout.split()[:2] == (
+        ["True", "False"] if sigint == "default" else ["False", "True"]
+    )
+
+
+@pytest.mark.parametrize("sigint", [None, "default", "ignore"])
+def test_forkserver_child_sent_sigint_before_python_would_have_started_ends_as_such(
+    tmp_path: Path, sigint: str | None
+) -> None:
+    """A Ctrl-C that reaches a child before it runs ``cli`` (sent as soon as its pid is
+    known: it may still be in the server's code, even before Python's after-fork code) ends
+    it as it ends a process of its own still starting: killed by SIGINT, silently, where
+    SIGINT is to get Python's handler; ignored where the command line ignores it (the command
+    then runs). Session 39: such a signal was taken by the server's handler in the child
+    (a KeyboardInterrupt's traceback of the server's code) or, before Python's after-fork code,
+    forgotten (the program played on: the terminal tests' Ctrl-C "at once", 5 runs in 9).
+    The child is held at a gate while the signal is sent."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        conn, pid = forkserver.launcher().start(
+            ["--version"], env=os.environ, cwd=tmp_path, streams=(0, out_w, err_w),
+            sigint=sigint, hold=str(gate),
+        )  # fmt: skip
+        os.close(out_w)
+        os.close(err_w)
+        with conn, open(gate, "wb") as held:  # (opened: the child is at its gate)
+            os.kill(pid, signal.SIGINT)
+            held.write(b"go")
+            held.close()
+            status = os.waitstatus_to_exitcode(forkserver.read_number(conn))
+        out, err = (os.read(fd, 65536).decode() for fd in (out_r, err_r))
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+    if sigint == "ignore":
+        assert (status, out.startswith("nertz "), err) == (0, True, ""), (out, err)
+    else:
+        assert (status, out, err) == (-signal.SIGINT, "", "")
+
+
+@pytest.mark.parametrize("form", [foreground, background])
+def test_forkserver_foreground_and_background_forms_stop_as_their_own_processes(
+    tmp_path: Path, form: Callable[..., list[str]]
+) -> None:
+    """``cli_popen(foreground(…))`` and ``background(…)`` are forked from the server, with
+    their command line; a Ctrl-C's SIGINT stops a foreground one, and SIGTERM a background
+    one, as they stop the command line's process of its own (``nertz replay --web``, serving
+    its page until stopped)."""
+    command = form("replay", "--web", "--no-open", *map(str, sorted(GOLDEN.glob("p*.log"))))
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "stdin": subprocess.DEVNULL}
+    forked = cli_popen(command, **pipes, text=True)
+    alone = subprocess.Popen(command, **pipes, text=True)  # type: ignore[call-overload]
+    try:
+        assert isinstance(forked, forkserver.ForkedPopen) and forked.args == command
+        assert not isinstance(alone, forkserver.ForkedPopen)
+        for proc in (forked, alone):
+            assert proc.stdout is not None
+            assert proc.stdout.readline().startswith("http://127.0.0.1:")  # (serving)
+            proc.send_signal(signal.SIGINT if form is foreground else signal.SIGTERM)
+        ended = [(*proc.communicate(timeout=60), proc.returncode) for proc in (forked, alone)]
+        assert ended[0] == ended[1]
+        assert ended[0][2] != 0 and ended[0][1].splitlines() == ["nertz replay: interrupted"]
+    finally:
+        for proc in (forked, alone):
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()

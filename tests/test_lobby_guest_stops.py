@@ -29,7 +29,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import held_udp_port, json_lines_until, lobby_where, make_key, stop_all
+from cli_helpers import (
+    cli_popen,
+    held_udp_port,
+    json_lines_until,
+    lobby_where,
+    make_key,
+    stop_all,
+)
 
 from p2p_nertz.testing.said import READY_BOUND, reap
 from p2p_nertz.testing.stalls import describe
@@ -51,7 +58,7 @@ PATIENCE = 3.0
 def _spawn(tmp_path: Path, name: str, *argv: str) -> subprocess.Popen[str]:
     home = tmp_path / name
     make_key(home / "key")
-    return subprocess.Popen(
+    return cli_popen(
         [sys.executable, "-m", "cli", *argv, "--name", name, "--json",
          "--log-dir", str(tmp_path / "logs")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,

@@ -31,7 +31,7 @@ from p2p_nertz.ui.view import card_text
 from p2p_nertz.web.model import card_json, view_json
 from p2p_nertz.web.replay import ReplayStepper
 from tests.audit_helpers import Game, played
-from tests.cli_helpers import foreground
+from tests.cli_helpers import cli_popen, foreground
 from tests.test_spectator import watched
 from tests.test_web_replay import _interrupt
 from tests.web_helpers import ROOT, browser_missing, open_browser, wait_for
@@ -121,7 +121,7 @@ def test_web_replay_of_a_shuffle_game_shows_sealed_cards_face_down(tmp_path: Pat
     for seat, data in enumerate(game.files()):
         logs.append(tmp_path / f"p{seat}.log")
         logs[-1].write_bytes(data)
-    proc = subprocess.Popen(
+    proc = cli_popen(
         foreground("replay", "--web", "--no-open", *map(str, logs)),
         cwd=ROOT,
         stdout=subprocess.PIPE,

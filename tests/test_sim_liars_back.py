@@ -297,13 +297,6 @@ PARTED = [(28, True, 0)]
 def test_liars_a_lie_after_a_readmission_leaves_the_audit_with_the_peers(
     seed: int, two: bool, lying: int
 ) -> None:
-    # 28 (frontier_ahead), 33 (move_card): the audit refuses an honest member's events.
-    # (Seeds 156 and 16, join_twice, were here until folds.unreadmitted, and 56,
-    # claim_after_leave, until roster._undo_leaves: above.)
-    config, liars = game(seed, two=two, back="readmit", players=(3, 4) if two else (2, 4))
-    quiet = [dataclasses.replace(liar, times=0) for liar in liars]
-    quiet[lying] = liars[lying]
-    run = simulate(config, quiet)
     # 28 (frontier_ahead), 56 (claim_after_leave): the audit refuses an honest member's
     # events. (Seeds 156 and 16, join_twice, were here until folds.unreadmitted, and 33,
     # move_card, until folds.fresh_caps: above.)

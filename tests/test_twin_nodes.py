@@ -27,7 +27,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from cli_helpers import at_end_of_test, cli_run, json_lines_until, node_game, stop_all
+from cli_helpers import at_end_of_test, cli_popen, cli_run, json_lines_until, node_game, stop_all
 
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.rules import Rules
@@ -93,7 +93,7 @@ def test_a_key_in_two_live_processes_is_said_once_and_a_restart_is_not(
     # Bob's node killed (its connections end with it) and started again: his key, his log,
     # his endpoint, as a person starts it again on the same machine.
     reap(procs[1], "Bob's node")
-    again = subprocess.Popen(
+    again = cli_popen(
         [*NERTZ, "node", "--key", str(tmp_path / "1.key"), "--spec", str(tmp_path / "game.spec"),
          "--bind", bob_end, "--peers-on-stdin", "--log", str(logs[1]), "--json", *SLOW],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.PIPE,

@@ -16,7 +16,7 @@ import pytest
 from p2p_nertz.testing.said import first_line, reap
 from p2p_nertz.web.model import card_json
 from p2p_nertz.web.replay import ReplayStepper
-from tests.cli_helpers import background, foreground, interrupted_by_sigterm
+from tests.cli_helpers import background, cli_popen, foreground, interrupted_by_sigterm
 from tests.test_replay import GOLDEN, _replay
 from tests.web_helpers import ROOT, browser_missing, open_browser, wait_for
 
@@ -178,7 +178,7 @@ def _web_replay(*, in_background: bool = False) -> subprocess.Popen[str]:
     ``in_background``: as a shell starts ``nertz … &``, SIGINT ignored."""
     logs = [str(p) for p in sorted(GOLDEN.glob("p*.log"))]
     argv = ["replay", "--web", "--no-open", *logs]
-    return subprocess.Popen(
+    return cli_popen(
         background(*argv) if in_background else foreground(*argv),
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -57,7 +57,7 @@ import zmq
 from p2p_nertz.deck.vss import x25519_public, x25519_secret
 from p2p_nertz.errors import TransportBrokenError
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.runtime.zmqtrio import CurveKeys
+from p2p_nertz.runtime.zmqtrio import CurveKeys, new_socket
 
 __all__ = [
     "MESH_ZAP_DOMAIN",
@@ -148,9 +148,9 @@ class Gate:
         if self._thread is not None:
             return
         control = f"inproc://nertz-gate-{next(_ids)}"
-        rep = self._ctx.socket(zmq.REP)
-        stop_out = self._ctx.socket(zmq.PAIR)
-        stop_in = self._ctx.socket(zmq.PAIR)
+        rep = new_socket(self._ctx, zmq.REP)
+        stop_out = new_socket(self._ctx, zmq.PAIR)
+        stop_in = new_socket(self._ctx, zmq.PAIR)
         try:
             for sock in (rep, stop_out, stop_in):
                 sock.set(zmq.LINGER, 0)
@@ -180,7 +180,8 @@ class Gate:
             return
         with contextlib.suppress(zmq.Again):  # (a thread that died of a bug reads nothing)
             self._stop.send(b"", zmq.NOBLOCK)
-        self._thread.join()
+        if self._thread.ident is not None:  # (never started: a Ctrl-C in start; session 39)
+            self._thread.join()
         self._stop.close()
         self._thread = None
         self._stop = None

@@ -23,6 +23,8 @@ from typing import Final
 
 import zmq
 
+from p2p_nertz.signals import held
+
 __all__ = ["IN_BATCH", "protection", "set_small_batch", "small_batch_available"]
 
 IN_BATCH: Final = 32
@@ -45,7 +47,8 @@ def small_batch_available() -> bool:
     """Whether this process's libzmq takes ``ZMQ_IN_BATCH_SIZE`` (it has its draft API)."""
     ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context()
     try:
-        sock = ctx.socket(zmq.ROUTER)
+        with held():  # (made and known to the context at once: zmqtrio.new_socket)
+            sock = ctx.socket(zmq.ROUTER)
         try:
             sock.set(zmq.IN_BATCH_SIZE, IN_BATCH)
             return bool(sock.get(zmq.IN_BATCH_SIZE) == IN_BATCH)
@@ -54,7 +57,7 @@ def small_batch_available() -> bool:
         finally:
             sock.close(linger=0)
     finally:
-        ctx.term()
+        ctx.destroy(linger=0)  # (a socket a Ctrl-C left unclosed too: term would wait for it)
 
 
 def set_small_batch(sock: zmq.Socket[bytes], *, wanted: bool = True) -> bool:

@@ -530,5 +530,7 @@ class Mesh:
         if self.gate is not None:
             self.gate.close()
         if self._own_ctx and self.ctx is not None:
-            self.ctx.term()
+            # (destroy: a socket its owner had not taken yet when a Ctrl-C came is closed
+            # too, where term waited for it for ever; the ZAP thread has ended: session 39)
+            self.ctx.destroy(linger=0)
             self.ctx = None

@@ -144,6 +144,7 @@ import zmq
 
 from p2p_nertz.errors import TransportBrokenError, TransportClosedError
 from p2p_nertz.runtime.inbatch import set_small_batch
+from p2p_nertz.signals import held
 
 __all__ = [
     "CURVE_BOX_BYTES",
@@ -545,7 +546,8 @@ class AsyncSocket(trio.abc.AsyncResource):
             TransportClosedError: if the socket is closed.
         """
         self._check_open()
-        monitor: zmq.Socket[bytes] = self._sock.get_monitor_socket(events)
+        with held():  # (made and known to the context at once: :func:`new_socket`)
+            monitor: zmq.Socket[bytes] = self._sock.get_monitor_socket(events)
         return monitor
 
     def statistics(self) -> SocketStatistics:
@@ -1014,7 +1016,7 @@ def create_socket(
         recv_hwm = hwm
     _check_bounds(hwm, recv_hwm, heartbeat_timeout_ms)
     _check_size_and_identity(max_message_size, identity)
-    zsock: zmq.Socket[bytes] = ctx.socket(socket_type)
+    zsock = new_socket(ctx, socket_type)
     try:
         zsock.set(zmq.LINGER, 0)
         zsock.set(zmq.SNDHWM, hwm)
@@ -1039,6 +1041,15 @@ def create_socket(
     except BaseException:
         zsock.close(linger=0)
         raise
+
+
+def new_socket(ctx: zmq.Context[zmq.Socket[bytes]], socket_type: int) -> zmq.Socket[bytes]:
+    """A socket of ``ctx``, made with the stopping signals held (:func:`~p2p_nertz.signals.held`):
+    pyzmq makes it, then adds it to the context's sockets, and a Ctrl-C between the two left a
+    socket that neither its maker nor ``ctx.destroy`` closes, for which ``ctx.term`` waits
+    for ever (session 39)."""
+    with held():
+        return ctx.socket(socket_type)
 
 
 def _check_bounds(hwm: int, recv_hwm: int, heartbeat_timeout_ms: int) -> None:
