@@ -17,12 +17,22 @@ import hashlib
 
 import pytest
 
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Drop, DropReason, Want, parse_body
+from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
+    Beat,
+    DeckReveal,
+    DeckWant,
+    Drop,
+    DropReason,
+    Want,
+    parse_body,
+)
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.sim import liar_games
 from p2p_nertz.sim.cheats import signed_as
-from p2p_nertz.sim.liar_games import check, check_liars, game, marks
+from p2p_nertz.sim.invariants import check
+from p2p_nertz.sim.liar_games import check_liars, game, marks
 from p2p_nertz.sim.liars import Lie
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
@@ -43,7 +53,9 @@ class _ClaimOver(liar_games._Simulation):
         honest = outbox.sign_beat
         acked: list[int] = []  # (the member whose result an honest beat of ours covered)
 
-        def sign_beat(kind: Kind, body: Beat | Want, *, tick: bool = True) -> bytes:
+        def sign_beat(
+            kind: Kind, body: Beat | Want | DeckReveal | DeckWant, *, tick: bool = True
+        ) -> bytes:
             if not isinstance(body, Beat):
                 return honest(kind, body, tick=tick)
             if not acked:
