@@ -4,7 +4,7 @@ are half the table or more and no end is promised (§9.3); at five the honest th
 strict majority, so every check of the fuzzer holds (``liar_games.check_liars``): an end,
 no honest member dropped. Each game below broke one, the same on main before session 37
 (0d367611, and 5956c7a4): pinned as strict xfails, docs/protocol.md §13, *Session 38's
-scans of session 37's rules*.
+scans of session 37's rules*. Seeds 3 and 158 end as they should since session 39 (§9.2).
 """
 
 from __future__ import annotations
@@ -32,21 +32,16 @@ def _play(seed: int, *, lying: int | None = None) -> LiarRun:
     return simulate(config, liars)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a claim on the feed of a member whose game is over: the member never votes, the "
-    "other honest two wait for good (docs/protocol.md §13, Session 38's scans: a claim on the "
-    "feed of a member whose game is over; open)",
-)
-def test_liars_five_a_claim_on_a_member_over_leaves_the_others_waiting() -> None:
+def test_liars_five_a_claim_on_a_member_over_does_not_leave_the_others_waiting() -> None:
     # Seed 3: seat 0 (lamport_back) is dropped on proof at 9; seat 2 (beat_ahead) announces
     # seat 3's seq 37, past seat 3's last event (36, its result at Lamport 273). Seat 3's own
     # fold is over; seats 1 and 4 cap seat 3's term at 273 (§7.1, a claim on a member's
     # feed) and stay in `result` with their own results (274) not final; each votes seat 2
-    # out *withheld* (2 of the 3 votes needed). Seat 3, over, signs nothing more: no third
-    # vote, and the table waits for good (600 simulated seconds as at 150). Each lie alone
-    # ends (8 and 14 s).
+    # out *withheld* (2 of the 3 votes needed). Seat 3, over, signed nothing more until
+    # session 39: no third vote, and the table waited for good (600 simulated seconds as at
+    # 150). Now a member over still votes out a member claiming its own feed past its head
+    # (§9.2, *a claim on the feed of a member whose game is over*): its vote, its seq 37,
+    # settles the claim, and the game ends.
     run = _play(3)
     if run.told[2] == 0 or run.told[0] == 0:
         pytest.fail("the lies are no longer told")
@@ -54,21 +49,17 @@ def test_liars_five_a_claim_on_a_member_over_leaves_the_others_waiting() -> None
     assert run.result.violations == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="an honest member held back by a liar's skipped seq is voted out withheld by the "
-    "others, whom the lie reached later (docs/protocol.md §13, Session 38's scans: an honest "
-    "member held back by a skipped seq; open)",
-)
 def test_liars_five_an_honest_member_held_back_by_a_skipped_seq_is_not_dropped() -> None:
     # Seed 158, the seq_skip liar (seat 2) alone (the move_card liar, seat 0, tells nothing
     # in this game): every peer holds seat 2's feed to 35 (its reveal, at 255) and its beat
     # announcing a head of 37, which never comes. Seats 0, 1 and 3 had its term at 259 and
-    # signed their results at 260; seat 4's stopped at 256, so its result waits. At the phase
-    # timeout seats 0, 1 and 3 vote seat 4 out *withheld* (Lamport 311, counting 36: three of
-    # five) before seat 4's vote on seat 2 (on proof, at 313) reaches them: an honest member
-    # dropped.
+    # signed their results at 260; seat 4's stopped at 256, so its result waits. Until
+    # session 39, at the phase timeout seats 0, 1 and 3 voted seat 4 out *withheld* (Lamport
+    # 311, counting 36: three of five) before seat 4's vote on seat 2 (on proof, at 313)
+    # reached them: an honest member dropped. Now nobody's phase event is blamed while
+    # another member owes the voter events it does not hold (§9.2, *nobody is blamed for a
+    # debt of another's*): seat 2 is voted out, and seat 4 signs its result once its drop is
+    # decided.
     run = _play(158, lying=0)
     if run.told[2] == 0:
         pytest.fail("the lie is no longer told")

@@ -79,7 +79,11 @@ def _phase_due(m: Membership, final: GameState, since: float, before: float) -> 
     # (A silent member is the silence timers', as Membership.withholding reads it: after an
     # input, one unheard for suspect_after is suspected.)
     if any(
-        q != m.seat and q not in m.voted and q not in m.held_waits and q not in m.suspected
+        q != m.seat
+        and q not in m.voted
+        and q not in m.held_waits
+        and q not in m.suspected
+        and not m.debtors.excuse(q)
         for q in waits_for(final)
     ):
         return due

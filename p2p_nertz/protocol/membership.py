@@ -29,7 +29,7 @@ from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.listening import Listening, silence_vote_at
-from p2p_nertz.protocol.phase_waits import Awaited
+from p2p_nertz.protocol.phase_waits import Awaited, Debtors
 from p2p_nertz.protocol.proofs import Proofs
 from p2p_nertz.protocol.share_store import ShareStore
 from p2p_nertz.protocol.share_waits import Owed, ShareWaits
@@ -130,6 +130,7 @@ class Membership:
         #: it is held: withheld_relieved); the members whose event is held, not waited for
         self.phase_votes: dict[int, tuple[float, Awaited]] = {}
         self.held_waits: frozenset[int] = frozenset()
+        self.debtors = Debtors()  # members owing us events not held: the phase blames no other
         self.withheld_back: dict[int, Sequence[int]] = {}  # our votes *withheld* in our log
         self.suspected: set[int] = set()
         self.back: dict[int, float] = {}  # seat -> when last heard again, suspected (relays)
@@ -230,7 +231,7 @@ class Membership:
         """
         if self.all_heard_since is None:
             return None
-        return max(since, self.all_heard_since)
+        return max(since, self.all_heard_since, self.debtors.settled_at)
 
     def silence_due(self, now: float, dropped: dict[int, int]) -> list[tuple[int, bool]]:
         """The members whose silence calls for something now, in seat order: ``(seat, False)``
@@ -277,6 +278,7 @@ class Membership:
         the member is heard, but once the held fold has the event (:meth:`withheld_relieved`);
         a member whose event is held is not waited for (:attr:`held_waits`)."""
         self.held_waits = frozenset()
+        self.debtors.scan(self.stall, now - self.timers.phase_timeout / 2, now)
         blame_from = self.blame_from(since)
         if (
             final.phase not in WAITING_PHASES
@@ -286,6 +288,8 @@ class Membership:
             return
         for q in sorted(waits_for(final)):
             if q != self.seat and q not in self.voted and not _silent(self, q, now):
+                if self.debtors.excuse(q):  # (it may wait on what another owes us)
+                    continue
                 awaited = Awaited.of(final, q)
                 if awaited.held_in(held()):
                     self.held_waits |= {q}
@@ -405,11 +409,13 @@ class Membership:
         trip, or fetches what it lacks from us.) ``tentative`` gives the held view as it is
         when called (our votes change it).
         """
-        if final.phase is Phase.OVER or self.seat in final.dropped or self.all_heard_since is None:
+        if self.seat in final.dropped or self.all_heard_since is None:
             self.stall.clear()  # (a member is silent: nobody is blamed for now, blame_from)
             return
-        timers = self.timers
-        stall = self.stall
+        if final.phase is Phase.OVER:  # (only a claim on our own feed past its head)
+            yield from _claims_at_end(self, now, feeds, finality.claimed)
+            return
+        timers, stall = self.timers, self.stall
         members = [q for q in range(self.n) if q not in final.dropped]
         for q in [q for q in stall if q in final.dropped]:
             del stall[q]  # out of the game: it owes nothing
@@ -602,6 +608,32 @@ def _ours(m: Membership, final: GameState, now: float) -> Callable[[], frozenset
         )
         | waits_for(final)
     )
+
+
+def _claims_at_end(
+    m: Membership, now: float, feeds: Sequence[Sequence[Message]], claimed: Sequence[Sequence[int]]
+) -> Iterator[int]:
+    """:meth:`Membership.stalls` once our final fold is over: we sign nothing more, so what
+    the others wait for from us is our word (beats, acks) alone, except where a member
+    announces holding our own feed past its head. That caps our term at every peer while it
+    stands (§7.1), and nobody but the claimant can give those events; the member claimed is
+    the one sure to be owed them, and its vote may be the one the majority lacks (two liars at
+    five players, seed 3: the claimed member over, the two other honest members short of a
+    third vote, the table waiting for good). So we vote such a member out *withheld* after
+    ``phase_timeout``, as before the end (docs/protocol.md §9.2, session 39); nothing else
+    is judged."""
+    stall, seat, head = m.stall, m.seat, len(feeds[m.seat])
+    for q in range(m.n):
+        target = claimed[q][seat] if q != seat and not _silent(m, q, now) else 0
+        record = stall.get(q)
+        if target <= head:
+            stall.pop(q, None)
+        elif record is None or record[1] or any(record[2]) or record[3][seat] < target:
+            relay = tuple(target if r == seat else 0 for r in range(m.n))
+            stall[q] = (now, 0, (0,) * m.n, relay)  # (a new wait, or one of before the end)
+        elif now >= record[0] + m.timers.phase_timeout and q not in m.voted:
+            m.stall_votes[q] = record
+            yield q
 
 
 def _silent(m: Membership, seat: int, now: float) -> bool:

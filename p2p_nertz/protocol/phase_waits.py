@@ -17,16 +17,28 @@ tentative fold) lacks it too, and a vote names the event it was cast for
 (:class:`Awaited`): it is withdrawn once the held fold has it and the held votes have not
 dropped the member (:meth:`Membership.withheld_relieved
 <p2p_nertz.protocol.membership.Membership.withheld_relieved>`), as a vote on a share is.
+
+Nor is a member blamed for its phase event while another member owes this peer events it does
+not hold (:class:`Debtors`, docs/protocol.md §9.2, *nobody is blamed for a debt of
+another's*, session 39): the member's own fold may wait on those very events. A liar's beat
+announcing a head it never gives held one honest member's finality short of its result (it
+had missed the liar's last true beat), while the others, which had it, made theirs final;
+at the phase's timeout they voted the honest member out *withheld* before its vote on the
+liar reached them, three of five (two liars at five players, seed 158). The debtor is the
+stall timers' (:meth:`Membership.stalls <p2p_nertz.protocol.membership.Membership.stalls>`),
+and the phase's wait on the others counts again from when its debt is settled: given, or its
+drop final here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import math
+from collections.abc import Collection, Mapping
 from typing import NamedTuple
 
 from p2p_nertz.protocol.state import GameState, Phase
 
-__all__ = ["Awaited"]
+__all__ = ["Awaited", "Debtors"]
 
 
 class Awaited(NamedTuple):
@@ -77,3 +89,37 @@ def _due(made: Collection[tuple[int, int]], member: int, members: int) -> tuple[
         if where not in made:
             return where
     return None
+
+
+class Debtors:
+    """The members that owe this peer events it does not hold (their own feed past a head they
+    announced, or a third member's feed they announced holding past ours: a stall record's
+    feed or relay targets), unmet for half a ``phase_timeout`` (a younger record is an event
+    in flight, as :func:`~p2p_nertz.protocol.membership._ours` reads it), and when such a debt
+    last ended (module docstring). Kept by :meth:`scan` at each of the phase wait's reads."""
+
+    __slots__ = ("owing", "settled_at")
+
+    def __init__(self) -> None:
+        self.owing: frozenset[int] = frozenset()
+        #: when a debt last ended (given, or its member's record gone with its drop)
+        self.settled_at = -math.inf
+
+    def scan(
+        self,
+        stall: Mapping[int, tuple[float, int, tuple[int, ...], tuple[int, ...]]],
+        since: float,
+        now: float,
+    ) -> None:
+        """Read the stall records (``Membership.stall``) at ``now``: a record unmet since
+        ``since`` or before that waits for events not held here makes its member a debtor."""
+        owing = frozenset(
+            q for q, (at, feed, _, relay) in stall.items() if at <= since and (feed or any(relay))
+        )
+        if self.owing - owing:
+            self.settled_at = now
+        self.owing = owing
+
+    def excuse(self, seat: int) -> bool:
+        """Whether ``seat``'s phase event is not blamed now: another member is a debtor."""
+        return bool(self.owing - {seat})
