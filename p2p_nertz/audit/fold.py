@@ -81,6 +81,8 @@ _FINDINGS: dict[RefusalCode, FindingKind] = {
     RefusalCode.BAD_OPEN: FindingKind.BAD_SHARE,
     RefusalCode.BAD_DEALING: FindingKind.BAD_DEALING,
     RefusalCode.WRONG_SECRET: FindingKind.WRONG_SECRET,
+    # A vote on proof whose carried proof proves nothing (session 39): its voter's lie.
+    RefusalCode.UNPROVEN_VOTE: FindingKind.UNPROVEN_VOTE,
 }
 # The findings of a shuffle game whose seat forfeits the round (a cause that stands).
 _FORFEITING = {

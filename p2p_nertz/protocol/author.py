@@ -33,6 +33,7 @@ from p2p_nertz.protocol.bodies import (
     EventBody,
     Join,
     Leave,
+    fits,
 )
 from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
@@ -164,6 +165,11 @@ class Author:
         says what the vote counts)."""
         if self.left:
             return
+        if not fits(self.membership.proof.carried(seat, fork_seq)):
+            # No proof we can carry (a fork of a shuffle's deck_stage or deck_shares, larger
+            # than a vote holds: PROOF_MESSAGE_MAX): proven, logged and relayed, not voted on
+            # (docs/protocol.md §9.4); the fork's cap holds the member's feed back here.
+            return
         cut = self.membership.fork_vote(
             seat,
             fork_seq,
@@ -172,17 +178,26 @@ class Author:
             recovering=self.recovery is not None or self.held_back,
         )
         if cut is not None:
-            self.sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq)
+            proof = self.membership.proof.carried(seat, fork_seq)
+            self.sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq, proof=proof)
 
     def sign_vote(
-        self, seat: int, last: int, reason: DropReason, now: float | None, fork_seq: int = 0
+        self,
+        seat: int,
+        last: int,
+        reason: DropReason,
+        now: float | None,
+        fork_seq: int = 0,
+        *,
+        proof: tuple[bytes, ...] = (),
     ) -> None:
         """Sign a vote on ``seat`` counting its feed up to ``last``, quoting our copies of the
-        ids of its last events up to there (:meth:`Feeds.ids`)."""
+        ids of its last events up to there (:meth:`Feeds.ids`); a vote on proof carries
+        ``proof`` (§9.2, *a vote on proof carries its proof*)."""
         if self.left:
             return
         ids = self.store.ids(seat, last, VOTE_WINDOW)
-        self.sign(Drop((), seat, last, reason, fork_seq, ids), now)
+        self.sign(Drop((), seat, last, reason, fork_seq, ids, proof=proof), now)
 
     def vote(self, seat: int, reason: DropReason, now: float | None) -> None:
         """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""

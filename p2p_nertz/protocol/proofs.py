@@ -47,6 +47,9 @@ class Proofs:
         self.proofs: dict[tuple[int, int], bytes] = {}  # (seat, seq) -> the other version
         # (seat, seq) -> (beat, event): a lie about time, relayed with the event when asked
         self.lie_proofs: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+        # (seat, seq) -> the two messages of each proof found, as logged: what our vote on
+        # it carries (docs/protocol.md §9.2, *a vote on proof carries its proof*)
+        self.pairs: dict[tuple[int, int], tuple[Message, Message]] = {}
 
     # -- beats kept to catch a lie about time -----------------------------------------------
     def watch_beat(self, seat: int, message: Message, head: int, held: int) -> None:
@@ -109,6 +112,7 @@ class Proofs:
             return False  # proven to cheat at or below this seq already: nothing more to prove
         self.proven.add((seat, -event.seq))
         self.lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
+        self.found(seat, event.seq, beat, event)
         # As for a fork at that seq: what the event names of its author past it may never be
         # held here (we refused it), and nothing of it from there may count (§9.4).
         self.proven_fork(seat, event.seq)
@@ -123,8 +127,25 @@ class Proofs:
             return False  # already proven, relayed and voted on
         self.proven.add((seat, first.seq))
         self.proofs[(seat, first.seq)] = second.wire
+        self.found(seat, first.seq, first, second)
         self.proven_fork(seat, first.seq)
         return True
+
+    def found(self, seat: int, seq: int, first: Message, second: Message) -> None:
+        """Keep the proof ``first``, ``second`` of ``seat``'s cheat at ``seq`` for our vote."""
+        self.pairs.setdefault((seat, seq), (first, second))
+
+    def carried(self, seat: int, fork_seq: int) -> tuple[bytes, ...]:
+        """What our vote on ``seat``'s cheat at ``fork_seq`` carries: the two messages of the
+        proof of it we hold (``()``: none; a lie about time proves the seqs from the beat's
+        head on, :attr:`Proof.span <p2p_nertz.protocol.evidence.Proof.span>`)."""
+        pair = self.pairs.get((seat, fork_seq))
+        if pair is None:
+            for (q, seq), (beat, event) in sorted(self.pairs.items()):
+                if q == seat and not beat.is_event and seq >= fork_seq:
+                    return (beat.wire, event.wire)
+            return ()
+        return (pair[0].wire, pair[1].wire)
 
     def proofs_for(
         self, seat: int, first: int, last: int, sent: Sequence[Message]
