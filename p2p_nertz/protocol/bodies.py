@@ -772,17 +772,13 @@ def fits(proof: Sequence[bytes]) -> bool:
 
 
 def _carried_proof(carried: Body) -> tuple[bytes, ...]:
-    if (
-        not isinstance(carried, tuple)
-        or len(carried) != 2
-        or not all(type(w) is bytes for w in carried)
-        or not fits(carried)
-    ):
+    wires = tuple(w for w in carried if type(w) is bytes) if isinstance(carried, tuple) else ()
+    if not (isinstance(carried, tuple) and len(wires) == len(carried) and fits(wires)):
         raise ValueError(
             f"a vote on proof carries its proof: two signed messages of at most "
             f"{PROOF_MESSAGE_MAX} bytes each"
         )
-    return (bytes(carried[0]), bytes(carried[1]))
+    return wires
 
 
 def _parse_deck_reveal(body: Body, seats: int) -> DeckReveal:
