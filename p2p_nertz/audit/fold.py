@@ -273,7 +273,8 @@ class Fold:
         """Fold one event no event still to come can precede: if it counts (``Folds.admits``:
         not past a cut, nor in a readmitted member's gap, as the last pass found them, nor
         past a drop this pass folded), else read it only (an abandoned game's end reads it)."""
-        self.answers.walked(event, self.state.round.number, self.state.counted_ids)
+        state = self.state
+        self.answers.walked(event, state.round.number, state.counted_ids, state.spec)
         if counts:
             self._fold(event)
         else:

@@ -33,7 +33,6 @@ from p2p_nertz.protocol.bodies import (
     EventBody,
     Join,
     Leave,
-    fits,
 )
 from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
@@ -162,42 +161,27 @@ class Author:
     # -- votes (decided by Membership; signed here) --------------------------------------------
     def vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
         """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
-        says what the vote counts)."""
-        if self.left:
+        says what the vote counts), carrying the proof (none we can carry: no vote, §9.4)."""
+        proof = self.membership.proof.carried(seat, fork_seq)
+        if self.left or not proof:
             return
-        if not fits(self.membership.proof.carried(seat, fork_seq)):
-            # No proof we can carry (a fork of a shuffle's deck_stage or deck_shares, larger
-            # than a vote holds: PROOF_MESSAGE_MAX): proven, logged and relayed, not voted on
-            # (docs/protocol.md §9.4); the fork's cap holds the member's feed back here.
-            return
-        cut = self.membership.fork_vote(
-            seat,
-            fork_seq,
-            len(self.feeds[seat]),
-            self.finality.final_count(seat),
-            recovering=self.recovery is not None or self.held_back,
-        )
+        recovering = self.recovery is not None or self.held_back
+        held, final = len(self.feeds[seat]), self.finality.final_count(seat)
+        cut = self.membership.fork_vote(seat, fork_seq, held, final, recovering=recovering)
         if cut is not None:
-            proof = self.membership.proof.carried(seat, fork_seq)
-            self.sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq, proof=proof)
+            ids = self.store.ids(seat, cut, VOTE_WINDOW)
+            body = Drop((), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids, proof=proof)
+            self.sign(body, now)
 
     def sign_vote(
-        self,
-        seat: int,
-        last: int,
-        reason: DropReason,
-        now: float | None,
-        fork_seq: int = 0,
-        *,
-        proof: tuple[bytes, ...] = (),
+        self, seat: int, last: int, reason: DropReason, now: float | None, fork_seq: int = 0
     ) -> None:
         """Sign a vote on ``seat`` counting its feed up to ``last``, quoting our copies of the
-        ids of its last events up to there (:meth:`Feeds.ids`); a vote on proof carries
-        ``proof`` (§9.2, *a vote on proof carries its proof*)."""
+        ids of its last events up to there (:meth:`Feeds.ids`)."""
         if self.left:
             return
         ids = self.store.ids(seat, last, VOTE_WINDOW)
-        self.sign(Drop((), seat, last, reason, fork_seq, ids, proof=proof), now)
+        self.sign(Drop((), seat, last, reason, fork_seq, ids), now)
 
     def vote(self, seat: int, reason: DropReason, now: float | None) -> None:
         """Vote ``seat`` out (silent, withheld) counting all we hold (:meth:`Membership.vote`)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator, Sequence
 
+from p2p_nertz.protocol.bodies import fits
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.feeds import lies_about_time
 
@@ -137,15 +138,17 @@ class Proofs:
 
     def carried(self, seat: int, fork_seq: int) -> tuple[bytes, ...]:
         """What our vote on ``seat``'s cheat at ``fork_seq`` carries: the two messages of the
-        proof of it we hold (``()``: none; a lie about time proves the seqs from the beat's
-        head on, :attr:`Proof.span <p2p_nertz.protocol.evidence.Proof.span>`)."""
+        proof of it we hold (a lie about time proves the seqs from the beat's head on,
+        :attr:`Proof.span <p2p_nertz.protocol.evidence.Proof.span>`); ``()`` if we hold none,
+        or one a vote cannot carry (a message over ``PROOF_MESSAGE_MAX``: a fork of a
+        shuffle's ``deck_stage`` or ``deck_shares`` is proven, logged and relayed, not voted
+        on, docs/protocol.md §9.4)."""
         pair = self.pairs.get((seat, fork_seq))
         if pair is None:
-            for (q, seq), (beat, event) in sorted(self.pairs.items()):
-                if q == seat and not beat.is_event and seq >= fork_seq:
-                    return (beat.wire, event.wire)
-            return ()
-        return (pair[0].wire, pair[1].wire)
+            lies = [p for (q, seq), p in sorted(self.pairs.items()) if q == seat and seq > fork_seq]
+            pair = next((p for p in lies if not p[0].is_event), None)
+        proof = () if pair is None else (pair[0].wire, pair[1].wire)
+        return proof if fits(proof) else ()
 
     def proofs_for(
         self, seat: int, first: int, last: int, sent: Sequence[Message]

@@ -63,8 +63,9 @@ past its frontier, docs/protocol.md §9.2). It is ``vote_past``'s lie, the same 
 same order: session 38 retired its copy of the code, and keeps the name for its own random
 stream (a seed's game is the one its tests and §13 name). Session 38's, beside it:
 ``quote_proof`` (``quote_ahead``'s ids, told on proof of a fork just past its count, against
-the member heard last: a vote on proof no log backs, which only the rule that a drop on
-proof needs every member left weighs).
+the member heard last: a vote on proof no log backs; since session 39 it carries a proof
+that proves nothing of that member there, drawn by :func:`_forged_proof`, and every fold
+refuses it, ``unproven_vote``).
 
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
