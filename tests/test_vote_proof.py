@@ -35,6 +35,7 @@ from p2p_nertz.protocol.envelope import (
 )
 from p2p_nertz.protocol.evidence import vote_unproven
 from p2p_nertz.protocol.fold_values import Event, RefusalCode
+from p2p_nertz.protocol.proofs import Proofs
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState
 from tests.proof_helpers import fork_proof, key_of
@@ -208,3 +209,31 @@ def test_the_largest_vote_on_proof_fits_a_message() -> None:
     assert len(wire) <= MAX_MESSAGE_SIZE
     message = decode_message(wire, game_id=spec.game_id, roster=spec.peer_ids)
     assert parse_body(message.kind, message.body, 8) == body
+
+
+def test_an_honest_peer_carries_no_proof_a_vote_cannot_hold() -> None:
+    """A fork whose version is over ``PROOF_MESSAGE_MAX`` (a shuffle's ``deck_stage`` is up
+    to ~3.6 KB) is kept as proven, but gives no proof to vote with (``Author.vote_fork``
+    then signs no vote: one it signed would be a ``bad_body`` at every receiver)."""
+    spec = _spec(3)
+    key = key_of(spec, TARGET)
+    small, _ = fork_proof(spec, TARGET, FORK)
+    big = encode_message(
+        key,
+        game_id=spec.game_id,
+        seq=FORK,
+        prev=bytes(32),
+        lamport=7,
+        kind=Kind.LEAVE,
+        body=[b"\7" * PROOF_MESSAGE_MAX],
+        version=spec.wire_version,
+    )
+    first, second = decode_message(small), decode_message(big)
+    assert len(second.wire) > PROOF_MESSAGE_MAX
+    proofs = Proofs(0, 3, 8)
+    assert proofs.equivocation(TARGET, first, second)
+    assert proofs.forked_at == {TARGET: FORK}
+    assert proofs.carried(TARGET, FORK) == ()
+    fitting = Proofs(0, 3, 8)
+    assert fitting.equivocation(TARGET, first, decode_message(fork_proof(spec, TARGET, FORK)[1]))
+    assert len(fitting.carried(TARGET, FORK)) == 2
