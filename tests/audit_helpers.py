@@ -209,10 +209,19 @@ def append_event(game: Game, logs: Logs, seat: int, body: EventBody, *, to: Any 
 
 
 def vote(
-    game: Game, logs: Logs, voter: int, target: int, *, fork_seq: int, to: Any = None
+    game: Game,
+    logs: Logs,
+    voter: int,
+    target: int,
+    *,
+    fork_seq: int,
+    to: Any = None,
+    proof: tuple[bytes, bytes] | None = None,
 ) -> bytes:
     """``voter``'s signed vote to drop ``target`` on proof of cheating at ``fork_seq``, counting
-    the whole of its feed the logs hold, appended to the logs (see :func:`append_event`)."""
+    the whole of its feed the logs hold, appended to the logs (see :func:`append_event`). It
+    carries ``proof``; by default a pair that proves nothing (two of the target's events of
+    different seqs): an accusation nobody can check, which every fold refuses (session 39)."""
     feed = events_of(logs, target, game.spec)
     window = feed[max(0, len(feed) - VOTE_WINDOW) :]
     body = Drop(
@@ -222,5 +231,6 @@ def vote(
         DropReason.EQUIVOCATION,
         fork_seq,
         tuple(m.id[:ID_PREFIX] for m in window),
+        proof=(feed[0].wire, feed[1].wire) if proof is None else proof,
     )
     return append_event(game, logs, voter, body, to=to)

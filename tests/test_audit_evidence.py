@@ -134,15 +134,16 @@ def test_audit_evidence_proof_check_raises_only_its_own_error(data: bytes) -> No
         assert proof.first.id != proof.second.id
 
 
-def test_audit_evidence_vote_without_proof_is_named(game: Game) -> None:
+def test_audit_evidence_vote_whose_proof_proves_nothing_is_named(game: Game) -> None:
+    """Since session 39 a vote on proof carries its proof, and the fold refuses one whose
+    proof proves nothing (two events of different seqs): its voter is named, nobody drops."""
     logs = game.copy()
     vote(game, logs, 0, TARGET, fork_seq=FORK)
     report = game.audit(logs)
     unproven = _only(report, K.UNPROVEN_VOTE)
-    assert [(v.seat, v.event, v.found) for v in unproven] == [(0, "drop", "none")]
-    assert f"{game.spec.members[TARGET].name} for cheating at its event {FORK}" in (
-        unproven[0].detail
-    )
+    assert [(v.seat, v.event) for v in unproven] == [(0, "drop")]
+    assert "no_contradiction" in unproven[0].detail
+    assert TARGET not in dict(report.dropped)
     assert not report.valid and report.exit_status == 1
 
 
@@ -150,7 +151,7 @@ def test_audit_evidence_vote_backed_by_a_proof_note_names_the_cheater(game: Game
     logs = game.copy()
     first, second = _second_version(game, logs, TARGET, FORK)
     logs[0].append(Record.note(PROOF_NOTE, encode_proof(first, second)))
-    vote(game, logs, 0, TARGET, fork_seq=FORK)
+    vote(game, logs, 0, TARGET, fork_seq=FORK, proof=(first, second))
     report = game.audit(logs)
     assert not _only(report, K.UNPROVEN_VOTE)
     forks = _only(report, K.EQUIVOCATION)
@@ -159,9 +160,9 @@ def test_audit_evidence_vote_backed_by_a_proof_note_names_the_cheater(game: Game
 
 def test_audit_evidence_vote_backed_by_both_versions_in_the_events(game: Game) -> None:
     logs = game.copy()
-    _, second = _second_version(game, logs, TARGET, FORK)
+    first, second = _second_version(game, logs, TARGET, FORK)
     logs[0].append(Record.received_event(second))
-    vote(game, logs, 0, TARGET, fork_seq=FORK)
+    vote(game, logs, 0, TARGET, fork_seq=FORK, proof=(first, second))
     report = game.audit(logs)
     assert not _only(report, K.UNPROVEN_VOTE)
     assert {(v.seat, v.seq) for v in _only(report, K.EQUIVOCATION)} == {(TARGET, FORK)}
@@ -171,15 +172,16 @@ def test_audit_evidence_vote_backed_by_a_lie_about_time_in_a_note(game: Game) ->
     logs = game.copy()
     beat, event = _lie(game, logs, TARGET, 10)
     logs[1].append(Record.note(PROOF_NOTE, encode_proof(beat, event)))
-    vote(game, logs, 1, TARGET, fork_seq=11)
+    vote(game, logs, 1, TARGET, fork_seq=11, proof=(beat, event))
     report = game.audit(logs)
     assert not _only(report, K.UNPROVEN_VOTE)
     lies = _only(report, K.CLOCK_BELOW_ACK)
     assert [(v.seat, v.seq, v.log) for v in lies] == [(TARGET, 11, "p2.log")]
-    # The same vote at another seq than the proof covers is not backed by it.
+    # The same vote at another seq than its proof covers is refused (its proof proves
+    # nothing of event 20).
     logs = game.copy()
     logs[1].append(Record.note(PROOF_NOTE, encode_proof(beat, event)))
-    vote(game, logs, 1, TARGET, fork_seq=20)
+    vote(game, logs, 1, TARGET, fork_seq=20, proof=(beat, event))
     assert [v.seat for v in _only(game.audit(logs), K.UNPROVEN_VOTE)] == [1]
 
 
@@ -205,23 +207,21 @@ def test_audit_evidence_proof_note_that_proves_nothing_is_named(game: Game, prob
 
 
 # -- drops and forfeits ----------------------------------------------------------------------------
-def test_audit_evidence_member_dropped_on_accusations_alone_is_named(game: Game) -> None:
+def test_audit_evidence_accusations_whose_proofs_prove_nothing_drop_nobody(game: Game) -> None:
+    """Two of three vote a member out on proofs that prove nothing: before session 39 the
+    member was dropped on their word (named ``unproven_drop``); the fold now refuses both."""
     logs = game.copy()
     vote(game, logs, 0, TARGET, fork_seq=FORK)
     vote(game, logs, 1, TARGET, fork_seq=FORK)
     report = game.audit(logs)
-    assert TARGET in dict(report.dropped)
-    drops = _only(report, K.UNPROVEN_DROP)
-    assert [v.seat for v in drops] == [TARGET]
-    names = [m.name for m in game.spec.members]
-    assert f"by the votes of {names[0]}, {names[1]}" in drops[0].detail
+    assert TARGET not in dict(report.dropped)
+    assert not _only(report, K.UNPROVEN_DROP)
     assert sorted(v.seat for v in _only(report, K.UNPROVEN_VOTE)) == [0, 1]
-    # With the proof in one log, the same drop stands.
+    # With the proof carried, the same drop stands.
     logs = game.copy()
     first, second = _second_version(game, logs, TARGET, FORK)
-    logs[1].append(Record.note(PROOF_NOTE, encode_proof(first, second)))
-    vote(game, logs, 0, TARGET, fork_seq=FORK)
-    vote(game, logs, 1, TARGET, fork_seq=FORK)
+    vote(game, logs, 0, TARGET, fork_seq=FORK, proof=(first, second))
+    vote(game, logs, 1, TARGET, fork_seq=FORK, proof=(second, first))
     report = game.audit(logs)
     assert TARGET in dict(report.dropped)
     assert not {K.UNPROVEN_DROP, K.UNPROVEN_VOTE} & {v.kind for v in report.violations}
@@ -240,7 +240,9 @@ def _accused_mid_round() -> tuple[PeerNetwork, Logs]:
     for voter in (0, 1):
         feed = net.peers[voter].events(TARGET)
         ids = tuple(m.id[:ID_PREFIX] for m in feed[-VOTE_WINDOW:])
-        net.emit(voter, Drop((0,) * 3, TARGET, len(feed), DropReason.EQUIVOCATION, FORK, ids))
+        nothing = (feed[0].wire, feed[1].wire)  # (two events of different seqs)
+        body = Drop((0,) * 3, TARGET, len(feed), DropReason.EQUIVOCATION, FORK, ids, proof=nothing)
+        net.emit(voter, body)
     net.run_until_over()
     logs: Logs = []
     for seat in range(3):
@@ -253,14 +255,15 @@ def _accused_mid_round() -> tuple[PeerNetwork, Logs]:
     return net, logs
 
 
-def test_audit_evidence_forfeit_on_an_unproven_accusation_is_untraced() -> None:
+def test_audit_evidence_an_unproven_accusation_mid_round_drops_nobody() -> None:
+    """Two of three peers vote the third out on proofs that prove nothing, mid-round: before
+    session 39 it was dropped and forfeited the round (``untraced_forfeit``,
+    ``unproven_drop``); every fold refuses the votes now, and the round is played out."""
     net, logs = _accused_mid_round()
     assert all(p.final.phase is Phase.OVER for p in net.peers)
-    assert TARGET in net.peers[0].final.dropped
+    assert all(TARGET not in p.final.dropped for p in net.peers)
     game = Game(net.spec, net.identities, logs, None)  # type: ignore[arg-type]
     report = game.audit(logs)
-    untraced = _only(report, K.UNTRACED_FORFEIT)
-    assert [(v.seat, v.round) for v in untraced] == [(TARGET, 1)]
-    assert "drop on proof of cheating that no log proves" in untraced[0].detail
-    assert [v.seat for v in _only(report, K.UNPROVEN_DROP)] == [TARGET]
+    assert not _only(report, K.UNTRACED_FORFEIT)
+    assert not _only(report, K.UNPROVEN_DROP)
     assert sorted(v.seat for v in _only(report, K.UNPROVEN_VOTE)) == [0, 1]

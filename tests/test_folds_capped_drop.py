@@ -30,6 +30,7 @@ from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.sim import run
 from p2p_nertz.sim.mixes import late_withdrawals
+from tests.proof_helpers import proven
 
 _S, _W, _H, _P = (
     DropReason.SILENT,
@@ -119,7 +120,7 @@ def test_folds_a_drop_only_a_cap_keeps_undecided_holds_finality_back(
     event 4 was final, and the drop decided later left it counted."""
     spec = _spec(players)
     rows, after = _case(players, reason)
-    events = _events(players, [*rows, *after])
+    events = proven(_spec(players), _events(players, [*rows, *after]))
     fed = Folds(GameState(spec))
     held: list[Event] = []
     for event in events[:-1]:  # (all but A's withdrawal)
@@ -151,7 +152,7 @@ def test_folds_a_proof_vote_cap_holds_nothing_back() -> None:
     players = 3
     spec = _spec(players)
     rows, _ = _case(players, _P)
-    events = _events(players, rows)
+    events = proven(_spec(players), _events(players, rows))
     folds = _folds(spec, events)
     assert not folds.tentative.dropped
     assert folds.tentative.vote_caps[_B][0] == 1

@@ -19,6 +19,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rules import Rules
+from tests.proof_helpers import proven
 
 SEATS = 3
 
@@ -51,7 +52,7 @@ def _tentative(seat_2_holds: int) -> dict[int, int]:
         _vote(0, 2, 7, out=1, count=1, held=(1, 1, 1)),
         _vote(2, 2, 8, out=1, count=seat_2_holds, held=(1, seat_2_holds, 1)),
     ]
-    for event in events:
+    for event in proven(spec, events):
         assert folds.add(event, 0) == []  # (none final: all held, folded tentatively)
     return folds.tentative.dropped
 

@@ -43,6 +43,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rules import Rules
+from tests.proof_helpers import proven
 
 _S, _W = DropReason.SILENT, DropReason.WITHDRAW
 _EVER = 1 << 40  # (a stable time past every event: everything is final)
@@ -114,7 +115,7 @@ class _Table:
 
 def _folds(spec: GameSpec, events: Sequence[Event]) -> Folds:
     folds = Folds(GameState(spec))
-    for event in sorted(events, key=lambda e: e.key):
+    for event in sorted(proven(spec, events), key=lambda e: e.key):
         assert folds.add(event, 0) == []
     return folds
 

@@ -35,6 +35,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, SimConfig, run
+from tests.proof_helpers import proven
 from tests.test_folds_dropped_past_cut import _final_drops, _folds
 
 _S, _W = DropReason.SILENT, DropReason.WITHDRAW
@@ -158,7 +159,7 @@ def test_folds_a_cut_stands_unless_a_member_still_in_announced_past_it(players: 
     ]
     fold = GameState(spec)
     joins = [Event(s, 1, 1 + s, KIND_JOIN, Join(frontier=zeros)) for s in range(players)]
-    for event in sorted([*joins, *votes], key=lambda e: e.key):
+    for event in proven(fold.spec, sorted([*joins, *votes], key=lambda e: e.key)):
         fold.apply(event)
     assert fold.dropped == {0: 2}
     silent = _unheld(players, votes)

@@ -26,6 +26,7 @@ from p2p_nertz.protocol.fold_values import RefusalCode, Refused
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.roster import CountedIds, contradicts, freezes, unsigned_id, vote_cut
 from p2p_nertz.protocol.state import Event, GameState
+from tests.proof_helpers import proven
 from tests.test_folds_dropped_past_cut import _spec
 
 _S, _E = DropReason.SILENT, DropReason.EQUIVOCATION
@@ -148,7 +149,7 @@ def _events(vote: Drop) -> list[Event]:
 def test_roster_the_fold_refuses_a_vote_that_contradicts_itself_and_counts_it_not() -> None:
     ahead = _vote(3, tuple(f"x{seq:07d}".encode() for seq in range(1, 4)), held=1)
     state = GameState(_spec(3))
-    for event in _events(ahead):
+    for event in proven(state.spec, _events(ahead)):
         state.apply(event)
     (violation,) = state.violations
     assert (violation.seat, violation.seq, violation.code) == (0, 2, RefusalCode.VOTE_CONTRADICTS)
@@ -156,7 +157,7 @@ def test_roster_the_fold_refuses_a_vote_that_contradicts_itself_and_counts_it_no
     assert state.standing_caps() == {}  # (it freezes nothing, caps nothing)
     # The same vote with its own ids counts.
     honest = GameState(_spec(3))
-    for event in _events(_vote(1, _chain(1))):
+    for event in proven(honest.spec, _events(_vote(1, _chain(1)))):
         honest.apply(event)
     assert honest.violations == ()
     assert [voter for voter, _ in honest.votes[TARGET]] == [0]
@@ -182,7 +183,7 @@ def test_roster_a_vote_counting_past_its_frontier_sets_no_cut_the_peers_cannot_r
     joins = [Event(s, 1, s + 1, KIND_JOIN, Join(frontier=(0,) * 4)) for s in (0, 2, 3)]
     votes = [Event(2, 2, 4, KIND_DROP, ahead), withheld(3, 81), withheld(2, 82), withheld(0, 86)]
     state = GameState(_spec(4))
-    for event in [*joins, *votes]:
+    for event in proven(state.spec, [*joins, *votes]):
         state.apply(event)
     assert [(v.seat, v.seq, v.code) for v in state.violations] == [
         (2, 2, RefusalCode.VOTE_CONTRADICTS)
@@ -244,7 +245,7 @@ def test_roster_a_vote_lying_at_exactly_an_honest_voters_count_cuts_below_it() -
         Event(0, 2, 10, KIND_DROP, honest),
         Event(2, 2, 11, KIND_DROP, at_count),
     ]
-    for event in [*joins, *votes]:
+    for event in proven(state.spec, [*joins, *votes]):
         state.apply(event)
     assert state.violations == ()
     assert state.dropped == {TARGET: 19}
@@ -274,7 +275,7 @@ def _joins() -> list[Event]:
 
 def _fold(*events: Event) -> GameState:
     state = GameState(_spec(3))
-    for event in sorted(events, key=lambda e: e.key):
+    for event in proven(state.spec, sorted(events, key=lambda e: e.key)):
         state.apply(event)
     return state
 
@@ -343,7 +344,7 @@ def test_roster_a_liar_quoting_made_up_ids_cuts_no_member_below_what_the_fold_co
     assert vote_cut((made_up, *proofs))[0] == 0  # (taken, as before)
     votes = [Event(3, 2, 8, KIND_DROP, made_up)]
     votes += [Event(s, 2, 9 + s, KIND_DROP, p) for s, p in zip((0, 2), proofs, strict=True)]
-    for event in sorted([*joins, member, *votes], key=lambda e: e.key):
+    for event in proven(state.spec, sorted([*joins, member, *votes], key=lambda e: e.key)):
         state.apply(event)
     assert [(v.seat, v.code) for v in state.violations] == [(3, RefusalCode.VOTE_UNSIGNED)]
     ballots = tuple(vote for _, vote in state.votes[TARGET])
@@ -384,7 +385,7 @@ def test_roster_a_vote_quoting_a_real_forks_other_version_keeps_counting() -> No
     # Held, not final: seat 1's join final, its events 2 to 6 and the votes held.
     folds = Folds(_fold(*_joins(), *_feed(1)))
     folds.forked_at = {TARGET: 4}
-    for event in [*_feed(6)[1:], seat2, seat0]:
+    for event in proven(folds.final.spec, [*_feed(6)[1:], seat2, seat0]):
         folds.add(event, stable=3)
     tentative = folds.tentative
     assert tentative.violations == ()
@@ -393,7 +394,7 @@ def test_roster_a_vote_quoting_a_real_forks_other_version_keeps_counting() -> No
     # final one will (it refuses seat 2's vote; the final fold can never count chain a
     # while seat 2 holds b: seat 2 never announces it).
     unproven = Folds(_fold(*_joins(), *_feed(1)))
-    for event in [*_feed(6)[1:], seat2, seat0]:
+    for event in proven(unproven.final.spec, [*_feed(6)[1:], seat2, seat0]):
         unproven.add(event, stable=3)
     assert [v.seat for v in unproven.tentative.violations] == [2]
     # A vote on proof of the fork at 4 quotes its voter's version from there on, and is
@@ -482,14 +483,17 @@ def test_roster_a_capped_vote_folded_before_the_events_it_quotes_is_withdrawn_to
     state = GameState(_spec(3))
     state.vote_caps = {2: (0, 1 << 63, ())}  # (seat 2's votes past its count 0 never count)
     events = [*_joins(), *_later(8, after=3), _ahead(3, 6)]
-    notices = [n for e in sorted(events, key=lambda e: e.key) for n in state.apply(e)]
+    ordered = sorted(proven(state.spec, events), key=lambda e: e.key)
+    notices = [n for e in ordered for n in state.apply(e)]
     assert [(v.seat, v.code) for v in state.violations] == [(2, RefusalCode.VOTE_UNSIGNED)]
     assert [n.violation.seq for n in notices if isinstance(n, Refused)] == [2]
     assert TARGET not in state.standing_caps()
     # Capped and standing before seat 1's event 4.
     before = GameState(_spec(3))
     before.vote_caps = dict(state.vote_caps)
-    for event in sorted([*_joins(), *_later(3, after=3), _ahead(3, 6)], key=lambda e: e.key):
+    for event in proven(
+        before.spec, sorted([*_joins(), *_later(3, after=3), _ahead(3, 6)], key=lambda e: e.key)
+    ):
         before.apply(event)
     assert before.standing_caps()[TARGET][0] == 6
 
@@ -530,7 +534,7 @@ def test_roster_every_fold_withdraws_the_vote_at_the_same_place(seats: int) -> N
     ahead = Event(liar, 2, 20, KIND_DROP, Drop(frontier, TARGET, 6, _E, 7, ids, named))
     events = sorted([*joins, *member, ahead], key=lambda e: e.key)
     whole = GameState(_spec(seats))
-    for event in events:
+    for event in proven(whole.spec, events):
         whole.apply(event)
     if seats == 2:
         assert whole.violations == () and whole.dropped == {TARGET: 6}
@@ -540,10 +544,10 @@ def test_roster_every_fold_withdraws_the_vote_at_the_same_place(seats: int) -> N
         ]
         assert whole.dropped == {} and whole.votes.get(TARGET, ()) == ()
     start = GameState(_spec(seats))
-    for event in joins:
+    for event in proven(start.spec, joins):
         start.apply(event)
     folds = Folds(start)
-    for event in sorted([*member, ahead], key=lambda e: e.key):
+    for event in proven(folds.final.spec, sorted([*member, ahead], key=lambda e: e.key)):
         folds.add(event, stable=0)
     assert folds.tentative.violations == whole.violations
     assert folds.tentative.dropped == whole.dropped

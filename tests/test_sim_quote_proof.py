@@ -18,10 +18,11 @@ for an ``equivocation`` of its own event and never end. Traced in session 38
   silence, a majority: a drop that stands, the liar's vote named ``unproven_vote``; the audit
   named the crashed member wronged.
 
-At two players the liar's vote on proof alone drops the honest member (every member left has
-voted): no fold can tell it from a true proof, which is not in the vote (§13, open). The
-audit no longer names the honest member a forker on the votes' word. One round, the quick
-timers: a game is a second or two of CPU.
+At two players the liar's vote on proof alone dropped the honest member (every member left
+had voted): no fold could tell it from a true proof, which was not in the vote, and the game
+never ended. Since session 39 a vote on proof carries its proof (docs/protocol.md §9.2), the
+liar's proves nothing (``sim.liars._forged_proof``), and every fold refuses it. One round, the
+quick timers: a game is a second or two of CPU.
 """
 
 from __future__ import annotations
@@ -93,17 +94,21 @@ def test_sim_quote_proof_beside_a_crash_names_the_liar_alone(
         assert set(peer.tentative.dropped) <= {victim}
 
 
-def test_sim_quote_proof_at_two_players_the_audit_accuses_the_liar_alone() -> None:
-    """Seed 1 at two players: the liar's vote on proof drops the honest member in the honest
-    member's own fold (at two, the voter is every member left; no fold can check the proof,
-    §13), on a kept chain of ids it made up. The audit named the honest member's next event a
-    fork (``equivocation``, on the votes' word alone): it accuses the liar alone now
-    (``unproven_vote``). The game still never ends (§13, open)."""
-    run, liar, _ = _play(1, 2, None)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sim_quote_proof_at_two_players_drops_nobody_and_ends(seed: int) -> None:
+    """At two players the liar's vote on proof alone dropped the honest member in its own
+    fold (every member left had voted; no fold could check the proof, which the vote did not
+    carry), and the game never ended (session 38: 37 of 40 seeds; both seeds here). A vote on
+    proof now carries its proof, and the liar's proves nothing: every fold refuses it
+    (``unproven_vote``), the honest member stays in, and the game ends."""
+    run, liar, _ = _play(seed, 2, None)
     assert run.told[liar] > 0
     honest = 1 - liar
-    assert run.result.peers[honest] is not None
-    assert honest in run.result.peers[honest].final.dropped  # (the open fault, §13)
+    peer = run.result.peers[honest]
+    assert peer is not None
+    assert honest not in peer.final.dropped and honest not in peer.tentative.dropped
+    assert run.result.finished
+    assert run.result.violations == []
     audit = run.result.audit
     assert audit is not None
     accused = {(f.seat, f.kind) for f in audit.errors if f.kind.accuses}

@@ -57,9 +57,11 @@ from p2p_nertz.protocol.bodies import Beat, DeckEvent, Drop, DropReason, Play
 from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.debts import owed_head, past_freeze
 from p2p_nertz.protocol.envelope import KIND_DROP
+from p2p_nertz.protocol.evidence import vote_unproven
 from p2p_nertz.protocol.finality import frozen_claims, released, unannounced
 from p2p_nertz.protocol.roster import CountedIds, contradicts, unsigned_id
 from p2p_nertz.protocol.shuffle import DEALT
+from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, Phase, RoundState
 
 __all__ = ["AnswerWatch"]
@@ -289,7 +291,13 @@ class AnswerWatch:
         held = self._past.held(event.seat, event.seq) if self._taking else None
         return held or event.body.frontier
 
-    def walked(self, event: Event, number: int, counted: CountedIds | None = None) -> None:
+    def walked(
+        self,
+        event: Event,
+        number: int,
+        counted: CountedIds | None = None,
+        spec: GameSpec | None = None,
+    ) -> None:
         """``event`` is walked in the total order, round ``number`` the game's (folded or
         not: past a cut, it is read only), after the events whose ids the fold ``counted``
         (``None``: none): take its causal past; note a drop event (of any reason) the fold
@@ -305,6 +313,7 @@ class AnswerWatch:
             and isinstance(body, Drop)
             and not contradicts(body)
             and (counted is None or not unsigned_id(body, counted))
+            and (spec is None or not _unproven(body, spec))
         ):
             vote = _Vote(
                 event.seat, event.seq, event.lamport, body.seat, body.reason, body.last_seq
@@ -544,3 +553,9 @@ def _excluded(
     said = frozen_claims([(0 if r == dealer else _NEVER,) * n for r in range(n)], {x: frozen})
     out = {r for r in range(n) if r not in members}
     return bool(released(cut, feeds)) and bool(unannounced(cut, feeds, said, out))
+
+
+def _unproven(body: Drop, spec: GameSpec) -> bool:
+    """Whether every fold refuses the vote ``body`` for its proof (``unproven_vote``)."""
+    unproven = vote_unproven(body, game_id=spec.game_id, roster=spec.peer_ids, seats=spec.seats)
+    return bool(unproven)

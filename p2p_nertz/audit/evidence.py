@@ -17,7 +17,14 @@ from p2p_nertz.audit.fold import Fold, out_unproven
 from p2p_nertz.audit.logs import Log
 from p2p_nertz.logfile.format import Record
 from p2p_nertz.protocol.bodies import Drop, DropReason
-from p2p_nertz.protocol.evidence import InvalidProofError, Proof, ProofKind, check_proof
+from p2p_nertz.protocol.evidence import (
+    InvalidProofError,
+    Proof,
+    ProofKind,
+    check_pair,
+    check_proof,
+    vote_unproven,
+)
 from p2p_nertz.protocol.flaps import FLAP_LIMIT
 
 __all__ = ["Evidence"]
@@ -31,6 +38,7 @@ class Evidence:
         spec = found.spec
         self.game_id = game_id
         self.seats = spec.seats
+        self.peer_ids = spec.peer_ids
         self.names = [m.name for m in spec.members]
         self.notes: dict[bytes, None] = {}  # the data of every proof note read
         self.proofs: list[tuple[Proof, str, int]] = []  # verified notes: proof, log, record
@@ -79,7 +87,20 @@ class Evidence:
         roster = self.found.roster
         for proof, _, _ in self.proofs:
             proven.setdefault(roster[proof.author], []).append(proof.span)
+        for vote in delivery.accusations:
+            # A vote on proof carries its proof (session 39): one that stands proves its
+            # member's cheat wherever the vote is read.
+            carried = self._carried(vote.body)
+            if carried is not None:
+                proven.setdefault(roster[carried.author], []).append(carried.span)
         return proven
+
+    def _carried(self, body: object) -> Proof | None:
+        """The proof a vote on proof carries, if it proves what the vote says."""
+        assert isinstance(body, Drop)
+        if vote_unproven(body, game_id=self.game_id, roster=self.peer_ids, seats=self.seats):
+            return None
+        return check_pair(*body.proof, game_id=self.game_id, roster=self.peer_ids, seats=self.seats)
 
     def check(self, delivery: Delivery, fold: Fold) -> None:
         """Every vote and drop on proof of cheating backed by proof in the logs, every proof
@@ -96,6 +117,8 @@ class Evidence:
             target, fork = body.seat, body.fork_seq
             if any(lo <= fork <= hi for lo, hi in proven.get(target, ())):
                 continue
+            if self._carried(body) is None:
+                continue  # (the fold refuses it and names it: unproven_vote, session 39)
             found.add(
                 Finding(
                     FindingKind.UNPROVEN_VOTE,

@@ -81,6 +81,8 @@ _FINDINGS: dict[RefusalCode, FindingKind] = {
     RefusalCode.BAD_OPEN: FindingKind.BAD_SHARE,
     RefusalCode.BAD_DEALING: FindingKind.BAD_DEALING,
     RefusalCode.WRONG_SECRET: FindingKind.WRONG_SECRET,
+    # A vote on proof whose carried proof proves nothing (session 39): its voter's lie.
+    RefusalCode.UNPROVEN_VOTE: FindingKind.UNPROVEN_VOTE,
 }
 # The findings of a shuffle game whose seat forfeits the round (a cause that stands).
 _FORFEITING = {
@@ -271,7 +273,8 @@ class Fold:
         """Fold one event no event still to come can precede: if it counts (``Folds.admits``:
         not past a cut, nor in a readmitted member's gap, as the last pass found them, nor
         past a drop this pass folded), else read it only (an abandoned game's end reads it)."""
-        self.answers.walked(event, self.state.round.number, self.state.counted_ids)
+        state = self.state
+        self.answers.walked(event, state.round.number, state.counted_ids, state.spec)
         if counts:
             self._fold(event)
         else:

@@ -161,18 +161,17 @@ class Author:
     # -- votes (decided by Membership; signed here) --------------------------------------------
     def vote_fork(self, seat: int, fork_seq: int, now: float | None) -> None:
         """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
-        says what the vote counts)."""
-        if self.left:
+        says what the vote counts), carrying the proof (none we can carry: no vote, §9.4)."""
+        proof = self.membership.proof.carried(seat, fork_seq)
+        if self.left or not proof:
             return
-        cut = self.membership.fork_vote(
-            seat,
-            fork_seq,
-            len(self.feeds[seat]),
-            self.finality.final_count(seat),
-            recovering=self.recovery is not None or self.held_back,
-        )
+        recovering = self.recovery is not None or self.held_back
+        held, final = len(self.feeds[seat]), self.finality.final_count(seat)
+        cut = self.membership.fork_vote(seat, fork_seq, held, final, recovering=recovering)
         if cut is not None:
-            self.sign_vote(seat, cut, DropReason.EQUIVOCATION, now, fork_seq)
+            ids = self.store.ids(seat, cut, VOTE_WINDOW)
+            body = Drop((), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids, proof=proof)
+            self.sign(body, now)
 
     def sign_vote(
         self, seat: int, last: int, reason: DropReason, now: float | None, fork_seq: int = 0

@@ -21,6 +21,7 @@ stuck    ``[frontier, round(, seat)]`` (seat: a pass on its behalf, ``P@<seat>``
 nerts    ``[frontier, round]``                                                        Play
 result   ``[frontier, round, lake digest, [score per seat]]``                         Result
 drop     ``[frontier, seat, last seq counted, reason, fork seq, [id prefixes]]``      Drop
+         (a vote on proof: ``[..., [id prefixes], [wire a, wire b]]``, its proof)
 leave    ``[frontier]``                                                               Leave
 deck_*   ``[frontier, ...]``: a shuffle game's key, stage, shares, secret (kinds 12-15,    DeckEvent
          docs/shuffle.md §8.1, fields as :mod:`p2p_nertz.deck.wire` gives them)
@@ -82,12 +83,14 @@ from p2p_nertz.rules.moves import PILE_NERTS
 from p2p_nertz.slots import quick_init
 
 __all__ = [
+    "fits",
     "open_noted",
     "EVENT_BODIES",
     "ID_PREFIX",
     "MAX_ROUND",
     "NOT_EVENTS",
     "SHARE_BEATS",
+    "PROOF_MESSAGE_MAX",
     "VOTE_WINDOW",
     "Beat",
     "Commit",
@@ -242,6 +245,12 @@ class Drop:
     (docs/protocol.md §9.2). For an equivocation, ``fork_seq`` is the seq the voter has proof
     the member signed twice; for a flap fault, the seq of the member's withdrawal that passed
     the limit (:mod:`p2p_nertz.protocol.flaps`).
+
+    A vote on proof (*equivocation*) carries its ``proof``: the two signed messages that
+    prove the fault, each as received (:func:`~p2p_nertz.protocol.evidence.encode_proof`'s
+    pair; for a lie about time the beat first), each at most :data:`PROOF_MESSAGE_MAX`
+    bytes. The schema wants it there and nowhere else; whether it proves what the vote says
+    is the fold's to check (:func:`~p2p_nertz.protocol.evidence.vote_unproven`, session 39).
     """
 
     frontier: tuple[int, ...]
@@ -253,6 +262,8 @@ class Drop:
     #: Per seat, the first :data:`ID_PREFIX` bytes of the id of the event at ``frontier``'s
     #: seq (empty where it is 0): what the author holds, as a beat's ``held_ids`` (§5.1).
     frontier_ids: tuple[bytes, ...] = ()
+    #: A vote on proof: the two signed messages that prove it (empty for any other reason).
+    proof: tuple[bytes, ...] = ()
 
     @property
     def fork_id(self) -> bytes:
@@ -426,7 +437,10 @@ def encode_body(body: EventBody | Beat | Want | DeckReveal | DeckWant) -> list[A
     if isinstance(body, Result):
         return [frontier, body.round, body.digest, list(body.scores)]
     if isinstance(body, Drop):
-        return [frontier, body.seat, body.last_seq, int(body.reason), body.fork_seq, list(body.ids)]
+        fields = [frontier, body.seat, body.last_seq, int(body.reason), body.fork_seq]
+        if body.reason is DropReason.EQUIVOCATION:
+            return [*fields, list(body.ids), list(body.proof)]
+        return [*fields, list(body.ids)]
     if isinstance(body, DeckEvent):
         return [frontier, *body.message.encode()]
     raise TypeError(f"not a body: {body!r}")
@@ -701,7 +715,20 @@ _PROOF_VOTES = frozenset({DropReason.EQUIVOCATION, DropReason.FLAPPING})
 
 
 def _parse_drop(body: Body, seats: int) -> Drop:
-    f, seat, last, reason, fork_seq, quoted = _array(body, 6, "a drop body")
+    on_proof = (
+        isinstance(body, tuple)
+        and len(body) > 3
+        and type(body[3]) is int
+        and body[3] == DropReason.EQUIVOCATION
+    )
+    if on_proof:
+        f, seat, last, reason, fork_seq, quoted, carried = _array(
+            body, 7, "a vote on proof's body (its proof last)"
+        )
+        proof = _carried_proof(carried)
+    else:
+        f, seat, last, reason, fork_seq, quoted = _array(body, 6, "a drop body")
+        proof = ()
     seqs, frontier_ids = _frontier(f, seats)
     vote = Drop(
         seqs,
@@ -726,7 +753,32 @@ def _parse_drop(body: Body, seats: int) -> Drop:
         if type(prefix) is not bytes or len(prefix) != ID_PREFIX:
             raise ValueError(f"a quoted id is its first {ID_PREFIX} bytes")
         prefixes.append(prefix)
-    return dataclasses.replace(vote, ids=tuple(prefixes), frontier_ids=frontier_ids)
+    return dataclasses.replace(vote, ids=tuple(prefixes), frontier_ids=frontier_ids, proof=proof)
+
+
+#: The largest signed message a vote on proof may carry in its proof (session 39): the largest
+#: vote on proof (eight seats, 64 quoted ids, every seq and clock at its widest) with two such
+#: messages is within :data:`~p2p_nertz.protocol.envelope.MAX_MESSAGE_SIZE`
+#: (``tests/test_vote_proof.py`` builds it). Every message of a commit game is far smaller
+#: (under 1 KB); a shuffle game's ``deck_stage`` and ``deck_shares`` (up to ~3.6 KB) are not,
+#: and a fork of one is proven, logged and relayed, but not voted on (docs/protocol.md §9.4).
+PROOF_MESSAGE_MAX = 1500
+
+
+def fits(proof: Sequence[bytes]) -> bool:
+    """Whether ``proof`` may be a vote's: two messages of at most :data:`PROOF_MESSAGE_MAX`
+    bytes each (the schema's rule, asked before signing one)."""
+    return len(proof) == 2 and all(0 < len(w) <= PROOF_MESSAGE_MAX for w in proof)
+
+
+def _carried_proof(carried: Body) -> tuple[bytes, ...]:
+    wires = tuple(w for w in carried if type(w) is bytes) if isinstance(carried, tuple) else ()
+    if not (isinstance(carried, tuple) and len(wires) == len(carried) and fits(wires)):
+        raise ValueError(
+            f"a vote on proof carries its proof: two signed messages of at most "
+            f"{PROOF_MESSAGE_MAX} bytes each"
+        )
+    return wires
 
 
 def _parse_deck_reveal(body: Body, seats: int) -> DeckReveal:

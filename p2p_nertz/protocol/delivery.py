@@ -573,6 +573,7 @@ class Delivery:
             # drop kept. What we did about it is in our log (our votes), not to be redone.
             membership.proof.proven_fork(seat, first.seq)
             membership.proof.proofs.setdefault((seat, first.seq), other.wire)
+            membership.proof.found(seat, first.seq, first, second)
             self.chains.cap(seat, first.seq - 1)
         elif membership.proof.equivocation(seat, ours, other):
             self.chains.cap(seat, first.seq - 1)

@@ -10,7 +10,10 @@ log as a note named ``proof`` (docs/log-format.md §5)::
 
 (for a lie about time, the beat first). :func:`encode_proof` writes that form and
 :func:`check_proof` reads it back, verifies both signatures and says what the pair proves, or
-why it proves nothing. Pure: no clock, no I/O.
+why it proves nothing. Since session 39 a vote on proof carries the same pair (``Drop.proof``)
+and every fold refuses one whose pair does not prove what the vote says
+(:func:`vote_unproven`, the one home of that rule, asked by ``state._refuse_vote``). Pure: no
+clock, no I/O.
 
 >>> check_proof(b"\\x90", game_id=bytes(32), roster=())
 Traceback (most recent call last):
@@ -21,13 +24,13 @@ p2p_nertz.protocol.evidence.InvalidProofError: malformed: a proof is an array of
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import RemoteProtocolError
-from p2p_nertz.protocol.bodies import Beat, parse_body
+from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import (
     MAX_MESSAGE_SIZE,
     InvalidMessageError,
@@ -46,6 +49,7 @@ __all__ = [
     "check_proof",
     "contradicts",
     "encode_proof",
+    "vote_unproven",
 ]
 
 PROOF_NOTE = "proof"
@@ -168,6 +172,24 @@ def check_proof(
         raise InvalidProofError(
             ProofProblem.MALFORMED, "a proof is an array of two signed messages"
         )
+    return check_pair(pair[0], pair[1], game_id=game_id, roster=roster, seats=seats)
+
+
+def check_pair(
+    first: bytes,
+    second: bytes,
+    *,
+    game_id: bytes,
+    roster: Collection[bytes],
+    seats: int | None = None,
+) -> Proof:
+    """:func:`check_proof` of the pair itself (a vote's ``proof``): both signatures, and the
+    contradiction.
+
+    Raises:
+        InvalidProofError: the pair proves nothing (the reason says why). Nothing else.
+    """
+    pair = (first, second)
     messages: list[Message] = []
     for index, wire in enumerate(pair):
         try:
@@ -213,3 +235,54 @@ def check_proof(
         ProofProblem.NO_CONTRADICTION,
         f"a {a.kind.name.lower()} and a {b.kind.name.lower()} prove nothing together",
     )
+
+
+#: Verdicts of :func:`vote_unproven` by (game, proof, target, fork seq): a vote is
+#: folded again at every refold, and two signatures cost ~0.3 ms. A pure function's memo
+#: (the answer depends on its key alone), bounded.
+_VERDICTS: dict[tuple[bytes, tuple[bytes, ...], bytes, int], str] = {}
+_VERDICTS_MAX = 4096
+
+
+def vote_unproven(body: Drop, *, game_id: bytes, roster: Sequence[bytes], seats: int) -> str:
+    """Why the vote on proof ``body`` proves nothing ("" if its proof stands): the one rule of
+    every fold (docs/protocol.md §9.2, *a vote on proof carries its proof*, session 39).
+
+    Its ``proof`` must verify (:func:`check_pair`: two messages of this game signed by
+    members, that contradict each other), be the target member's (``roster[body.seat]``),
+    and prove a fault at the vote's ``fork_seq`` (:attr:`Proof.span`: an equivocation its
+    seq, a lie about time ``head + 1 .. seq``). The ids the vote quotes are not compared with
+    the proof's versions: a forked member may have signed more than two, and the quoted ids
+    are weighed against the member's counted events by the rules of the ids
+    (``roster.contradicts``, ``roster.unsigned_id``, a disputed seq cutting nothing).
+
+    >>> vote_unproven(Drop((0, 0), 1, 0, DropReason.EQUIVOCATION, 1), game_id=bytes(32),
+    ...               roster=(bytes(32), bytes(32)), seats=2)
+    'malformed: a vote on proof carries two signed messages'
+    """
+    if body.reason is not DropReason.EQUIVOCATION:
+        return ""
+    if len(body.proof) != 2:
+        return "malformed: a vote on proof carries two signed messages"
+    key = (game_id, body.proof, bytes(roster[body.seat]), body.fork_seq)
+    known = _VERDICTS.get(key)
+    if known is None:
+        known = _unproven(body, game_id=game_id, roster=roster, seats=seats)
+        if len(_VERDICTS) >= _VERDICTS_MAX:
+            _VERDICTS.clear()
+        _VERDICTS[key] = known
+    return known
+
+
+def _unproven(body: Drop, *, game_id: bytes, roster: Sequence[bytes], seats: int) -> str:
+    try:
+        proof = check_pair(*body.proof, game_id=game_id, roster=roster, seats=seats)
+    except InvalidProofError as exc:
+        return str(exc)
+    if proof.author != roster[body.seat]:
+        return f"its proof is of another member than seat {body.seat}"
+    low, high = proof.span
+    if not low <= body.fork_seq <= high:
+        named = f"event {low}" if low == high else f"events {low} to {high}"
+        return f"its proof is of {named}, not of event {body.fork_seq}"
+    return ""

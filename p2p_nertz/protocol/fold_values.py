@@ -135,6 +135,10 @@ class RefusalCode(enum.StrEnum):
     """A vote quoting, at a seq of the member's feed the fold counted, another id than the
     event counted there (:func:`~p2p_nertz.protocol.roster.unsigned_id`): ids of no chain of
     the member's signed events."""
+    UNPROVEN_VOTE = "unproven_vote"
+    """A vote on proof (*equivocation*) whose carried proof does not verify, or proves
+    another member's fault or another event's than the vote names
+    (:func:`~p2p_nertz.protocol.evidence.vote_unproven`, session 39)."""
     UNPROVEN_FLAP = "unproven_flap"
     """A vote *flapping* naming a withdrawal at which the fold finds no flap fault of the
     member (:mod:`p2p_nertz.protocol.flaps`): a forged proof."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator, Sequence
 
+from p2p_nertz.protocol.bodies import fits
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.feeds import lies_about_time
 
@@ -47,6 +48,9 @@ class Proofs:
         self.proofs: dict[tuple[int, int], bytes] = {}  # (seat, seq) -> the other version
         # (seat, seq) -> (beat, event): a lie about time, relayed with the event when asked
         self.lie_proofs: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+        # (seat, seq) -> the two messages of each proof found, as logged: what our vote on
+        # it carries (docs/protocol.md §9.2, *a vote on proof carries its proof*)
+        self.pairs: dict[tuple[int, int], tuple[Message, Message]] = {}
 
     # -- beats kept to catch a lie about time -----------------------------------------------
     def watch_beat(self, seat: int, message: Message, head: int, held: int) -> None:
@@ -109,6 +113,7 @@ class Proofs:
             return False  # proven to cheat at or below this seq already: nothing more to prove
         self.proven.add((seat, -event.seq))
         self.lie_proofs[(seat, event.seq)] = (beat.wire, event.wire)
+        self.found(seat, event.seq, beat, event)
         # As for a fork at that seq: what the event names of its author past it may never be
         # held here (we refused it), and nothing of it from there may count (§9.4).
         self.proven_fork(seat, event.seq)
@@ -123,8 +128,27 @@ class Proofs:
             return False  # already proven, relayed and voted on
         self.proven.add((seat, first.seq))
         self.proofs[(seat, first.seq)] = second.wire
+        self.found(seat, first.seq, first, second)
         self.proven_fork(seat, first.seq)
         return True
+
+    def found(self, seat: int, seq: int, first: Message, second: Message) -> None:
+        """Keep the proof ``first``, ``second`` of ``seat``'s cheat at ``seq`` for our vote."""
+        self.pairs.setdefault((seat, seq), (first, second))
+
+    def carried(self, seat: int, fork_seq: int) -> tuple[bytes, ...]:
+        """What our vote on ``seat``'s cheat at ``fork_seq`` carries: the two messages of the
+        proof of it we hold (a lie about time proves the seqs from the beat's head on,
+        :attr:`Proof.span <p2p_nertz.protocol.evidence.Proof.span>`); ``()`` if we hold none,
+        or one a vote cannot carry (a message over ``PROOF_MESSAGE_MAX``: a fork of a
+        shuffle's ``deck_stage`` or ``deck_shares`` is proven, logged and relayed, not voted
+        on, docs/protocol.md §9.4)."""
+        pair = self.pairs.get((seat, fork_seq))
+        if pair is None:
+            lies = [p for (q, seq), p in sorted(self.pairs.items()) if q == seat and seq > fork_seq]
+            pair = next((p for p in lies if not p[0].is_event), None)
+        proof = () if pair is None else (pair[0].wire, pair[1].wire)
+        return proof if fits(proof) else ()
 
     def proofs_for(
         self, seat: int, first: int, last: int, sent: Sequence[Message]

@@ -63,6 +63,7 @@ from p2p_nertz.protocol.bodies import (
     Leave,
 )
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN, Kind
+from p2p_nertz.protocol.evidence import vote_unproven
 from p2p_nertz.protocol.fold_values import (
     PHASE_OVER,
     PHASE_PLAY,
@@ -496,7 +497,7 @@ class GameState:
         assert isinstance(body, Drop)
         roster = self.roster
         target = body.seat
-        _refuse_vote(event.seat, body, self.counted_ids)
+        _refuse_vote(event.seat, body, self.counted_ids, self.spec)
         if roster.vote_caps and capped(roster.vote_caps, event.seat, event.seq, body):
             roster.freeze(event.seat, body, event.seq, event.lamport)  # (counts not, caps)
             return
@@ -684,14 +685,22 @@ def _read_left_alone(event: Event, leaver: int) -> bool:
     return isinstance(body, Drop) and body.reason is DropReason.ABANDON and body.seat == leaver
 
 
-def _refuse_vote(seat: int, body: Drop, counted: CountedIds) -> None:
-    """Refuse ``seat``'s vote ``body`` if no fold counts it: a vote on its own author, or one
+def _refuse_vote(seat: int, body: Drop, counted: CountedIds, spec: GameSpec) -> None:
+    """Refuse ``seat``'s vote ``body`` if no fold counts it: a vote on its own author, a vote
+    on proof whose proof does not prove it (§9.2, *a vote on proof carries its proof*), or one
     quoting another id of the target's feed than its own frontier names, or counting past
     it, or quoting another id than the target's event counted there (§9.2, *a vote's ids
     are its voter's word*)."""
     target = body.seat
     if target == seat:
         raise Refuse(_C.SELF_VOTE, "a vote to drop oneself")
+    if body.reason is DropReason.EQUIVOCATION:
+        unproven = vote_unproven(body, game_id=spec.game_id, roster=spec.peer_ids, seats=spec.seats)
+        if unproven:
+            raise Refuse(
+                _C.UNPROVEN_VOTE,
+                f"a vote on proof against seat {target} that proves nothing: {unproven}",
+            )
     if contradicts(body):
         named = body.frontier[target]
         quoted = body.id_at(named)

@@ -63,8 +63,9 @@ past its frontier, docs/protocol.md §9.2). It is ``vote_past``'s lie, the same 
 same order: session 38 retired its copy of the code, and keeps the name for its own random
 stream (a seed's game is the one its tests and §13 name). Session 38's, beside it:
 ``quote_proof`` (``quote_ahead``'s ids, told on proof of a fork just past its count, against
-the member heard last: a vote on proof no log backs, which only the rule that a drop on
-proof needs every member left weighs).
+the member heard last: a vote on proof no log backs; since session 39 it carries a proof
+that proves nothing of that member there, drawn by :func:`_forged_proof`, and every fold
+refuses it, ``unproven_vote``).
 
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
@@ -596,8 +597,9 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
         held = [m.id[:ID_PREFIX] for m in peer.events(q)]
         last = len(held) + 1 + state.rng.below(3)
         ids = (*held, *(_prefix(state.rng) for _ in range(last - len(held))))
+        proof = _forged_proof(peer, q, state.rng)
         drop = Drop((), q, last, DropReason.EQUIVOCATION, last + 1, ids[-VOTE_WINDOW:])
-        author.sign(drop, None)
+        author.sign(dataclasses.replace(drop, proof=proof), None)
     elif lie is Lie.VOTE_TWICE:
         if state.twice is None and take():
             q = state.rng.choice([s for s in range(seats) if s != me and s not in final.dropped])
@@ -623,6 +625,39 @@ def _extra(peer: Peer, liar: Liar, state: _State, chance: object) -> None:
             q = state.rng.below(seats)
             first = 1 + state.rng.below(max(1, len(peer.events(q))))
             _send_want(peer, Want(q, first, first + state.rng.below(50)))
+
+
+def _forged_proof(peer: Peer, q: int, rng: Rng) -> tuple[bytes, bytes]:
+    """What ``quote_proof``'s vote against ``q`` carries since a vote on proof carries its proof
+    (session 39): one of the pairs that prove nothing of ``q`` at the vote's fork, drawn: two
+    of ``q``'s events of different seqs, one event of ``q``'s twice, one of them with its
+    signature broken, or a true fork of the liar's own (signed, never sent: a proof of
+    another member)."""
+    feed = peer.events(q)
+    kind = rng.below(4) if feed else 3
+    if kind == 0 and len(feed) > 1:
+        return (feed[-2].wire, feed[-1].wire)
+    if kind == 1:
+        return (feed[-1].wire, feed[-1].wire)
+    if kind in {0, 2}:
+        wire = bytearray(feed[-1].wire)
+        wire[-1] ^= 1  # (the signature's last byte)
+        return (feed[-1].wire, bytes(wire))
+    outbox, own = peer._outbox, peer.events(peer.seat)
+    versions = tuple(
+        encode_message(
+            outbox.identity,
+            game_id=peer.spec.game_id,
+            seq=len(own) + 1,
+            prev=own[-1].id if own else None,
+            lamport=outbox.clock + 1 + i,
+            kind=Kind.LEAVE,
+            body=encode_body(Leave((0,) * peer.spec.seats, (b"",) * peer.spec.seats)),
+            version=outbox.version,
+        )
+        for i in range(2)
+    )
+    return versions[0], versions[1]
 
 
 def _more(peer: Peer, lie: Lie, state: _State, take: Callable[[], object]) -> None:
