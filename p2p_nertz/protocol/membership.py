@@ -744,3 +744,14 @@ def waits_for(final: GameState) -> frozenset[int]:
 
 #: Our votes that stand when their member is heard (§9.2): on proof, or *withheld*.
 _STANDING = frozenset({DropReason.EQUIVOCATION, DropReason.WITHHELD, DropReason.FLAPPING})
+
+
+def announces(
+    membership: Membership, feeds: Sequence[Sequence[object]], folds: Folds, seat: int
+) -> bool:
+    """Whether the frontier we sign next names the last event held of ``seat``'s feed (not
+    past our vote on it, nor past the cut of its drop in our final fold:
+    :meth:`Membership.frontier`). One it does not name moves our clock only as a beat does
+    (``Outbox.take_event``, §5.3)."""
+    held = _announced(feeds, membership.voted, folds.final.dropped, membership.seat)
+    return held[seat] >= len(feeds[seat])
