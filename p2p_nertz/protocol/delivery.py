@@ -62,6 +62,7 @@ from p2p_nertz.protocol.state import Event
 __all__ = ["ANSWER_BURST", "Answer", "AnswerBudget", "Ask", "Delivery", "ForkVote", "Withdraw"]
 
 _LIE = "event {} is timed below a clock its author announced"
+_LATE = "event {} is timed {}, below what is final"
 
 ANSWER_BURST = 4.0
 """Wants of one asker for one feed answered at once before the rest wait their turn, one per
@@ -441,8 +442,7 @@ class Delivery:
         """Why a ready event may not be delivered: it is timed below what is final and may
         count, or is not the next link of its author's chain (:meth:`Feeds.chain_problem`)."""
         if self.folds.too_late(seat, message.seq, message.lamport, self.finality.stable):
-            late = f"event {message.seq} is timed {message.lamport}, below what is final"
-            return ChainCode.BROKEN_CHAIN, late
+            return ChainCode.BROKEN_CHAIN, _LATE.format(message.seq, message.lamport)
         return self.store.chain_problem(
             seat, message, frontier, source, self.membership.proof.forked_at
         )
