@@ -51,8 +51,8 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.effects import Send
 from p2p_nertz.protocol.envelope import Kind, decode_unverified, encode_message, looks_like_beat
+from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.identity import Identity, PeerId
-from p2p_nertz.protocol.inbox import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.peer import Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Phase

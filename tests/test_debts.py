@@ -138,9 +138,9 @@ def test_debt_notes_read_back_are_taken_as_when_they_came_and_kept_once() -> Non
     message, beat = _beat(2, 10, held=(6, 2, 0))
     refused = Rejected("malformed", "not a message")
     inbox = SimpleNamespace(
-        open=lambda data, clock: (1, message, beat) if data == message.wire else refused
+        open=lambda data: (1, message, beat) if data == message.wire else refused
     )
-    debts.read_back([b"garbage", message.wire], inbox, 50, feeds, finality)  # type: ignore[arg-type]
+    debts.read_back([b"garbage", message.wire], inbox, feeds, finality)  # type: ignore[arg-type]
     assert finality.claimed_most[0] == 6  # (seat 0's term capped again, §7.1)
     assert finality.claimed[1][1] == 2  # (its own head: owed)
     assert debts.claims[1, 0][0] == 6

@@ -147,10 +147,13 @@ def test_chain_problem_names_a_wrong_predecessor_and_a_time_below_the_frontier()
     store.feeds[0].append(join0)
     fork = event(0, 1, Join((0, 0)), None, 7)  # another version of event 1
     stray = event(0, 2, Leave((1, 0)), fork, 8)  # follows that one, not ours
-    assert "does not follow" in (store.chain_problem(0, stray, (1, 0), Source.NETWORK, {}) or "")
+    problem = store.chain_problem(0, stray, (1, 0), Source.NETWORK, {})
+    assert problem is not None and problem[0] is ChainCode.BROKEN_CHAIN
+    assert "does not follow" in problem[1]
     early = event(1, 1, Join((1, 0)), None, 5)  # holds join0, timed no higher
     problem = store.chain_problem(1, early, (1, 0), Source.NETWORK, {})
-    assert problem is not None and "not above the events it has seen" in problem
+    assert problem is not None and problem[0] is ChainCode.BROKEN_CHAIN
+    assert "not above the events it has seen" in problem[1]
     # Read back from our own log, its times were checked when it first came.
     assert store.chain_problem(1, early, (1, 0), Source.LOG, {}) is None
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from p2p_nertz.protocol.effects import Rejected
-from p2p_nertz.protocol.inbox import MAX_CLOCK_JUMP
+from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, SimConfig

@@ -79,21 +79,25 @@ def test_liars_a_seq_skip_at_its_join_is_a_fork_the_audit_knows() -> None:
     assert report.digest == honest.final.digest()
 
 
-def test_liars_a_join_refused_is_a_member_that_never_came() -> None:
-    """``--join`` seed 60, two players, ``lamport_leap``: the liar's join is timed 2^33 ahead,
-    and the honest member refuses it and all that follows it (a clock jump, §4.5): it holds
-    nothing of the liar's feed, the game never begins, and its node stops unheard, as with a
-    member that never came (§9.9; no abandon is on offer before the game began). No end is
-    promised there, and none is asked of the run."""
+def test_liars_a_join_refused_is_a_member_heard_that_never_joins() -> None:
+    """``--join`` seed 60, two players, ``lamport_leap``: the liar's join is timed 2^33 past
+    what it names (nothing), and the honest member refuses it and all that follows it (a
+    clock jump, §4.5, §5.3 *the leap bound*): it holds nothing of the liar's feed. Until
+    session 39 the liar's beats, timed as far ahead, were refused too (the bound was the
+    receiver's clock), the liar was a member that never came and the honest node stopped
+    unheard (§9.9). A beat's time now binds its author alone: the liar is heard, its feed
+    never delivered, and the honest member abandons it at two players (§9.3): the game over,
+    the liar out at its cut 0, nothing of it counted."""
     config, liars = game(60, join=True)
     assert [liar.lie for liar in liars] == [LIES[60 % len(LIES)]] == [Lie.LAMPORT_LEAP]
     run = simulate(config, liars)
     assert run.result.violations == []
-    assert not run.result.finished
-    assert never_came(run.result.peers, config.faults.cheaters)
+    assert not never_came(run.result.peers, config.faults.cheaters)
     (honest,) = [run.result.peers[s] for s in _honest(run)]
     assert honest is not None and not honest.events(liars[0].seat)
-    assert {seat for _, seat, _gone in run.result.gone} == {honest.seat}
+    assert run.result.finished and honest.final.phase is Phase.OVER
+    assert honest.final.dropped == {liars[0].seat: 0}
+    assert run.result.gone == []
 
 
 @pytest.mark.parametrize(

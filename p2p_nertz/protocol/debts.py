@@ -233,18 +233,17 @@ class Debts:
         self,
         notes: Sequence[bytes],
         inbox: Inbox,
-        clock: int,
         feeds: Sequence[Sized],
         finality: Finality,
     ) -> None:
         """Take back, on a restore, the signed beats our log's ``debt`` notes keep (``notes``;
-        ``inbox`` opens each, as of our ``clock``; anything but a member's beat is skipped),
+        ``inbox`` opens each; anything but a member's beat is skipped),
         before our events (``feeds`` empty yet): every claim each announced is kept, so a vote
         *withheld* of ours read back knows which of them it was cast on (:meth:`stall`,
         ``Author.recall``), and the word caps those feeds' terms again (§7.1), as when it came
         (:meth:`take`). Each is noted already: not kept in the log a second time."""
         for data in notes:
-            opened = inbox.open(data, clock)
+            opened = inbox.open(data)
             if not isinstance(opened, Rejected) and type(opened[2]) is Beat:
                 self.noted.add(data)
                 self.take(opened[0], opened[1], opened[2], feeds, finality)

@@ -52,6 +52,7 @@ from p2p_nertz.protocol.envelope import (
 from p2p_nertz.protocol.feeds import ChainCode, Feeds, Parting, Ready, Refusal, Source
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
+from p2p_nertz.protocol.membership import announces
 from p2p_nertz.protocol.recovery import Elsewhere, Recovery, WordsOnUs, fork_vote_of
 from p2p_nertz.protocol.relays import Relays
 from p2p_nertz.protocol.share_beats import BAD_SHARE
@@ -61,6 +62,7 @@ from p2p_nertz.protocol.state import Event
 __all__ = ["ANSWER_BURST", "Answer", "AnswerBudget", "Ask", "Delivery", "ForkVote", "Withdraw"]
 
 _LIE = "event {} is timed below a clock its author announced"
+_LATE = "event {} is timed {}, below what is final"
 
 ANSWER_BURST = 4.0
 """Wants of one asker for one feed answered at once before the rest wait their turn, one per
@@ -204,7 +206,7 @@ class Delivery:
         if old is not None and not self._old_beat_matters(*old):
             self.inbox.unverified += 1  # (verified or not, it would change nothing)
             return _NOTHING
-        opened = self.inbox.open(data, self.outbox.clock)
+        opened = self.inbox.open(data)
         if isinstance(opened, Rejected):
             self.refused(opened)
             return _NOTHING
@@ -401,7 +403,7 @@ class Delivery:
                     lie = membership.proof.watched_lie(seat, message)
                     if lie is not None:
                         yield from self._clock_lie(seat, lie, message, None)
-                        self._refuse(step, _LIE.format(message.seq), now)
+                        self._refuse(step, (ChainCode.BROKEN_CHAIN, _LIE.format(message.seq)), now)
                         continue
                 problem = self._chain_problem(seat, message, body.frontier, source)
                 if problem is None:
@@ -409,11 +411,11 @@ class Delivery:
                     continue
                 self._refuse(step, problem, now)
 
-    def _refuse(self, step: Ready, problem: str, now: float) -> None:
+    def _refuse(self, step: Ready, problem: tuple[ChainCode, str], now: float) -> None:
         """Refuse a ready event for its chain; follow the other version of a fork it goes on
         from, or probe the fork it shows."""
         seat, message, body, source = step.seat, step.message, step.body, step.source
-        self._reject(ChainCode.BROKEN_CHAIN.value, problem, message.author)
+        self._reject(problem[0].value, problem[1], message.author)
         if self.chains.going_on_from(seat, message, body, source):
             return  # (the other version and this event wait again, in turn)
         self._probe_fork(seat, message, body.frontier, source, now)
@@ -436,11 +438,11 @@ class Delivery:
 
     def _chain_problem(
         self, seat: int, message: Message, frontier: tuple[int, ...], source: Source
-    ) -> str | None:
+    ) -> tuple[ChainCode, str] | None:
         """Why a ready event may not be delivered: it is timed below what is final and may
         count, or is not the next link of its author's chain (:meth:`Feeds.chain_problem`)."""
         if self.folds.too_late(seat, message.seq, message.lamport, self.finality.stable):
-            return f"event {message.seq} is timed {message.lamport}, below what is final"
+            return ChainCode.BROKEN_CHAIN, _LATE.format(message.seq, message.lamport)
         return self.store.chain_problem(
             seat, message, frontier, source, self.membership.proof.forked_at
         )
@@ -453,7 +455,7 @@ class Delivery:
         self.finality.dirty = True
         self.membership.proof.delivered(seat, message.seq)
         outbox = self.outbox
-        outbox.take_event(message.lamport)
+        outbox.take_event(message.lamport, announces(self.membership, self.feeds, self.folds, seat))
         # Its author's early beat now covered, and the event as an ack (§7.1; not our own):
         # what they show we lack is asked for, but of an ack read back from our log.
         early, ack = self.finality.take_event(seat, message, body)
@@ -615,7 +617,7 @@ class Delivery:
             if fork is not None:
                 self.membership.proof.proven_fork(*fork)
                 chains.cap(fork[0], self.membership.proof.forked_at[fork[0]] - 1)
-        self.debts.read_back(debts, self.inbox, self.outbox.clock, feeds, self.finality)
+        self.debts.read_back(debts, self.inbox, feeds, self.finality)
         for data in records:
             held = [len(feed) for feed in feeds]
             yield from self.receive(data, now, Source.LOG, None)

@@ -39,6 +39,7 @@ from p2p_nertz.protocol.state import GameState, voted_chain
 from p2p_nertz.slots import quick_init
 
 __all__ = [
+    "MAX_CLOCK_JUMP",
     "ChainCode",
     "Contradiction",
     "Feeds",
@@ -52,8 +53,16 @@ __all__ = [
     "lies_about_time",
     "matches",
     "may_name_other_version",
+    "named_top",
     "timed_after",
 ]
+
+MAX_CLOCK_JUMP = 1 << 32
+"""How far past the latest event its frontier names an event may be timed (docs/protocol.md
+§5.3): far past what an honest author's clock leads the events it announces by (``lead``,
+2^16), and a bound on what one event adds, so that no liar exhausts the Lamport space (2^63)
+in fewer than 2^31 events. It depends on the event and the events it names alone, never on
+the receiver's clock: every member holding them gives it the same answer (session 39)."""
 
 
 class Source(enum.Enum):
@@ -83,7 +92,7 @@ class ChainCode(enum.StrEnum):
     NOT_OURS = "not_ours"
     """An event in our name that we never signed (our log holds every one we did)."""
     CLOCK_JUMP = "clock_jump"
-    """Timed so far ahead of our clock that following it would exhaust it."""
+    """Timed more than :data:`MAX_CLOCK_JUMP` past the events its frontier names."""
     FORK = "fork"
     """A beat announcing another event than the one we hold under its head."""
 
@@ -320,24 +329,34 @@ class Feeds:
         frontier: tuple[int, ...],
         source: Source,
         forked_at: dict[int, int],
-    ) -> str | None:
-        """Why a ready event is not the next link of its author's chain, if it is not: it
-        names another predecessor, its frontier names another event before it, or (received,
-        not read back from our log) it is not timed above every event it says it holds."""
+    ) -> tuple[ChainCode, str] | None:
+        """Why a ready event is not the next link of its author's chain, if it is not (with
+        its code): it names another predecessor, its frontier names another event before it,
+        or (received, not read back from our log) it is not timed above every event it says
+        it holds, or is timed more than :data:`MAX_CLOCK_JUMP` past them (a leap)."""
         feed = self.feeds[seat]
         last = feed[-1].id if feed else None
         faults = link_faults(message.seq, message.prev, frontier[seat], last)
         if faults:
             if faults[0] is LinkFault.PREV:
-                return f"event {message.seq} does not follow the author's event {len(feed)}"
-            return f"event {message.seq} says it follows event {frontier[seat]}"
+                detail = f"event {message.seq} does not follow the author's event {len(feed)}"
+            else:
+                detail = f"event {message.seq} says it follows event {frontier[seat]}"
+            return ChainCode.BROKEN_CHAIN, detail
         if source is Source.LOG:
             return None  # from our log: its times were checked when it first came
         clash = self.time_clash(message, frontier, forked_at)
         if clash is not None:
-            return (
+            return ChainCode.BROKEN_CHAIN, (
                 f"Lamport time {message.lamport} is not above the events it has seen "
                 f"(seat {clash[0]} event {clash[1]})"
+            )
+        top = named_top(self.feeds, seat, frontier, forked_at)
+        if message.lamport > top + 1 + MAX_CLOCK_JUMP:
+            # No honest author leads what it names by that much (§5.3); following it would
+            # exhaust the clock. The same answer at every member holding what it names.
+            return ChainCode.CLOCK_JUMP, (
+                f"Lamport time {message.lamport} is far past the events it names ({top})"
             )
         return None
 
@@ -669,6 +688,25 @@ def timed_after(lamport: int, acked: int) -> bool:
     (True, False)
     """
     return lamport > acked
+
+
+def named_top(
+    feeds: list[list[Message]], seat: int, frontier: tuple[int, ...], forked_at: dict[int, int]
+) -> int:
+    """The latest Lamport time of the events ``frontier`` (of an event of ``seat``, whose
+    predecessor is held) names that are held here: its author's own previous event, and each
+    other named event held, but one of a feed proven forked that may be the other version,
+    or one past a feed's cap, not held (what the event leaps from: :data:`MAX_CLOCK_JUMP`).
+    """
+    own = frontier[seat]
+    top = feeds[seat][own - 1].lamport if own else 0
+    for q, acked in enumerate(frontier):
+        if not acked or q == seat or acked > len(feeds[q]):
+            continue
+        if forked_at and may_name_other_version(acked, forked_at.get(q, 0)):
+            continue
+        top = max(top, feeds[q][acked - 1].lamport)
+    return top
 
 
 def may_name_other_version(acked: int, forked_from: int) -> bool:

@@ -21,13 +21,9 @@ from p2p_nertz.protocol.envelope import (
     decode_unverified,
     peek_beat,
 )
-from p2p_nertz.protocol.feeds import ChainCode
 from p2p_nertz.protocol.identity import PeerId
 
-__all__ = ["MAX_CLOCK_JUMP", "Inbox"]
-
-#: The furthest ahead of ours a message's Lamport time may be (far beyond honest drift).
-MAX_CLOCK_JUMP = 1 << 32
+__all__ = ["Inbox"]
 
 
 class Inbox:
@@ -78,10 +74,13 @@ class Inbox:
         )
 
     def open(
-        self, data: bytes, clock: int
+        self, data: bytes
     ) -> Rejected | tuple[int, Message, EventBody | Beat | Want | DeckReveal | DeckWant]:
         """The author's seat, the message and its body; or why it is refused (garbage, a
-        body that does not follow its kind's schema, a time far ahead of our ``clock``)."""
+        body that does not follow its kind's schema). Nothing here depends on what this
+        member holds or on its clock: an event's time is checked against the events it names
+        when its turn comes (``Feeds.chain_problem``, a leap: ``clock_jump``), and a beat's
+        binds its author alone (docs/protocol.md §5.3, session 39)."""
         try:
             message = decode_message(
                 data,
@@ -97,11 +96,6 @@ class Inbox:
             body = parse_body(message.kind, message.body, self.n)
         except ValueError as exc:
             return Rejected(RejectReason.BAD_BODY.value, str(exc), message.author)
-        if message.lamport > clock + MAX_CLOCK_JUMP:
-            # No honest peer is that far ahead; following it would exhaust our clock.
-            return Rejected(
-                ChainCode.CLOCK_JUMP.value, f"Lamport time {message.lamport} is far ahead of ours"
-            )
         return seat, message, body
 
     def old_beat(self, data: bytes) -> tuple[int, Message, Beat] | None:

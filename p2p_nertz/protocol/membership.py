@@ -783,3 +783,14 @@ def heard_now(m: Membership, seat: int, now: float) -> bool:
     """Whether ``seat`` is heard by ``m``'s peer now (not silent, :func:`_silent`): a member
     whose wait is not the silence timers' (a wait on what it owes, protocol/unmet.py)."""
     return not _silent(m, seat, now)
+
+
+def announces(
+    membership: Membership, feeds: Sequence[Sequence[object]], folds: Folds, seat: int
+) -> bool:
+    """Whether the frontier we sign next names the last event held of ``seat``'s feed (not
+    past our vote on it, nor past the cut of its drop in our final fold:
+    :meth:`Membership.frontier`). One it does not name moves our clock only as a beat does
+    (``Outbox.take_event``, §5.3)."""
+    held = _announced(feeds, membership.voted, folds.final.dropped, membership.seat)
+    return held[seat] >= len(feeds[seat])

@@ -87,10 +87,11 @@ class Outbox:
         self.beat_interval = beat_interval
         self.ack_delay = ack_delay
         self.clock_reserve = clock_reserve
-        #: Our Lamport clock: above every message we sent and every event we delivered; a
-        #: beat-class message taken in moves it up to :attr:`lead` above :attr:`events_top`.
+        #: Our Lamport clock: above every message we sent and every event we delivered and
+        #: name; a beat-class message (or an event we do not name) taken in moves it up to
+        #: :attr:`lead` above :attr:`events_top`.
         self.clock = 0
-        #: The highest Lamport time of the events delivered here, ours included.
+        #: The highest Lamport time of the events delivered here that we name, ours included.
         self.events_top = 0
         #: How far above :attr:`events_top` a beat-class message may move the clock.
         self.lead = max(BEAT_LEAD, 8 * clock_reserve)
@@ -123,8 +124,14 @@ class Outbox:
         return local_deck_key(self._private, self._game_id, number, attempt)
 
     # -- the clock -----------------------------------------------------------------------------
-    def take_event(self, lamport: int) -> None:
-        """An event timed ``lamport`` was delivered here (ours too): the clock passes it."""
+    def take_event(self, lamport: int, named: bool = True) -> None:
+        """An event timed ``lamport`` was delivered here (ours too): the clock passes it. One
+        our frontier does not name (``named`` false: past our vote on its author, or past the
+        cut of its drop, §5.1) is taken as a beat is (:meth:`take_beat`): what we sign next
+        leaps from what it names alone (``MAX_CLOCK_JUMP``, §5.3), never from it."""
+        if not named:
+            self.take_beat(lamport)
+            return
         self.events_top = max(self.events_top, lamport)
         self.clock = max(self.clock, lamport)
 

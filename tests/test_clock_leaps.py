@@ -1,0 +1,126 @@
+"""A leap in Lamport time is judged by the event and the events it names alone, never by the
+receiver's clock (docs/protocol.md §5.3, §4.5 ``clock_jump``; session 39).
+
+Until session 39 a member refused any message timed more than 2^32 past its *own* clock, as
+it came: two honest members holding the same event and its causal past could answer
+differently (one whose clock had followed a chain of steps, each under 2^32, took what one
+that had missed the steps refused for good: ``tests/test_sim_liars_five.py``, seed 29). Now
+an event is refused as a ``clock_jump`` when its turn comes, if it is timed more than
+``MAX_CLOCK_JUMP`` past 1 + the latest event its frontier names (``Feeds.chain_problem``);
+an early one waits for its past; a beat's time binds its author alone and is never refused.
+
+Two copies of one member (seat 0 of a fresh three-seat game, before any play) receive the
+same signed events, seat 1's and seat 2's, forged with their real keys: one copy has followed
+seat 1's steps (its clock nearly 2^33 ahead), the other has not.
+"""
+
+from __future__ import annotations
+
+from peer_helpers import PeerNetwork, beat_of, forge, snapshot
+
+from p2p_nertz.protocol.bodies import Join
+from p2p_nertz.protocol.envelope import EnvelopeCache, Kind, decode_message
+from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
+from p2p_nertz.protocol.outbox import BEAT_LEAD, Outbox
+from p2p_nertz.protocol.peer import Peer, Rejected
+
+RECEIVER, STEPPER, OTHER = 0, 1, 2
+
+
+def _jumps(effects: list[object]) -> list[Rejected]:
+    return [e for e in effects if isinstance(e, Rejected) and e.reason == "clock_jump"]
+
+
+def _receivers() -> tuple[PeerNetwork, Peer, Peer, list[bytes]]:
+    """Two copies of seat 0: ``ahead`` holds seat 1's three events, each timed just under
+    2^32 past the one before (so its clock is nearly 2^33 ahead), ``behind`` only the first.
+    And seat 1's three events."""
+    net = PeerNetwork(3, seed=0)
+    ahead, behind = net.clone(RECEIVER), net.clone(RECEIVER)
+    steps = [forge(ahead, net.identities[STEPPER], Join(()))]
+    ahead.feed(steps[0], 0.0)
+    behind.feed(steps[0], 0.0)
+    for _ in range(2):
+        top = decode_message(steps[-1]).lamport  # (the latest event it names: its own)
+        steps.append(
+            forge(ahead, net.identities[STEPPER], Join(()), lamport=top + MAX_CLOCK_JUMP - 1)
+        )
+        assert _jumps(ahead.feed(steps[-1], 0.0)) == []  # (within the bound: taken)
+    assert ahead.held(STEPPER) == 3 and behind.held(STEPPER) == 1
+    assert ahead.clock - behind.clock > MAX_CLOCK_JUMP
+    return net, ahead, behind, steps
+
+
+def test_clock_leaps_the_same_event_has_the_same_verdict_at_clocks_2_32_apart() -> None:
+    net, ahead, behind, _ = _receivers()
+    # Seat 2's first event names seat 0's join and seat 1's first event only: both copies
+    # hold that past, and its latest time.
+    named = (1, 1, 0)
+    top = max(behind.events(RECEIVER)[0].lamport, behind.events(STEPPER)[0].lamport)
+    leap = forge(
+        behind, net.identities[OTHER], Join(()), frontier=named, lamport=top + 2 + MAX_CLOCK_JUMP
+    )
+    for peer in (ahead, behind):
+        before = snapshot(peer)
+        (jump,) = _jumps(peer.feed(leap, 0.0))  # (the copy ahead took it before session 39)
+        assert jump.author == net.identities[OTHER].peer_id and "far past" in jump.detail
+        assert snapshot(peer) == before and peer.held(OTHER) == 0
+    # One tick less is no leap: both take it.
+    step = forge(
+        behind, net.identities[OTHER], Join(()), frontier=named, lamport=top + 1 + MAX_CLOCK_JUMP
+    )
+    for peer in (ahead, behind):
+        assert _jumps(peer.feed(step, 0.0)) == []
+        assert peer.held(OTHER) == 1
+
+
+def test_clock_leaps_a_member_that_missed_the_steps_takes_them_late_as_the_others_did() -> None:
+    net, ahead, behind, steps = _receivers()
+    # The copy behind gets the last step first: far past its clock, it waits for its past
+    # (it was refused for good before session 39), and comes in behind the step it names.
+    assert _jumps(behind.feed(steps[2], 0.0)) == [] and behind.held(STEPPER) == 1
+    assert _jumps(behind.feed(steps[1], 0.0)) == []
+    assert behind.held(STEPPER) == 3
+    assert [m.id for m in behind.events(STEPPER)] == [m.id for m in ahead.events(STEPPER)]
+    # Seat 2's event naming the last step is taken alike, at any time up to the bound.
+    top = ahead.events(STEPPER)[2].lamport
+    event = forge(ahead, net.identities[OTHER], Join(()), lamport=top + 1 + MAX_CLOCK_JUMP)
+    for peer in (ahead, behind):
+        assert _jumps(peer.feed(event, 0.0)) == [] and peer.held(OTHER) == 1
+
+
+def test_clock_leaps_a_beat_far_ahead_is_taken_everywhere_and_moves_no_clock_past_the_lead() -> (
+    None
+):
+    net, ahead, behind, _ = _receivers()
+    far = 1 << 62  # (far past every clock: its author's word on its own feed alone)
+    for peer in (ahead, behind):
+        top = max(m.lamport for s in range(3) for m in peer.events(s))
+        effects = peer.feed(beat_of(peer, net.identities[OTHER], far, Kind.BEAT), 0.0)
+        assert [e for e in effects if isinstance(e, Rejected)] == []
+        assert top < peer.clock <= top + max(BEAT_LEAD, 8 * peer.config.clock_reserve)
+
+
+def test_clock_leaps_an_event_we_do_not_name_moves_our_clock_only_as_a_beat_does() -> None:
+    # What we sign next names no more of a member's feed than our vote, nor past the cut of
+    # its drop (§5.1): a step past there taken whole into our clock would time our next event
+    # more than the bound past what it names, and every member would refuse it (seed 29's
+    # honest members, their clocks moved by a liar's withdrawals past its cut).
+    net = PeerNetwork(3, seed=0)
+    peer = net.peers[RECEIVER]
+    outbox = Outbox(
+        net.identities[RECEIVER],
+        peer.spec.game_id,
+        peer.spec.peer_ids,
+        0.0,
+        beat_interval=0.2,
+        ack_delay=0.01,
+        clock_reserve=1000,
+        envelopes=EnvelopeCache(),
+    )
+    outbox.take_event(40)
+    far = 40 + MAX_CLOCK_JUMP - 1
+    outbox.take_event(far, named=False)
+    assert (outbox.clock, outbox.events_top) == (40 + outbox.lead, 40)
+    outbox.take_event(far)  # (named: readmitted, our vote withdrawn, ours naming it)
+    assert (outbox.clock, outbox.events_top) == (far, far)
