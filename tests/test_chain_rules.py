@@ -83,18 +83,26 @@ def _counted(state: GameState, seat: int) -> int:
     return max((seq for seq, _ in state.counted_ids.items(seat)), default=0)
 
 
-@pytest.mark.parametrize("refused", ["own_ack_early", "own_ack_late", "clock_below_ack"])
+@pytest.mark.parametrize(
+    "refused", ["own_ack_early", "own_ack_late", "clock_below_ack", "clock_along_feed"]
+)
 def test_chain_rules_a_refused_link_counts_for_neither(game: Game, refused: str) -> None:
     # An event the chain rule refuses is never delivered by a peer, nor any later event of
     # its feed (they follow it): the audit folds neither, as the spectator (session 39; lie
     # fuzzer readmit seeds 28 and 112: a liar's withdrawals after such an event, which only
     # its own log held, moved a drop in the audit alone). Its frontier naming its own seq
     # (the fuzzer's ``frontier_ahead`` on the author's entry), early in play or among the
-    # feed's last events; or its clock below an event it acknowledges.
+    # feed's last events; its clock below an event it acknowledges, or not above the
+    # author's event before it (the fuzzer's ``lamport_back``).
     logs = game.copy()
     if refused == "clock_below_ack":
         seat, kind = 1, FindingKind.CLOCK_BELOW_ACK
         event = retimed_below_what_it_saw(game, logs, seat)
+    elif refused == "clock_along_feed":
+        seat, kind = 0, FindingKind.LAMPORT_ORDER
+        feed = events_of(logs, seat, game.spec)
+        event, before = feed[30], feed[29]
+        rewrite(game, logs, seat, event.seq, lambda m: {"lamport": before.lamport}, follow=True)
     else:
         seat, kind = 0, FindingKind.BROKEN_CHAIN
         feed = events_of(logs, seat, game.spec)

@@ -80,8 +80,9 @@ class Feed:
         self.beats: dict[int, int] = {}  # announced head seq -> highest clock announced with it
         self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
         # The first seq a peer refuses for its link (its frontier does not hold the author's
-        # own event before it, or it is timed at or below an event its frontier acknowledges:
-        # protocol.feeds' chain rule), 0: none. No peer delivers it or any event after it.
+        # own event before it, or it is timed at or below the author's event before it or an
+        # event its frontier acknowledges: protocol.feeds' chain rule), 0: none. No peer
+        # delivers it or any event after it (they follow it), so none is folded (session 39).
         self.refused = 0
 
     def __len__(self) -> int:
@@ -231,7 +232,7 @@ class Delivery:
         in_order = timed_after(lamport, feed.last_lamport)
         if faults or not in_order:
             self._broken(feed, event, message.prev, faults)  # (a call only when wrong)
-        refused = LinkFault.OWN_ACK in faults
+        refused = LinkFault.OWN_ACK in faults or not in_order
         feeds = self.feeds
         for q, f in enumerate(frontier):
             if q == seat or f == 0:
