@@ -10,11 +10,15 @@ fed the same logs, on ``Feeds``, refuses that very event and holds the feed up t
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from p2p_nertz.audit import FindingKind
 from p2p_nertz.logfile import RecordKind
+from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.spectator import Spectator
+from p2p_nertz.protocol.state import GameState
 from tests.audit_helpers import Game, Logs, events_of, played, retimed_below_what_it_saw, rewrite
 
 _EVENTS = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
@@ -63,3 +67,50 @@ def test_chain_rules_a_clock_below_an_acknowledged_event_is_refused_by_both(game
     assert _named(game, logs, FindingKind.CLOCK_BELOW_ACK)[0] == (1, event.seq)
     spectator = _watched(game, logs)
     assert len(spectator.events(1)) == event.seq - 1 and spectator.rejected > 0
+
+
+def _own_ack_ahead(message: Message) -> dict[str, Any]:
+    """Seat 0's ``message`` with its frontier naming its own event ``seq`` (the lie fuzzer's
+    ``frontier_ahead`` on the author's own entry) in place of ``seq - 1``."""
+    frontier = message.body[0]  # type: ignore[index]  # (the frontier: [seqs, ids])
+    seqs = list(frontier[0])
+    seqs[0] = message.seq
+    return {"body": [[seqs, list(frontier[1])], *message.body[1:]]}  # type: ignore[index]
+
+
+def _counted(state: GameState, seat: int) -> int:
+    """The last of ``seat``'s events ``state`` counted."""
+    return max((seq for seq, _ in state.counted_ids.items(seat)), default=0)
+
+
+@pytest.mark.parametrize(
+    "refused", ["own_ack_early", "own_ack_late", "clock_below_ack", "clock_along_feed"]
+)
+def test_chain_rules_a_refused_link_counts_for_neither(game: Game, refused: str) -> None:
+    # An event the chain rule refuses is never delivered by a peer, nor any later event of
+    # its feed (they follow it): the audit folds neither, as the spectator (session 39; lie
+    # fuzzer readmit seeds 28 and 112: a liar's withdrawals after such an event, which only
+    # its own log held, moved a drop in the audit alone). Its frontier naming its own seq
+    # (the fuzzer's ``frontier_ahead`` on the author's entry), early in play or among the
+    # feed's last events; its clock below an event it acknowledges, or not above the
+    # author's event before it (the fuzzer's ``lamport_back``).
+    logs = game.copy()
+    if refused == "clock_below_ack":
+        seat, kind = 1, FindingKind.CLOCK_BELOW_ACK
+        event = retimed_below_what_it_saw(game, logs, seat)
+    elif refused == "clock_along_feed":
+        seat, kind = 0, FindingKind.LAMPORT_ORDER
+        feed = events_of(logs, seat, game.spec)
+        event, before = feed[30], feed[29]
+        rewrite(game, logs, seat, event.seq, lambda m: {"lamport": before.lamport}, follow=True)
+    else:
+        seat, kind = 0, FindingKind.BROKEN_CHAIN
+        feed = events_of(logs, seat, game.spec)
+        event = feed[-4] if refused == "own_ack_late" else feed[30]
+        rewrite(game, logs, seat, event.seq, _own_ack_ahead, follow=True)
+    report = game.audit(logs)
+    assert (seat, event.seq) in [(v.seat, v.seq) for v in report.violations if v.kind is kind]
+    spectator = _watched(game, logs)
+    assert len(spectator.events(seat)) == event.seq - 1
+    assert report.state is not None
+    assert _counted(report.state, seat) == _counted(spectator.tentative, seat) < event.seq

@@ -135,7 +135,14 @@ from p2p_nertz.protocol.recovery import RECOVERED_NOTE, RECOVERING_NOTE
 from p2p_nertz.protocol.roster import Cap
 from p2p_nertz.protocol.share_notes import BAD_SHARE_NOTE
 from p2p_nertz.protocol.spec import SPEC_NOTE, GameSpec
-from p2p_nertz.protocol.state import Event, GameState, Phase, voted_chain, with_forks
+from p2p_nertz.protocol.state import (
+    Event,
+    GameState,
+    Phase,
+    leave_unannounced,
+    voted_chain,
+    with_forks,
+)
 
 __all__ = [
     "SPEC_NOTE",
@@ -991,7 +998,11 @@ class _Pass:
             self.spec.members[log.owner].name,
             state.history,
             state.game.result if state.phase is Phase.OVER else None,
-            state.phase is Phase.OVER and state.provisional,
+            state.phase is Phase.OVER
+            and (
+                state.provisional
+                or leave_unannounced(state, log.owner, self.fold.folds.unheld.announced)
+            ),
             tuple(self.fold.decisive),  # (folded in the total order)
             tuple(bytes(f.prefixes) for f in self.feeds),
             tuple(f.lamports for f in self.feeds),

@@ -62,6 +62,7 @@ class Feed:
         "named",
         "pending",
         "prefixes",
+        "refused",
         "waiting",
     )
 
@@ -78,6 +79,11 @@ class Feed:
         self.named: list[tuple[int, int, int]] = []
         self.beats: dict[int, int] = {}  # announced head seq -> highest clock announced with it
         self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
+        # The first seq a peer refuses for its link (its frontier does not hold the author's
+        # own event before it, or it is timed at or below the author's event before it or an
+        # event its frontier acknowledges: protocol.feeds' chain rule), 0: none. No peer
+        # delivers it or any event after it (they follow it), so none is folded (session 39).
+        self.refused = 0
 
     def __len__(self) -> int:
         """How many of its events are delivered (seq 1 on): what the finality rule reads of
@@ -226,6 +232,7 @@ class Delivery:
         in_order = timed_after(lamport, feed.last_lamport)
         if faults or not in_order:
             self._broken(feed, event, message.prev, faults)  # (a call only when wrong)
+        refused = LinkFault.OWN_ACK in faults or not in_order
         feeds = self.feeds
         for q, f in enumerate(frontier):
             if q == seat or f == 0:
@@ -239,6 +246,7 @@ class Delivery:
             if f <= other.head:
                 if not timed_after(lamport, other.lamports[f - 1]):
                     self._below_ack(event, q, f, other.lamports[f - 1])
+                    refused = True
                 ids = body.frontier_ids
                 if ids and not other.prefixes.startswith(ids[q], (f - 1) * PREFIX):
                     self._unheld(event, q, f, ids[q])
@@ -267,7 +275,9 @@ class Delivery:
             assert isinstance(body, Drop)
             if body.reason is DropReason.EQUIVOCATION:
                 self.accusations.append(event)
-        if in_order and not (self.taken and seq > self.taken.get(seat, seq)):
+        if refused and not feed.refused:
+            feed.refused = seq
+        if in_order and not feed.refused and not (self.taken and seq > self.taken.get(seat, seq)):
             # Held until no event still to come can precede it; whether it counts is decided
             # when it is folded (Fold.ready). (One timed below what was folded comes too late
             # to count: read at once, as a peer reads an event timed at or below its stable

@@ -50,7 +50,7 @@ Every name of those modules that other code uses is importable from here.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from p2p_nertz.deck.keys import round_context
 from p2p_nertz.errors import NertzError
@@ -149,6 +149,7 @@ __all__ = [
     "Violation",
     "abandon_partner",
     "leave_pending",
+    "leave_unannounced",
     "capped",
     "decided_before_lifts",
     "drop_lifts",
@@ -840,6 +841,25 @@ def leave_pending(final: GameState, tentative: GameState, seat: int) -> bool:
     rule they read.
     """
     return seat in tentative.roster.left and seat not in final.roster.left
+
+
+def leave_unannounced(state: GameState, seat: int, announced: Sequence[Sequence[int]]) -> bool:
+    """Whether ``seat`` left by ``state`` and a member still in is not known to hold its
+    feed up to its leave (``announced[r][q]``: the most of ``q``'s feed ``r``'s events read
+    announce holding): :func:`leave_pending` where no final fold is at hand, the audit's
+    view of the leaver's own log (a fold of every event it holds at once).
+
+    Until the others hold the leave, a vote signed without it may drop the leaver below it
+    and the leave never counts (§9.3, *A leave past the cut*): what that log alone says of
+    the game's end is provisional, as the leaver's own table said (two liars of three,
+    both leaving, readmit seed 75: the log of a leaver that lacked a withdrawal of a vote
+    capping a vote against the other leaver kept that leave's end; session 39).
+    """
+    cut = state.dropped.get(seat)
+    if seat not in state.roster.left or cut is None:
+        return False
+    out = state.dropped
+    return any(held[seat] < cut for r, held in enumerate(announced) if r != seat and r not in out)
 
 
 def abandon_partner(final: GameState, tentative: GameState, seat: int) -> int | NoPartner:
