@@ -1,6 +1,6 @@
-"""A vote never caps a vote against its own voter, and a drop revives no capped vote its
-voter withdrew before it (docs/protocol.md §9.2, *a vote never caps a vote against its
-voter*, session 39; ``roster.capped``, ``roster._unrevived``).
+"""A vote never caps a vote against its own voter that answers it (counts it), and a drop
+revives no capped vote its voter withdrew before it (docs/protocol.md §9.2, *a vote never
+caps a vote against its voter*, session 39; ``roster.capped``, ``roster._unrevived``).
 
 The lie fuzzer's seed 14 beside a crash (``tests/test_sim_liars_crash.py``) in its smallest
 shape, built by hand on :class:`Folds`: liar R votes Q out for silence while Q is heard,
@@ -102,11 +102,30 @@ def test_folds_a_vote_on_a_member_that_is_silent_still_counts_and_caps(players: 
     spec = _spec(players)
     assert _drops(spec, votes.events) == {}
     caps = _folds(spec, votes.events).tentative.standing_caps()
-    frontier = (1,) * players
+    frontier = (*(1,) * liar, 2)  # (Q holds the liar's vote, its event 2)
     assert capped(caps, 1, 2, Drop(frontier, 0, 1, _S))
-    assert not capped(caps, 1, 2, Drop(frontier, liar, 1, _H))
+    assert not capped(caps, 1, 2, Drop(frontier, liar, 2, _H))
     assert not capped(caps, 1, 1, Drop(frontier, 0, 1, _S))
+    # A vote on the liar signed without its vote (cut off from each other) is capped: two
+    # votes each past the other's count both cap, as before (tests/test_folds_mutual_caps.py).
+    assert capped(caps, 1, 2, Drop((1,) * players, liar, 1, _H))
     for voter in range(2, players - 1):
         votes.drop(voter, 1, _S)
     votes.drop(0, 1, _S)
     assert _drops(spec, votes.events) == {1: 1}
+
+
+def test_folds_two_members_voting_each_other_out_drop_nobody() -> None:
+    """At two members the liar's vote caps nothing of the other's vote against it, and
+    neither vote is a majority (DESIGN.md §6: with two players nobody can be dropped); the
+    liar's vote stands (it caps the other's votes past its count), and no abandon is
+    touched by the exemption (an abandon is capped past a fork alone, ``roster.with_forks``)."""
+    votes = _Votes(2)
+    votes.drop(1, 0, _S, count=1)
+    votes.drop(0, 1, _H)
+    spec = _spec(2)
+    assert _drops(spec, votes.events) == {}
+    caps = _folds(spec, votes.events).tentative.standing_caps()
+    assert not capped(caps, 0, 2, Drop((1, 2), 1, 2, _H))
+    assert caps[0][0] == 1
+    assert not capped(caps, 0, 2, Drop((1, 2), 1, 2, DropReason.ABANDON))

@@ -85,8 +85,9 @@ def test_roster_readmission_caps_stand_against_the_later_votes_of_a_new_drop() -
     roster.readmit(2)
     roster.vote(0, 30, _vote(2, 20))
     caps = roster.standing_caps()
-    # (Seat 0's vote alone stands: a vote of seat 2 against seat 0 is not capped by it.)
-    assert caps == {2: (20, _NEVER, ((5, 14),), ((0, _NEVER),))}
+    # (Seat 0's vote alone stands: a vote of seat 2 against seat 0 counting it is not
+    # capped by it.)
+    assert caps == {2: (20, _NEVER, ((5, 14),), ((0, _NEVER, 30),))}
     assert capped(caps, 2, 7, _vote(1, 1)) and capped(caps, 2, 21, _vote(1, 1))
     assert not capped(caps, 2, 16, _vote(1, 1))
 

@@ -63,10 +63,11 @@ _C = RefusalCode
 #: above which its votes never count, the seq above which no abandon of its counts, and the
 #: ranges ``(lo, hi)`` of seqs strictly between which its votes never count, whatever stands
 #: now (the caps a readmission lifted, :attr:`Roster.past_caps`, and the votes a drop does not
-#: revive, :func:`_unrevived`); and ``(voter, count)`` where one voter alone quotes the lowest
-#: count: a vote against that voter is capped at ``count`` instead, the next lowest (a vote
-#: never caps a vote against its own voter, :meth:`Roster.standing_caps`).
-Cap = tuple[int, int, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+#: revive, :func:`_unrevived`); and ``(voter, count, seq)`` where one voter alone quotes the
+#: lowest count, in its event ``seq``: a vote against that voter counting that event is capped
+#: at ``count`` instead, the next lowest (a vote never caps a vote against its own voter that
+#: answers it, :meth:`Roster.standing_caps`).
+Cap = tuple[int, int, tuple[tuple[int, int], ...], tuple[tuple[int, int, int], ...]]
 #: An event's place in the game's order, ``(lamport, seat, seq)`` (:attr:`Roster.read_keys`).
 Key = tuple[int, int, int]
 
@@ -1087,19 +1088,29 @@ def _caps(roster: Roster) -> dict[int, Cap]:
         standing = [v for _, v in ballots]
         forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
         low, past = min(v.last_seq for v in standing), past_caps.get(target, ())
-        caps[target] = (low, min(forks, default=_NEVER), past, _exempt(ballots, low))
+        exempt = _exempt(roster, ballots, low)
+        caps[target] = (low, min(forks, default=_NEVER), past, exempt)
     return caps
 
 
-def _exempt(ballots: tuple[tuple[int, Drop], ...], low: int) -> tuple[tuple[int, int], ...]:
-    """The exemption of :data:`Cap`: ``((voter, count),)`` where one voter alone of the
-    standing ``ballots`` quotes the lowest count ``low``, ``count`` the lowest of the others'
-    (none: no cap), else none."""
-    lowest = [voter for voter, v in ballots if v.last_seq == low]
+def _exempt(
+    roster: Roster, ballots: tuple[tuple[int, Drop], ...], low: int
+) -> tuple[tuple[int, int, int], ...]:
+    """The exemption of :data:`Cap`: ``((voter, count, seq),)`` where one voter alone of the
+    standing ``ballots`` quotes the lowest count ``low``, in its event ``seq`` of
+    ``roster``'s membership events, ``count`` the lowest of the others' (none: no cap); else
+    none. It exempts only a vote that counts that voter's vote (signed after holding it): two
+    votes each signed past the other's count (cut off from each other) both count for nothing
+    and both cap, in every round, as before (:meth:`Roster.standing_caps`)."""
+    lowest = [(voter, v) for voter, v in ballots if v.last_seq == low]
     if len(lowest) != 1:
         return ()
-    others = [v.last_seq for voter, v in ballots if voter != lowest[0]]
-    return ((lowest[0], min(others, default=_NEVER)),)
+    voter, vote = lowest[0]
+    seq = next((q for a, q, body in roster.read if a == voter and body is vote), None)
+    if seq is None:
+        return ()
+    others = [v.last_seq for q, v in ballots if q != voter]
+    return ((voter, min(others, default=_NEVER), seq),)
 
 
 def _unrevived(
@@ -1252,8 +1263,8 @@ def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:
     if body.reason not in _CAPPED:
         return False
     low = cap[0]
-    for voter, count in cap[3]:
-        if voter == body.seat:  # (its own vote caps no vote against it: standing_caps)
+    for voter, count, signed in cap[3]:
+        if voter == body.seat and body.last_seq >= signed:  # (an answer to it: standing_caps)
             low = max(low, count)
     return seq > low or any(lo < seq < hi for lo, hi in cap[2])
 
