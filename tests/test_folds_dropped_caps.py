@@ -49,7 +49,7 @@ def test_folds_dropped_caps_a_member_dropped_keeps_the_caps_of_its_drop() -> Non
     roster.vote(0, 20, _vote(2, 38, DropReason.WITHHELD))
     assert roster.settle(2) == [(2, 38)]
     caps = roster.standing_caps()
-    assert caps == {2: (31, _NEVER, ())}
+    assert caps == {2: (31, _NEVER, (), ())}
     # Its vote on seat 0 signed at 32, past the count and before the cut: never counts.
     assert capped(caps, 2, 32, _vote(0, 31))
     assert not capped(caps, 2, 31, _vote(0, 31))
@@ -66,7 +66,7 @@ def test_folds_dropped_caps_a_member_in_has_caps_a_withdrawal_lifts() -> None:
     roster.vote(1, 10, _vote(2, 31, DropReason.WITHHELD))
     roster.vote(3, 10, _vote(2, 31, DropReason.WITHHELD))
     assert roster.settle(1) == []
-    assert roster.standing_caps() == {2: (31, _NEVER, ())}
+    assert roster.standing_caps() == {2: (31, _NEVER, (), ())}
     assert lasting_caps(roster) == {}
     roster.vote(1, 30, _vote(2, 0, DropReason.WITHDRAW))
     roster.vote(3, 30, _vote(2, 0, DropReason.WITHDRAW))

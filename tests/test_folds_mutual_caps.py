@@ -218,13 +218,14 @@ def test_folds_the_audits_passes_take_a_cycles_meet_as_the_peers_rounds_do() -> 
     rounds go by one rule (``folds.refold``)."""
     never = 1 << 63
     first = _Known()
-    a = _Known(cuts={2: 1}, caps={1: (1, never, ())})
-    b = _Known(caps={1: (1, never, ())})
-    c = _Known(cuts={1: 2}, caps={0: (2, never, ())})
+    a = _Known(cuts={2: 1}, caps={1: (1, never, (), ())})
+    b = _Known(caps={1: (1, never, (), ())})
+    c = _Known(cuts={1: 2}, caps={0: (2, never, (), ())})
     read, made = _passes([a, b, c, a])
     assert read[:4] == [first, a, b, c] and made == 5
     meet = read[4]
-    assert (meet.cuts, meet.gaps, meet.caps) == ({}, {}, {0: (2, never, ()), 1: (1, never, ())})
+    caps = {0: (2, never, (), ()), 1: (1, never, (), ())}
+    assert (meet.cuts, meet.gaps, meet.caps) == ({}, {}, caps)
     rounds = [(k.cuts, k.gaps, k.caps) for k in (first, a, b, c)]
     assert cycle_meet(rounds, (a.cuts, a.gaps, a.caps)) == (meet.cuts, meet.gaps, meet.caps)
     # One meet: the passes after it that go back into the cycle read with what they decided.
@@ -241,9 +242,9 @@ def test_folds_the_peers_rounds_take_a_cycles_meet_by_the_same_rule() -> None:
     was made with stands at once."""
     never = 1 << 63
     empty: Round = ({}, {}, {})
-    a: Round = ({2: 1}, {}, {1: (1, never, ())})
-    b: Round = ({}, {}, {1: (1, never, ())})
-    c: Round = ({1: 2}, {}, {0: (2, never, ())})
+    a: Round = ({2: 1}, {}, {1: (1, never, (), ())})
+    b: Round = ({}, {}, {1: (1, never, (), ())})
+    c: Round = ({1: 2}, {}, {0: (2, never, (), ())})
     decided = [a, b, c, a]
     read: list[Round] = []
 
@@ -252,7 +253,7 @@ def test_folds_the_peers_rounds_take_a_cycles_meet_by_the_same_rule() -> None:
         return None, decided[len(read) - 1] if len(read) <= len(decided) else None
 
     assert refold(one, empty, REFOLDS + 1, cycle_meet) == (None, 5)
-    assert read[4] == ({}, {}, {0: (2, never, ()), 1: (1, never, ())})
+    assert read[4] == ({}, {}, {0: (2, never, (), ()), 1: (1, never, (), ())})
     assert refold(lambda given, last: (given, None), a, REFOLDS + 1, cycle_meet) == (a, 1)
 
 

@@ -193,13 +193,13 @@ def test_the_tentative_fold_is_the_final_fold_only_while_nothing_is_held() -> No
     assert folds.capped_drops == {}
     # The caps a held view gave the final fold (Finality.advance) are not those of no vote:
     # a copy, as before.
-    folds.final.vote_caps = {1: (3, 1 << 63, ())}
+    folds.final.vote_caps = {1: (3, 1 << 63, (), ())}
     folds._tentative = None
     assert folds.tentative is not folds.final
     assert folds.tentative.vote_caps == {}
     # A member proven to fork: the final fold shares where it has that fork's cap.
     folds.forked_at[1] = 4
-    folds.final.vote_caps = {1: (1 << 63, 3, ())}
+    folds.final.vote_caps = {1: (1 << 63, 3, (), ())}
     folds._tentative = None
     assert folds.tentative is folds.final
 

@@ -42,7 +42,7 @@ def test_roster_readmission_caps_the_members_votes_below_its_rejoin_request() ->
     roster.rejoin(_vote(3, 45, DropReason.REJOIN), over=False)
     assert roster.readmit(2) == [3]
     caps = roster.standing_caps()
-    assert caps == {3: (_NEVER, _NEVER, ((31, 45),))}
+    assert caps == {3: (_NEVER, _NEVER, ((31, 45),), ())}
     # Its vote on seat 2 signed at 39, past the count and before the cut: never counts.
     assert capped(caps, 3, 39, _vote(2, 30))
     assert capped(caps, 3, 32, _vote(2, 30, DropReason.WITHHELD))
@@ -59,7 +59,7 @@ def test_roster_readmission_caps_the_members_votes_below_its_rejoin_request() ->
     assert again.settle(3) == [(3, 55)]
     again.rejoin(_vote(3, 58, DropReason.REJOIN), over=False)
     assert again.readmit(4) == [3]
-    assert again.standing_caps()[3] == (_NEVER, _NEVER, ((31, 45), (50, 58)))
+    assert again.standing_caps()[3] == (_NEVER, _NEVER, ((31, 45), (50, 58)), ())
     assert roster.standing_caps() == caps
 
 
@@ -85,7 +85,9 @@ def test_roster_readmission_caps_stand_against_the_later_votes_of_a_new_drop() -
     roster.readmit(2)
     roster.vote(0, 30, _vote(2, 20))
     caps = roster.standing_caps()
-    assert caps == {2: (20, _NEVER, ((5, 14),))}
+    # (Seat 0's vote alone stands: a vote of seat 2 against seat 0 counting it is not
+    # capped by it.)
+    assert caps == {2: (20, _NEVER, ((5, 14),), ((0, _NEVER, 30),))}
     assert capped(caps, 2, 7, _vote(1, 1)) and capped(caps, 2, 21, _vote(1, 1))
     assert not capped(caps, 2, 16, _vote(1, 1))
 

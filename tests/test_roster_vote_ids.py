@@ -481,7 +481,7 @@ def test_roster_a_capped_vote_folded_before_the_events_it_quotes_is_withdrawn_to
     its member (``Roster.standing_caps``); quoting made-up ids, it is withdrawn as a counted
     one is, and caps nothing after."""
     state = GameState(_spec(3))
-    state.vote_caps = {2: (0, 1 << 63, ())}  # (seat 2's votes past its count 0 never count)
+    state.vote_caps = {2: (0, 1 << 63, (), ())}  # (seat 2's votes past its count 0 never count)
     events = [*_joins(), *_later(8, after=3), _ahead(3, 6)]
     ordered = sorted(proven(state.spec, events), key=lambda e: e.key)
     notices = [n for e in ordered for n in state.apply(e)]

@@ -648,13 +648,13 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
     whose rounds settled never meets a cycle: the rule changes only folds that went on to
     the round limit.
 
-    >>> a = ({2: 1}, {}, {1: (1, 9, ())})
-    >>> b = ({}, {}, {1: (1, 9, ())})
-    >>> c = ({1: 2}, {}, {0: (2, 9, ())})
+    >>> a = ({2: 1}, {}, {1: (1, 9, (), ())})
+    >>> b = ({}, {}, {1: (1, 9, (), ())})
+    >>> c = ({1: 2}, {}, {0: (2, 9, (), ())})
     >>> cycle_meet([({}, {}, {}), a, b], c) is None
     True
     >>> cycle_meet([({}, {}, {}), a, b, c], a)
-    ({}, {}, {0: (2, 9, ()), 1: (1, 9, ())})
+    ({}, {}, {0: (2, 9, (), ()), 1: (1, 9, (), ())})
     """
     if new not in seen:
         return None
@@ -665,8 +665,14 @@ def cycle_meet(seen: Sequence[Round], new: Round) -> Round | None:
     caps: dict[int, Cap] = {}
     for _, _, round_caps in cycle:
         for q, cap in round_caps.items():
-            old = caps.get(q, (_NEVER, _NEVER, ()))
-            caps[q] = (min(old[0], cap[0]), min(old[1], cap[1]), tuple(sorted({*old[2], *cap[2]})))
+            old = caps.get(q)
+            if old is None:
+                caps[q] = cap
+                continue
+            # (An exemption stands where every round that capped the member had it.)
+            exempt = tuple(sorted({*old[3]} & {*cap[3]}))
+            past = tuple(sorted({*old[2], *cap[2]}))
+            caps[q] = (min(old[0], cap[0]), min(old[1], cap[1]), past, exempt)
     return cuts, gaps, dict(sorted(caps.items()))
 
 
@@ -699,8 +705,8 @@ def fresh_caps(
     out = dict(none)
     for q, cap in caps.items():
         if cap[2]:
-            votes, events, _ = out.get(q, (_NEVER, _NEVER, ()))
-            out[q] = (votes, events, cap[2])
+            votes, events, _, exempt = out.get(q, (_NEVER, _NEVER, (), ()))
+            out[q] = (votes, events, cap[2], exempt)
     return out
 
 

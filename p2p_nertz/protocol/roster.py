@@ -62,8 +62,12 @@ _C = RefusalCode
 #: What caps one member's events (:meth:`Roster.standing_caps`, :func:`capped`): the seq
 #: above which its votes never count, the seq above which no abandon of its counts, and the
 #: ranges ``(lo, hi)`` of seqs strictly between which its votes never count, whatever stands
-#: now (the caps a readmission lifted, :attr:`Roster.past_caps`).
-Cap = tuple[int, int, tuple[tuple[int, int], ...]]
+#: now (the caps a readmission lifted, :attr:`Roster.past_caps`, and the votes a drop does not
+#: revive, :func:`_unrevived`); and ``(voter, count, seq)`` where one voter alone quotes the
+#: lowest count, in its event ``seq``: a vote against that voter counting that event is capped
+#: at ``count`` instead, the next lowest (a vote never caps a vote against its own voter that
+#: answers it, :meth:`Roster.standing_caps`).
+Cap = tuple[int, int, tuple[tuple[int, int], ...], tuple[tuple[int, int, int], ...]]
 #: An event's place in the game's order, ``(lamport, seat, seq)`` (:attr:`Roster.read_keys`).
 Key = tuple[int, int, int]
 
@@ -78,6 +82,7 @@ class Roster:
 
     __slots__ = (
         "drop_at",
+        "drop_ops",
         "dropped",
         "ends",
         "frozen",
@@ -105,6 +110,8 @@ class Roster:
         self.seats = seats
         self.dropped: dict[int, int] = {}  # seat -> cut (its last counted seq)
         self.drop_at: dict[int, int] = {}  # seat -> Lamport time its drop was decided
+        #: seat -> how many of :attr:`ops` came up to its drop (what :func:`_unrevived` reads)
+        self.drop_ops: dict[int, int] = {}
         self.left: frozenset[int] = frozenset()
         #: seat -> (cut, id prefix): the chain of a dropped member that counts, named by the
         #: id of its event at the cut (an id names the whole chain before it)
@@ -160,6 +167,7 @@ class Roster:
         new.seats = self.seats
         new.dropped = dict(self.dropped)
         new.drop_at = dict(self.drop_at)
+        new.drop_ops = dict(self.drop_ops)
         new.left = self.left
         new.kept_forks = dict(self.kept_forks)
         new.kept_ids = dict(self.kept_ids)
@@ -221,12 +229,7 @@ class Roster:
         caps would count neither, the next both, and the rounds alternate (docs/protocol.md
         §13). A vote of a member dropped caps nothing (its announcements are not waited for).
         """
-        caps = {q: (_NEVER, _NEVER, past) for q, past in sorted(self.past_caps.items())}
-        for target, standing in _standing(self):
-            forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
-            low, past = min(v.last_seq for v in standing), self.past_caps.get(target, ())
-            caps[target] = (low, min(forks, default=_NEVER), past)
-        return caps
+        return _caps(self)
 
     def stands(self, voter: int, target: int) -> bool:
         """Whether ``voter`` has a vote against ``target`` standing, counted or capped: either
@@ -504,6 +507,7 @@ class Roster:
     def remove(self, seat: int, cut: int, *, left: bool) -> None:
         """``seat`` is out: nothing of it past ``cut`` counts."""
         self.dropped[seat] = cut
+        self.drop_ops[seat] = len(self.ops)
         if left:
             self.left |= {seat}
 
@@ -544,6 +548,7 @@ class Roster:
         for seat, request in sorted(self.rejoining.items()):
             self.past_caps = _past_caps(self, seat, request)
             cut = self.dropped.pop(seat)
+            self.drop_ops.pop(seat, None)
             self.gaps[seat] = (*self.gaps.get(seat, ()), (cut, request))
             self.readmitted_at[seat] = lamport
             self.votes.pop(seat, None)
@@ -559,6 +564,7 @@ class Roster:
             # (What :meth:`_without` folds again starts here: a readmission resets the votes.)
             self.lifts = {}
             self.ops, self.read, self.read_keys, self.ends = (), (), (), {}
+            self.drop_ops = {}  # (its indices were of the ops folded into the origin)
             self.origin = None
             self.origin = self.copy()
         return back
@@ -1074,6 +1080,85 @@ def _standing(roster: Roster) -> Iterator[tuple[int, list[Drop]]]:
         yield target, [v for _, v in ballots]
 
 
+def _caps(roster: Roster) -> dict[int, Cap]:
+    """:meth:`Roster.standing_caps`."""
+    past_caps = _unrevived(roster, roster.past_caps) if roster.drop_ops else roster.past_caps
+    caps: dict[int, Cap] = {q: (_NEVER, _NEVER, past, ()) for q, past in sorted(past_caps.items())}
+    for target, ballots in _standing_ballots(roster):
+        standing = [v for _, v in ballots]
+        forks = [v.fork_seq - 1 for v in standing if v.reason is DropReason.EQUIVOCATION]
+        low, past = min(v.last_seq for v in standing), past_caps.get(target, ())
+        exempt = _exempt(roster, ballots, low)
+        caps[target] = (low, min(forks, default=_NEVER), past, exempt)
+    return caps
+
+
+def _exempt(
+    roster: Roster, ballots: tuple[tuple[int, Drop], ...], low: int
+) -> tuple[tuple[int, int, int], ...]:
+    """The exemption of :data:`Cap`: ``((voter, count, seq),)`` where one voter alone of the
+    standing ``ballots`` quotes the lowest count ``low``, in its event ``seq`` of
+    ``roster``'s membership events, ``count`` the lowest of the others' (none: no cap); else
+    none. It exempts only a vote that counts that voter's vote (signed after holding it): two
+    votes each signed past the other's count (cut off from each other) both count for nothing
+    and both cap, in every round, as before (:meth:`Roster.standing_caps`)."""
+    lowest = [(voter, v) for voter, v in ballots if v.last_seq == low]
+    if len(lowest) != 1:
+        return ()
+    voter, vote = lowest[0]
+    seq = next((q for a, q, body in roster.read if a == voter and body is vote), None)
+    if seq is None:
+        return ()
+    others = [v.last_seq for q, v in ballots if q != voter]
+    return ((voter, min(others, default=_NEVER), seq),)
+
+
+def _unrevived(
+    roster: Roster, past: dict[int, tuple[tuple[int, int], ...]]
+) -> dict[int, tuple[tuple[int, int], ...]]:
+    """``past`` (:attr:`Roster.past_caps`) with, for each member ``q`` that a member ``r``
+    dropped since stood voting out at count ``c``, a range capping each vote of ``q`` past
+    ``c`` (on a member other than ``r``) that ``q`` withdrew before ``r``'s drop.
+
+    A vote of a member dropped caps nothing (:meth:`Roster.standing_caps`): its drop lifts
+    its caps in the past, as a withdrawal does, and the votes they capped count from their
+    time. Not one its own voter withdrew before that drop: it never counted anywhere while
+    capped, and at the lift no voter stands behind it. Revived, it decided a drop in the
+    past that its voter had taken back, and that drop could undo the one that lifted the cap
+    (docs/protocol.md §9.2, *a vote never caps a vote against its voter*, session 39: seat
+    1's vote for silence on seat 0, crashed, capped by the liar's vote on seat 1 and
+    withdrawn when seat 0 came back, revived by the liar's drop, dropped seat 0 in the past,
+    whose vote then no longer dropped the liar)."""
+    out = dict(past)
+    for r, at in sorted(roster.drop_ops.items()):
+        if r not in roster.dropped:
+            continue
+        for q in sorted(roster.votes.keys() | roster.frozen.keys()):
+            ballots = (*roster.votes.get(q, ()), *roster.frozen.get(q, ()))
+            counts = [v.last_seq for voter, v in ballots if voter == r and v.reason in _CAPPED]
+            if not counts or q == r:
+                continue
+            last = roster.dropped.get(q, _NEVER)  # (past its own cut nothing of it counts)
+            withdrawn = {
+                (body.seat, seq)
+                for author, seq, body in roster.ops[:at]
+                if author == q and body is not None and body.reason is DropReason.WITHDRAW
+            }
+            ranges = [
+                (seq - 1, seq + 1)
+                for author, seq, body in roster.read
+                if author == q
+                and body is not None
+                and body.reason in _CAPPED
+                and body.seat != r
+                and counts[0] < seq <= last
+                and any(x == body.seat and w > seq for x, w in withdrawn)
+            ]
+            if ranges:
+                out[q] = tuple(sorted({*out.get(q, ()), *ranges}))
+    return out
+
+
 def standing_votes(roster: Roster) -> dict[int, tuple[tuple[int, Drop], ...]]:
     """Each member with votes against it standing (:func:`_standing_ballots`: not withdrawn,
     by members still in, counted or capped), with each vote's voter, in seat order: what
@@ -1177,7 +1262,11 @@ def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:
         return seq > cap[1]
     if body.reason not in _CAPPED:
         return False
-    return seq > cap[0] or any(lo < seq < hi for lo, hi in cap[2])
+    low = cap[0]
+    for voter, count, signed in cap[3]:
+        if voter == body.seat and body.last_seq >= signed:  # (an answer to it: standing_caps)
+            low = max(low, count)
+    return seq > low or any(lo < seq < hi for lo, hi in cap[2])
 
 
 def with_forks(
@@ -1195,8 +1284,8 @@ def with_forks(
     for seat, first in forks.items():
         if seat == own or first < 1:
             continue
-        votes, events, past = out.get(seat, (_NEVER, _NEVER, ()))
-        out[seat] = (votes, min(events, first - 1), past)
+        votes, events, past, exempt = out.get(seat, (_NEVER, _NEVER, (), ()))
+        out[seat] = (votes, min(events, first - 1), past, exempt)
     return out
 
 
