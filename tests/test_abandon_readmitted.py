@@ -13,6 +13,8 @@ the in-memory network of cores.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from peer_helpers import PeerNetwork
 
@@ -156,3 +158,27 @@ def test_abandoned_by_reads_each_drop_of_the_feed_once_as_it_grows(
     assert abandoned_by(own, net.n, read) == {b} and len(parsed) == 1
     assert abandoned_by(own, net.n) == {b}  # (afresh: every drop parsed again)
     assert len(parsed) == 2 + len(votes)
+
+
+def test_abandoned_by_reads_a_drop_that_does_not_parse_as_no_abandon() -> None:
+    """A liar's own feed may hold a drop its schema refuses (a rejoin counting no request:
+    session 39's scan of every lie beside a crash, seed 305, where the liar's table's abandon
+    answer raised and ended the whole simulation): it puts nobody out, and the abandon after it
+    still counts."""
+    net, a, b = _last_two(1, 3)
+    peer = net.peers[a]
+    for n in range(1, 13):
+        peer.tick(net.now + n * QUICK.drop_after / 6)
+    assert peer.abandon(net.now + 2 * QUICK.drop_after)
+    own = list(peer._feeds[a])
+    (abandon,) = [m for m in own if m.seq in _abandons(net, a)]
+    bad_rejoin = list(abandon.body)  # type: ignore[arg-type]
+    bad_rejoin[3] = DropReason.REJOIN.value  # (a rejoin must count its request: last seq > 0)
+    bad_rejoin[2] = 0
+    with pytest.raises(ValueError, match="rejoin"):
+        parse_body(Kind.DROP, tuple(bad_rejoin), net.n)
+    torn = dataclasses.replace(abandon, body=tuple(bad_rejoin), id=b"\x01" * 32)
+    read: dict[bytes, int | None] = {}
+    assert abandoned_by([*own[:-1], torn, own[-1]], net.n, read) == {b}
+    assert read[torn.id] is None
+    assert abandoned_by([torn], net.n) == set()

@@ -219,15 +219,20 @@ def abandoned_by(
     "signed already" for the abandon we sign and the one we answer with. ``read``: message id
     -> the member its abandon puts out (``None``: not an abandon), kept by a caller that asks
     again as the feed grows (the table's abandon answer, at every look: the bodies of a
-    soak's votes parsed again and again were 8% of its CPU)."""
+    soak's votes parsed again and again were 8% of its CPU). A drop whose body does not parse
+    puts nobody out: an honest peer's feed holds none, a liar's own may (session 39's scan,
+    seed 305: a liar's rejoin the schema refuses made its table's abandon answer raise)."""
     out = set()
     for m in own:
         if m.kind is Kind.DROP:
             if read is not None and m.id in read:
                 target = read[m.id]
             else:
-                body = parse_body(m.kind, m.body, seats)
                 target = None
+                try:
+                    body = parse_body(m.kind, m.body, seats)
+                except ValueError:  # (a liar's own feed: what it signed unread, not an abandon)
+                    body = None
                 if isinstance(body, Drop) and body.reason is DropReason.ABANDON:
                     target = body.seat
                 if read is not None:
