@@ -276,7 +276,9 @@ def owed_line(notice: Owed, names: list[str]) -> tuple[str, str, dict[str, Any]]
             {"seat": r, "name": names[r], "first": first, "last": last}
             for r, first, last in o.relays
         ],
-        "event": None if event is None else {"round": event.number, "phase": event.phase.value},
+        "phase_event": None
+        if event is None
+        else {"round": event.number, "phase": event.phase.value},
     }
     if notice.ended is None:
         return "owing", text, fields

@@ -17,11 +17,15 @@ fields docs/protocol.md §9.5 names. An honest game with loss tells nothing owin
 
 from __future__ import annotations
 
+import argparse
+import json
 from typing import Any
 
 import pytest
 
-from cli.node_cmd import notice_line
+from cli.lobby_cmd import _notice_printer, _Out
+from cli.node_cmd import _node_printer, notice_line
+from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.finality import KNOWN
 from p2p_nertz.protocol.peer import Peer, PeerConfig
 from p2p_nertz.protocol.phase_waits import Awaited
@@ -31,10 +35,16 @@ from p2p_nertz.protocol.unmet import (
     DropEnd,
     DropPending,
     DropWaits,
+    FeedHeld,
+    HeldBack,
+    HeldEnd,
     Owed,
     OwedEnd,
     Owing,
+    Unmet,
+    UnmetEnd,
     UnmetTeller,
+    VoteShort,
 )
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui.render import render
@@ -195,7 +205,7 @@ def test_owing_and_a_drop_waiting_as_the_node_prints_them_in_json() -> None:
     assert (fields["seat"], fields["name"], fields["events"]) == (2, "Cy", {"first": 7, "last": 9})
     assert fields["cover"] == [{"seat": 0, "name": "Ann", "seq": 12}]
     assert fields["relays"] == [{"seat": 1, "name": "Bob", "first": 4, "last": 5}]
-    assert fields["event"] == {"round": 1, "phase": "play"}
+    assert fields["phase_event"] == {"round": 1, "phase": "play"}
     event, text, fields = notice_line(Owed(owing, OwedEnd.HELD), names)
     assert (event, fields["why"]) == ("owing_over", "held")
     pending = DropPending(0, (1, 2))
@@ -205,3 +215,34 @@ def test_owing_and_a_drop_waiting_as_the_node_prints_them_in_json() -> None:
     event, _, fields = notice_line(DropWaits(DropPending(0, (KNOWN, 2)), DropEnd.FINAL), names)
     assert (event, fields["why"], fields["on"]["kind"]) == ("drop_waits_over", "final", "events")
     assert notice_line(DropWaits(DropPending(0, None)), names)[2]["on"] is None
+
+
+_EVERY_NOTICE = [
+    VoteShort(Unmet(1, (DropReason.SILENT,), (0,), 2, 3)),
+    VoteShort(Unmet(1, (DropReason.SILENT,), (0,), 2, 3), UnmetEnd.DROPPED),
+    FeedHeld(HeldBack(2, 9, ((0, 10, 12),))),
+    FeedHeld(HeldBack(2, 9, ((0, 10, 12),)), HeldEnd.CAME),
+    Owed(Owing(2, 0.0, (7, 9), ((0, 12),), ((1, 4, 5),), Awaited(1, Phase.PLAY, b"", 2))),
+    Owed(Owing(2, 0.0, cover=((0, 5),)), OwedEnd.GIVEN),
+    DropWaits(DropPending(0, (1, 2))),
+    DropWaits(DropPending(0, None), DropEnd.UNDONE),
+]
+
+
+@pytest.mark.parametrize("notice", _EVERY_NOTICE, ids=lambda n: type(n).__name__)
+def test_every_notice_is_one_json_line_named_by_its_event(
+    notice: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The printers of `node` and of `host`/`join`/`bot`/`resume` put a notice's fields beside
+    # its "event": a field of that name overwrote the event in `node --json` and raised in
+    # the others' (`owing`'s phase event, session 39's rehearsal: a real LAN node ended with a
+    # traceback). Every notice, both printers: one line, its event name kept.
+    names = ["Ann", "Bob", "Cy"]
+    event, text, fields = notice_line(notice, names)
+    assert "event" not in fields
+    _notice_printer(_Out(json_lines=True), names)(notice)
+    _node_printer(argparse.Namespace(json=True, progress=False), names)(notice)
+    _notice_printer(_Out(json_lines=False), names)(notice)
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["event"] for line in lines[:2]] == [event, event]
+    assert lines[2] == text
