@@ -152,8 +152,8 @@ def test_a_message_of_another_protocol_version_is_said_once_at_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The transport can match and the protocol differ (a shuffle game between a build that
-    speaks protocol version 4 and one that speaks 6, session 39): the node's refusals say it in a WARNING
-    line at the first such message, naming both, and only once."""
+    speaks protocol version 4 and one that speaks 6, session 39's): the node's refusals say it
+    in a WARNING line at the first such message, naming both, and only once."""
     refusals = RefusalLog(logging.getLogger("test.versions"))
     with caplog.at_level(logging.WARNING, logger="test.versions"):
         for now in (0.0, 0.1, 30.0):
