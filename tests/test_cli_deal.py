@@ -26,6 +26,7 @@ from p2p_nertz.audit import LogSource
 from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
+from p2p_nertz.protocol.envelope import SHARES_VERSION
 from p2p_nertz.protocol.spec import SPEC_NOTE, Deal, GameSpec
 from p2p_nertz.testing.said import first_line, reap
 from p2p_nertz.web.replay import ReplayStepper
@@ -64,7 +65,7 @@ def test_demo_deal_shuffle_plays_agrees_audits_and_replays(tmp_path: Path) -> No
     assert "Traceback" not in done.stderr
     # The option reached the game: the spec the nodes played, and each log's first record.
     spec = GameSpec.from_wire((work / "game.spec").read_bytes())
-    assert spec.deal is Deal.SHUFFLE and spec.wire_version == 4
+    assert spec.deal is Deal.SHUFFLE and spec.wire_version == SHARES_VERSION
     logs = sorted(str(p) for p in work.glob("p*.log"))
     assert len(logs) == 3
 

@@ -24,7 +24,7 @@ from test_cli_resume_recovery import _frames, _own_events
 
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.logfile.store import read_log
-from p2p_nertz.protocol.envelope import decode_message
+from p2p_nertz.protocol.envelope import SHARES_VERSION, decode_message
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.rules import Rules
 from p2p_nertz.testing.said import reap
@@ -58,7 +58,7 @@ def test_resume_of_a_shuffle_node_killed_mid_play_finishes_agreed_and_audits_val
         deal=Deal.SHUFFLE,
         args=lambda n: ("--progress",),
     )
-    assert spec.deal is Deal.SHUFFLE and spec.wire_version == 4
+    assert spec.deal is Deal.SHUFFLE and spec.wire_version == SHARES_VERSION
     ann, bob = procs[:2]
     try:
         json_lines_until(bob, "lake")  # mid-play: the table's shares have opened cards

@@ -26,7 +26,6 @@ from p2p_nertz.protocol.envelope import (
     SHARES_KINDS,
     SHARES_VERSION,
     SHUFFLE_KINDS,
-    SHUFFLE_VERSION,
     SIGNATURE_DOMAIN,
     Body,
     BodyValidator,
@@ -219,10 +218,10 @@ def test_encode_is_deterministic(fields: dict[str, Any]) -> None:
 def test_encode_known_bytes_are_stable() -> None:
     # Golden value: the wire format is a contract with every other peer and every old log.
     assert _signed(_pack(_fields())) == VALID  # the documented layout, packed independently
-    assert VALID[:5] == b"\x92\xc4\x56\x98\x02"  # [bin8 payload (86 bytes): [8 fields: version 2,
+    assert VALID[:5] == b"\x92\xc4\x56\x98\x05"  # [bin8 payload (86 bytes): [8 fields: version 5,
     assert VALID[-66:-64] == b"\xc4\x40"  # ..., bin8 signature (64 bytes)]
     assert hashlib.sha256(VALID).hexdigest() == (
-        "188d46c5af96dc04fd9ab88664f02e9838f39249b5c1f0568d5ba028998448ef"
+        "911e043799302b83ffa77dca8a477affe636d4f98b7d84d0e3da7e788316bddb"
     )
 
 
@@ -410,41 +409,36 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     "invalid-utf8": (RejectReason.MALFORMED, _with_raw_body(b"\xa2\xc3\x28"), {}),
     "frame-bin16": (RejectReason.NON_CANONICAL, _frame_bin16, {}),
     "payload-wide-int": (RejectReason.NON_CANONICAL, _signed(_wide_lamport), {}),
-    # Version 1 (before every event counted as an ack, issue 18) is refused like any other.
-    "version-1": (RejectReason.BAD_VERSION, _raw(version=1), {}),
-    "version-5": (RejectReason.BAD_VERSION, _raw(version=5), {}),
-    "version-0": (RejectReason.BAD_VERSION, _raw(version=0), {}),
-    "version-5-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([5, "a", "b"])), {}),
+    # Version 1 (before every event counted as an ack, issue 18) is refused like any other, and
+    # so are 2, 3 and 4 (their vote on proof carried no proof: session 39).
+    **{
+        f"version-{version}": (RejectReason.BAD_VERSION, _raw(version=version), {})
+        for version in (0, 1, 2, 3, 4, 7)
+    },
+    "version-3-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([3, "a", "b"])), {}),
     # A game's envelopes carry its one version: the other is refused (docs/shuffle.md §10.6).
-    "version-3-in-a-version-2-game": (
+    "version-6-in-a-version-5-game": (
         RejectReason.BAD_VERSION,
-        _raw(version=SHUFFLE_VERSION),
+        _raw(version=SHARES_VERSION),
         {"version": PROTOCOL_VERSION},
     ),
-    "version-2-in-a-version-3-game": (RejectReason.BAD_VERSION, VALID, {"version": 3}),
-    "version-3-in-a-version-4-game": (
-        RejectReason.BAD_VERSION,
-        _raw(version=SHUFFLE_VERSION),
-        {"version": SHARES_VERSION},
-    ),
-    "version-2-read-as-3-or-4": (RejectReason.BAD_VERSION, VALID, {"version": (4, 3)}),
-    "kind-18-version-4": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHARES_VERSION), {}),
-    # The beats of a turn-up's shares are version 4's: versions 2 and 3 do not define them.
+    "version-5-in-a-version-6-game": (RejectReason.BAD_VERSION, VALID, {"version": 6}),
+    "version-5-read-as-6": (RejectReason.BAD_VERSION, VALID, {"version": (6,)}),
+    "kind-18-version-6": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHARES_VERSION), {}),
+    # The beats of a turn-up's shares are a shuffle game's (version 6): 5 does not define them.
     **{
-        f"{kind.name.lower()}-in-version-{version}": (
+        f"{kind.name.lower()}-in-version-5": (
             RejectReason.UNKNOWN_KIND,
-            _raw(kind=kind.value, seq=0, version=version),
+            _raw(kind=kind.value, seq=0, version=PROTOCOL_VERSION),
             {},
         )
         for kind in sorted(SHARES_KINDS)
-        for version in (PROTOCOL_VERSION, SHUFFLE_VERSION)
     },
     "kind-0": (RejectReason.UNKNOWN_KIND, _raw(kind=0), {}),
     "kind-16": (RejectReason.UNKNOWN_KIND, _raw(kind=16), {}),
-    "kind-18-version-3": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHUFFLE_VERSION), {}),
-    # The shuffle's kinds are version 3's: version 2 does not define them.
+    # The shuffle's kinds are version 6's: version 5 does not define them.
     **{
-        f"{kind.name.lower()}-in-version-2": (
+        f"{kind.name.lower()}-in-version-5": (
             RejectReason.UNKNOWN_KIND,
             _raw(kind=kind.value, seq=2, prev=PREV),
             {},
@@ -542,9 +536,9 @@ LOCAL_ERRORS: dict[str, dict[str, Any]] = {
     "body-huge-int": {"body": 2**64},
     "body-too-deep": {"body": _nested(MAX_BODY_DEPTH + 1)},
     "body-oversize": {"body": bytes(MAX_MESSAGE_SIZE)},
-    "version-1": {"version": 1},
-    "version-str": {"version": "3"},
-    "deck-kind-in-version-2": {"kind": Kind.DECK_KEY, "seq": 2, "prev": PREV},
+    **{f"version-{version}": {"version": version} for version in (1, 2, 3, 4)},
+    "version-str": {"version": "5"},
+    "deck-kind-in-version-5": {"kind": Kind.DECK_KEY, "seq": 2, "prev": PREV},
 }
 
 
@@ -618,7 +612,7 @@ _junk = (
     | st.lists(st.integers(0, 3), max_size=2)
 )
 _positions = [
-    st.sampled_from([PROTOCOL_VERSION, SHUFFLE_VERSION, SHARES_VERSION, 0, 5]) | _junk,
+    st.sampled_from([PROTOCOL_VERSION, SHARES_VERSION, 0, 2, 3, 4]) | _junk,
     st.sampled_from([GAME, OTHER_GAME]) | _junk,
     st.sampled_from([ALICE.peer_id, BOB.peer_id, bytes(32)]) | _junk,
     st.sampled_from([0, 1, 2, MAX_COUNTER, MAX_COUNTER + 1, -1]) | _junk,

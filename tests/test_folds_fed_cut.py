@@ -23,12 +23,22 @@ tables differed (seat 0's went on without the claim). Since session 19 a drop th
 caps of withdrawable votes keep undecided holds finality back as a decided one does
 (``Folds.capped_drops``, ``finality.settle``): the stable time stays at 126 until the drop
 is final.
+
+The logs were captured at protocol version 2; since session 39 (version 5, docs/protocol.md
+§4.1) the core reads only its own version, so :func:`_signed_now` signs each event again by
+its author at today's version, every id it names (``prev``, the frontier's and a vote's id
+prefixes) mapped to the new ids: the same events, the same game (none is a vote on proof,
+the one body versions 2 and 5 differ in).
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
+import msgpack  # type: ignore[import-untyped]
+
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SIGNATURE_DOMAIN
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import GameSpec
@@ -42,10 +52,57 @@ SEED = 603  # scripts/chaos.py's game: 3 players, 2 rounds
 RESTORED = 113  # events restored from the log before the rest is fed
 
 
-def _game() -> tuple[Identity, GameSpec]:
-    """Seat 1's key and the game, as ``scripts/chaos.py`` made them for the seed."""
+def _keys() -> list[Identity]:
+    """The three members' keys, as ``scripts/chaos.py`` made them for the seed, in seat order."""
     ids = [Identity.generate(derive_seed(b"chaos-key", SEED, k)) for k in range(3)]
     ids.sort(key=lambda i: i.peer_id)
+    return ids
+
+
+def _signed_now(wires: list[bytes]) -> list[bytes]:
+    """``wires`` (version-2 events) signed again by their authors at :data:`PROTOCOL_VERSION`,
+    in the same order, each id they name (``prev``, 8-byte prefixes in a body) the new one's.
+    An event is signed once every event it names is (a frontier may name an event later in
+    the log: its author held it first)."""
+    keys = {i.peer_id: i for i in _keys()}
+    old = []
+    for wire in wires:
+        payload, signature = msgpack.unpackb(wire)
+        old.append((msgpack.unpackb(payload), hashlib.sha256(payload + signature).digest()))
+    known = {oid[:8] for _, oid in old}
+    new: dict[bytes, bytes] = {}  # old id (and its 8-byte prefix) -> new id
+    out: dict[int, bytes] = {}
+
+    def named(value: object) -> list[bytes]:
+        if isinstance(value, bytes):
+            return [value] if len(value) == 8 and value in known else []
+        return [n for v in value for n in named(v)] if isinstance(value, list) else []
+
+    def mapped(value: object) -> object:
+        if isinstance(value, bytes) and len(value) == 8 and value in known:
+            return new[value][:8]
+        return [mapped(v) for v in value] if isinstance(value, list) else value
+
+    while len(out) < len(old):
+        progress = False
+        for number, (fields, oid) in enumerate(old):
+            needs = named(fields[7]) + ([] if fields[4] is None else [fields[4]])
+            if number in out or any(n not in new for n in needs):
+                continue
+            body = mapped(fields[7])
+            prev = None if fields[4] is None else new[fields[4]]
+            payload = msgpack.packb([PROTOCOL_VERSION, *fields[1:4], prev, *fields[5:7], body])
+            signature = keys[fields[2]].sign(SIGNATURE_DOMAIN + payload)
+            new[oid] = new[oid[:8]] = hashlib.sha256(payload + signature).digest()
+            out[number] = msgpack.packb([payload, signature])
+            progress = True
+        assert progress, "an event names one no event of the log is"
+    return [out[number] for number in range(len(old))]
+
+
+def _game() -> tuple[Identity, GameSpec]:
+    """Seat 1's key and the game, as ``scripts/chaos.py`` made them for the seed."""
+    ids = _keys()
     spec = GameSpec.create(
         [(i.peer_id, f"P{k + 1}") for k, i in enumerate(ids)],
         Rules(target=None, rounds=2),
@@ -65,7 +122,7 @@ def _replay(data: Path, restored: int) -> tuple[Peer, Peer]:
     received ones after them, one at a time; and a core restored from the same events."""
     identity, spec = _game()
     rows = [line.split() for line in data.read_text().splitlines()]
-    wires = [bytes.fromhex(data) for _, data in rows]
+    wires = _signed_now([bytes.fromhex(data) for _, data in rows])
     peer, _ = Peer.restore(identity, spec, wires[:restored], 0.0)
     held = wires[:restored]
     for number, ((kind, _), wire) in enumerate(zip(rows, wires, strict=True)):

@@ -18,7 +18,7 @@ import zmq
 
 from p2p_nertz.logfile import LogWriter, RecordKind, read_log
 from p2p_nertz.logfile import Record as LogRecord
-from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
+from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Send
 from p2p_nertz.protocol.spec import GameSpec
@@ -235,7 +235,7 @@ async def test_a_share_beat_is_fed_with_the_events_ahead_of_the_acks(tmp_path: P
             lamport=lamport,
             kind=kind,
             body=[],
-            version=4,
+            version=SHARES_VERSION,
         )
 
     acks = [beat(Kind.ACK, 10 + i) for i in range(2 * BEAT_CHUNK)]

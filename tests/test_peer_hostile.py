@@ -243,14 +243,18 @@ MALFORMED: dict[str, tuple[Callable[[bytes, Identity], bytes], str]] = {
     "short-signature": (lambda w, i: msgpack.packb([b"x", b"y" * 63]), "malformed"),
     "array16-framing": (lambda w, i: b"\xdc\x00\x02" + w[1:], "non_canonical"),
     "version-1": (lambda w, i: _resigned(i, _with_field(w, 0, 1)), "bad_version"),
-    "version-3": (lambda w, i: _resigned(i, _with_field(w, 0, 3)), "bad_version"),
+    # Versions before session 39 (a vote on proof without its proof) are not read.
+    **{
+        f"version-{v}": (lambda w, i, v=v: _resigned(i, _with_field(w, 0, v)), "bad_version")
+        for v in (2, 3, 4)
+    },
     "seven-fields": (lambda w, i: _resigned(i, _payload_of(w)[:7]), "malformed"),
     "kind-63": (lambda w, i: _resigned(i, _with_field(w, 6, 63)), "unknown_kind"),
     "kind-99": (lambda w, i: _resigned(i, _with_field(w, 6, 99)), "unknown_kind"),
-    # The shuffle's kinds are protocol version 3's: a commit game's version 2 has none.
-    "deck-key-in-version-2": (lambda w, i: _resigned(i, _with_field(w, 6, 12)), "unknown_kind"),
-    "deck-shares-in-version-3": (
-        lambda w, i: _resigned(i, [3, *_with_field(w, 6, 14)[1:]]),
+    # The shuffle's kinds are a shuffle game's version (6): a commit game's version 5 has none.
+    "deck-key-in-version-5": (lambda w, i: _resigned(i, _with_field(w, 6, 12)), "unknown_kind"),
+    "deck-shares-in-version-6": (
+        lambda w, i: _resigned(i, [6, *_with_field(w, 6, 14)[1:]]),
         "bad_version",
     ),
     "event-seq-0": (lambda w, i: _resigned(i, _with_field(w, 3, 0)), "malformed"),

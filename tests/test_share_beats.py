@@ -1,7 +1,8 @@
 """The beats of a turn-up's shares (docs/shuffle.md §10.14): ``deck_reveal`` (67) and
-``deck_want`` (68), signed, not chained, version 4 only; their codec, a forged or malformed one
-refused (and one that is right changes neither fold: tests/test_peer_share_beats.py); a
-shuffle game's envelopes at version 4, and its version-3 logs still read by the audit."""
+``deck_want`` (68), signed, not chained, a shuffle game's version (6) only; their codec, a
+forged or malformed one refused (and one that is right changes neither fold:
+tests/test_peer_share_beats.py); a shuffle game's envelopes at version 6, its logs read at 6
+alone (versions 3 and 4, before session 39, are not read: tests/test_resume_other_version.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from peer_helpers import sign
 from p2p_nertz.protocol.bodies import DeckReveal, DeckWant, Join, encode_body, parse_body
 from p2p_nertz.protocol.effects import Rejected
 from p2p_nertz.protocol.envelope import (
+    PROTOCOL_VERSION,
     SHARES_VERSION,
-    SHUFFLE_VERSION,
     SIGNATURE_DOMAIN,
     InvalidMessageError,
     Kind,
@@ -27,8 +28,6 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim.invariants import audit_logs, settled
-from p2p_nertz.sim.network import SimConfig, run
 from tests.test_fold_shuffle_opening import _dealt
 
 
@@ -62,7 +61,7 @@ def _game(n: int = 3) -> tuple[GameSpec, list[Identity]]:
     return spec, identities
 
 
-def test_share_beats_round_trip_signed_at_version_4() -> None:
+def test_share_beats_round_trip_signed_at_version_6() -> None:
     t = _dealt(3)
     spec, ids = _game(3)
     reveal = DeckReveal(1, t.opening([(0, 3), (2, 40)]))
@@ -86,11 +85,15 @@ def test_share_beats_forged_or_of_another_version_are_refused() -> None:
     with pytest.raises(InvalidMessageError) as refused:
         decode_message(forged, game_id=spec.game_id)
     assert refused.value.reason is RejectReason.BAD_SIGNATURE
-    for version in (2, SHUFFLE_VERSION):
+    commit = _raw(ids[1], spec, Kind.DECK_REVEAL.value, body, version=PROTOCOL_VERSION)
+    with pytest.raises(InvalidMessageError) as refused:
+        decode_message(commit, game_id=spec.game_id)
+    assert refused.value.reason is RejectReason.UNKNOWN_KIND
+    for version in (2, 3, 4):  # (versions before session 39: not read at all)
         old = _raw(ids[1], spec, Kind.DECK_REVEAL.value, body, version=version)
         with pytest.raises(InvalidMessageError) as refused:
             decode_message(old, game_id=spec.game_id)
-        assert refused.value.reason is RejectReason.UNKNOWN_KIND
+        assert refused.value.reason is RejectReason.BAD_VERSION
     # As an event (chained) it is malformed: a beat has seq 0 and no prev.
     chained = _raw(ids[1], spec, Kind.DECK_REVEAL.value, body, seq=1)
     with pytest.raises(InvalidMessageError) as refused:
@@ -134,7 +137,10 @@ def test_share_beats_a_peer_refuses_a_forged_or_malformed_beat_and_changes_nothi
         "bad_signature": sign(ids[0], spec, kind=Kind.DECK_REVEAL, body=right, lamport=3)[:-1]
         + b"\0",
         "bad_body": sign(ids[1], spec, kind=Kind.DECK_REVEAL, body=[1, []], lamport=4),
-        "unknown_kind": _raw(ids[1], spec, Kind.DECK_WANT.value, [1, [[0, 0, 3]]], version=3),
+        "unknown_kind": _raw(
+            ids[1], spec, Kind.DECK_WANT.value, [1, [[0, 0, 3]]], version=PROTOCOL_VERSION
+        ),
+        "bad_version": _raw(ids[1], spec, Kind.DECK_WANT.value, [1, [[0, 0, 3]]], version=4),
     }
     for reason, wire in cases.items():
         effects = peer.feed(wire, 1.0)
@@ -148,25 +154,8 @@ def test_share_beats_a_peer_refuses_a_forged_or_malformed_beat_and_changes_nothi
         assert (peer.held(1), peer.final.digest()) == before
 
 
-def test_share_beats_a_version_3_shuffle_game_s_logs_are_still_read(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A shuffle game played at version 3 (before §10.14): its logs read by the audit of a
-    nertz that speaks 4, to the state every peer reached, with no finding."""
-    monkeypatch.setattr(GameSpec, "wire_version", property(lambda self: SHUFFLE_VERSION))
-    config = SimConfig(players=3, seed=31, deal=Deal.SHUFFLE, rules=Rules(target=None, rounds=1))
-    result = run(config)
-    assert result.finished and result.violations == []
-    monkeypatch.undo()
-    spec = result.peers[0].spec  # type: ignore[union-attr]
-    assert spec.wire_version == SHARES_VERSION and SHUFFLE_VERSION in spec.read_versions
-    report = audit_logs(result)
-    assert report.valid and report.violations == ()
-    assert report.digest == settled(result)[0].digest()
-
-
-def test_share_beats_a_commit_game_reads_only_version_2() -> None:
+def test_share_beats_each_game_reads_only_its_own_version() -> None:
     spec, _ = _game(2)
     commit = dataclasses.replace(spec, deal=Deal.COMMIT)
-    assert commit.read_versions == (commit.wire_version,) == (2,)
-    assert spec.read_versions == (SHARES_VERSION, SHUFFLE_VERSION)
+    assert commit.read_versions == (commit.wire_version,) == (PROTOCOL_VERSION,)
+    assert spec.read_versions == (spec.wire_version,) == (SHARES_VERSION,)

@@ -14,7 +14,7 @@ from peer_helpers import sign
 from p2p_nertz.deck.shares import Share
 from p2p_nertz.protocol.bodies import Join, encode_body
 from p2p_nertz.protocol.effects import Rejected, Send
-from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHUFFLE_VERSION, Kind, decode_message
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHARES_VERSION, Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.shuffle import DeckRound
@@ -139,11 +139,11 @@ def test_sim_shuffle_shares_go_in_the_flush_of_the_event_that_turns_cards_up() -
 
 
 def test_sim_shuffle_a_peer_refuses_the_other_protocol_version() -> None:
-    """A shuffle game's envelopes carry version 3 and a commit game's 2; a peer of either
+    """A shuffle game's envelopes carry version 6 and a commit game's 5; a peer of either
     refuses the other version (docs/shuffle.md §10.6) and changes nothing."""
     identities = [Identity.generate(derive_seed("version", i)) for i in range(2)]
     members = [(ident.peer_id, f"p{i}") for i, ident in enumerate(identities)]
-    for deal, other in ((Deal.SHUFFLE, PROTOCOL_VERSION), (Deal.COMMIT, SHUFFLE_VERSION)):
+    for deal, other in ((Deal.SHUFFLE, PROTOCOL_VERSION), (Deal.COMMIT, SHARES_VERSION)):
         spec = GameSpec.create(members, Rules(target=None, rounds=1), b"version", deal=deal)
         me, them = (identities[spec.seat_of(i.peer_id)] for i in identities)
         peer = Peer(me, spec, 0.0)

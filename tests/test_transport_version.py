@@ -152,15 +152,15 @@ def test_a_message_of_another_protocol_version_is_said_once_at_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The transport can match and the protocol differ (a shuffle game between a build that
-    speaks protocol version 3 and one that speaks 4): the node's refusals say it in a WARNING
-    line at the first such message, naming both, and only once."""
+    speaks protocol version 4 and one that speaks 6, session 39's): the node's refusals say it
+    in a WARNING line at the first such message, naming both, and only once."""
     refusals = RefusalLog(logging.getLogger("test.versions"))
     with caplog.at_level(logging.WARNING, logger="test.versions"):
         for now in (0.0, 0.1, 30.0):
-            refusals.refused("bad_version", "version 3, this game's is 4", now)
+            refusals.refused("bad_version", "version 4, this game's is 6", now)
     said = [r.getMessage() for r in caplog.records if "protocol version" in r.getMessage()]
     assert said == [
-        "refused a message of another protocol version (version 3, this game's is 4): a member "
+        "refused a message of another protocol version (version 4, this game's is 6): a member "
         "runs another p2p-nertz; every member must run the same version (docs/protocol.md §4.7)"
     ]
     assert refusals.counts["bad_version"] == 3

@@ -610,7 +610,7 @@ class Delivery:
                     # does not hold and sign over its own feed. Refused before anything is done.
                     raise LogFormatError(
                         f"the log was written in another protocol version ({exc.detail}): "
-                        "this nertz cannot play it on; nertz audit and nertz replay still read it"
+                        "this nertz cannot play it on (docs/log-format.md §9)"
                     ) from None
                 continue
             fork = fork_vote_of(message, self.peer_ids[self.seat], len(feeds))

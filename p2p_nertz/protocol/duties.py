@@ -317,7 +317,7 @@ class Duties:
         """What we owe of round ``n`` in the feed and have not sent, and can make: a partial
         for a member dropped needs our share of its secret (a box that did not open waits for
         its answer). Our own share of a position a move turned up travels in a ``deck_reveal``
-        beat alone (docs/shuffle.md §10.14; a game of version 3 logs it): with ``beats``, those
+        beat alone (docs/shuffle.md §10.14): with ``beats``, those
         are what is listed instead."""
         me = deck.member(self.seat)
         beat = self.spec.wire_version >= SHARES_VERSION
@@ -356,7 +356,7 @@ class Duties:
         docs/shuffle.md §10.14), from
         the held fold (``tentative``) once its deal is over, else from the ``final`` one;
         marked sent. None while the held fold owes an answer of ours (:func:`_answer_held`),
-        nor from a member out or forfeit, nor in a game of version 3."""
+        nor from a member out or forfeit, nor in a commit game."""
         rs = final.round
         if rs.deck is None or self.seat not in rs.seats or self.seat in rs.forfeit:
             return []

@@ -13,8 +13,8 @@ holds one, a simulation one for all its peers, an audit one for all its passes. 
 every call parses and verifies. (At module level are only idle msgpack packers, which change
 nothing any call returns.)
 
-Wire format (protocol versions 2, 3 and 4)
----------------------------------------
+Wire format (protocol versions 5 and 6)
+--------------------------------------
 A message is a single byte string (one ZeroMQ frame, one log record): the msgpack array of two
 bin values ``[payload, signature]``. ``payload`` is itself the msgpack encoding of an 8-array
 with fixed positions; ``signature`` is the 64-byte Ed25519 signature by ``author`` of
@@ -25,9 +25,8 @@ being valid for anything else the same key signs). The message id is
 ===  ========  ===============================================================================
 pos  field     value
 ===  ========  ===============================================================================
-0    version   int: :data:`PROTOCOL_VERSION` (2) in a game dealt by commit and reveal,
-               :data:`SHARES_VERSION` (4) in a game of the dealerless shuffle (its logs
-               of :data:`SHUFFLE_VERSION`, 3, are still read)
+0    version   int: :data:`PROTOCOL_VERSION` (5) in a game dealt by commit and reveal,
+               :data:`SHARES_VERSION` (6) in a game of the dealerless shuffle
 1    game_id   bin, 32 bytes: the game the message belongs to (no replay across games)
 2    author    bin, 32 bytes: the author's peer id (raw Ed25519 public key), who signs
 3    seq       int: events 1, 2, 3... in the author's feed, no gaps; beats 0
@@ -40,10 +39,10 @@ pos  field     value
 A game's envelopes all carry its one version, fixed by its spec
 (:attr:`~p2p_nertz.protocol.spec.GameSpec.wire_version`, docs/shuffle.md §10.6): a peer of the
 game refuses the others as ``bad_version``. The versions differ only in their kinds (and in what
-the move and claim bodies may carry): version 3 adds the kinds of the shuffle (12-17), which
-version 2 does not define (``unknown_kind``); version 4 adds the beats of a turn-up's shares
-(67, 68: docs/shuffle.md §10.14), which versions 2 and 3 do not define. :func:`defined_kinds`
-says which kinds a version defines; the audit reads a shuffle game's logs of version 3 or 4
+the move and claim bodies may carry): version 6 defines the kinds of the shuffle (12-17) and
+the beats of a turn-up's shares (67, 68: docs/shuffle.md §10.14), which version 5 does not
+(``unknown_kind``). :func:`defined_kinds` says which kinds a version defines; the audit reads a
+game's logs at its one version
 (:attr:`GameSpec.read_versions <p2p_nertz.protocol.spec.GameSpec.read_versions>`).
 
 ``seq`` and ``lamport`` are ints in ``[0, 2**63)``. Payload and framing must be the minimal
@@ -80,7 +79,7 @@ code  kind    meaning
 64    beat    heartbeat: Lamport clock, feed head, highest contiguous seq held per author: §2
 65    ack     a beat sent at once in answer to a received event (coalesced); same body as beat
 66    want    gap repair: "send me author A's events from seq i to j" (any holder answers)
-67    deck_reveal  a turn-up's shares, outside the feed: docs/shuffle.md §10.14 (version 4)
+67    deck_reveal  a turn-up's shares, outside the feed: docs/shuffle.md §10.14 (version 6)
 68    deck_want    "send me these shares of the positions turned up" (any holder answers)
 ====  ======  =============================================================================
 
@@ -166,7 +165,6 @@ __all__ = [
     "SHARES_KINDS",
     "SHARES_VERSION",
     "SHUFFLE_KINDS",
-    "SHUFFLE_VERSION",
     "SIGNATURE_DOMAIN",
     "Body",
     "BodyValidator",
@@ -186,22 +184,22 @@ __all__ = [
     "verify_batch",
 ]
 
-PROTOCOL_VERSION: Final = 2
+PROTOCOL_VERSION: Final = 5
 """The version of the wire protocol of a game dealt by commit and reveal, position 0 of every
 payload. Version 2 (issue 18): an event's frontier names the id of each event it counts, so
-every event counts as an ack."""
+every event counts as an ack. Version 5 (session 39): a vote to drop a member on reason
+*equivocation* carries its proof, the two signed events (docs/protocol.md §5.2, §9.2)."""
 
-SHUFFLE_VERSION: Final = 3
+SHARES_VERSION: Final = 6
 """The version of the wire protocol of a game of the dealerless shuffle (docs/shuffle.md §8,
-§10.6): version 2 and the shuffle's kinds (12-17)."""
+§10.6, §10.14): version 5 with the shuffle's kinds (12-17), the beats of a turn-up's shares
+(67, 68), and a move or claim body that may carry an opening. Session 39: 6, the vote on proof
+of version 5 (was 4; 3 before session 20)."""
 
-SHARES_VERSION: Final = 4
-"""The version of the wire protocol of a game of the dealerless shuffle since session 20
-(docs/shuffle.md §10.14): version 3, the beats of a turn-up's shares (67, 68), and a move or
-claim body that may carry an opening."""
-
-PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION, SHUFFLE_VERSION, SHARES_VERSION)
-"""The versions this codec reads and writes (a game's envelopes carry one of them)."""
+PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION, SHARES_VERSION)
+"""The versions this codec reads and writes (a game's envelopes carry one of them). Those of
+earlier sessions are not read (``bad_version``): 1 (before issue 18), and 2, 3 and 4, whose
+vote on reason *equivocation* carried no proof (docs/protocol.md §4.1)."""
 
 SIGNATURE_DOMAIN: Final = b"p2p-nertz/v1/msg\0"
 """The tag prefixed to the payload bytes before signing (domain separation)."""
@@ -258,7 +256,7 @@ class Kind(enum.IntEnum):
     RESULT = 9
     DROP = 10
     LEAVE = 11
-    #: the dealerless shuffle's events (docs/shuffle.md §8.1): protocol version 3 only
+    #: the dealerless shuffle's events (docs/shuffle.md §8.1): protocol version 6 only
     DECK_KEY = 12
     DECK_STAGE = 13
     DECK_SHARES = 14
@@ -268,7 +266,7 @@ class Kind(enum.IntEnum):
     BEAT = 64
     ACK = 65
     WANT = 66
-    #: a turn-up's shares outside the feed (docs/shuffle.md §10.14): protocol version 4 only
+    #: a turn-up's shares outside the feed (docs/shuffle.md §10.14): protocol version 6 only
     DECK_REVEAL = 67
     DECK_WANT = 68
 
@@ -968,17 +966,16 @@ SHUFFLE_KINDS: Final = frozenset(
         Kind.DECK_ANSWER,
     }
 )
-"""The kinds protocol version 3 adds, the dealerless shuffle's (docs/shuffle.md §8.1): version
-2 does not define them (``unknown_kind``)."""
+"""The kinds of the dealerless shuffle (docs/shuffle.md §8.1), defined by a shuffle game's
+version (6) only: version 5 does not define them (``unknown_kind``)."""
 _SHUFFLE_CODES: Final = frozenset(int(k) for k in SHUFFLE_KINDS)
 SHARES_KINDS: Final = frozenset({Kind.DECK_REVEAL, Kind.DECK_WANT})
-"""The kinds protocol version 4 adds, the beats of a turn-up's shares (docs/shuffle.md
-§10.14): versions 2 and 3 do not define them (``unknown_kind``)."""
+"""The beats of a turn-up's shares (docs/shuffle.md §10.14), defined by a shuffle game's version
+(6) only: version 5 does not define them (``unknown_kind``)."""
 _SHARES_CODES: Final = frozenset(int(k) for k in SHARES_KINDS)
 #: The codes each version does not define (of those :class:`Kind` names).
 _UNDEFINED: Final = {
     PROTOCOL_VERSION: _SHUFFLE_CODES | _SHARES_CODES,
-    SHUFFLE_VERSION: _SHARES_CODES,
     SHARES_VERSION: frozenset[int](),
 }
 
@@ -986,17 +983,12 @@ _UNDEFINED: Final = {
 def defined_kinds(version: int) -> frozenset[Kind]:
     """The kinds protocol ``version`` defines (one of :data:`PROTOCOL_VERSIONS`).
 
-    >>> sorted(defined_kinds(4) - defined_kinds(2)) == sorted(SHUFFLE_KINDS | SHARES_KINDS)
+    >>> sorted(defined_kinds(6) - defined_kinds(5)) == sorted(SHUFFLE_KINDS | SHARES_KINDS)
     True
     """
     if version not in _VERSIONS:
         raise ValueError(f"version {version} is not one of {PROTOCOL_VERSIONS}")
-    kinds = frozenset(Kind)
-    if version < SHARES_VERSION:
-        kinds -= SHARES_KINDS
-    if version < SHUFFLE_VERSION:
-        kinds -= SHUFFLE_KINDS
-    return kinds
+    return frozenset(kind for kind in Kind if int(kind) not in _UNDEFINED[version])
 
 
 _BIN_HEADER: Final = {0xC4: 2, 0xC5: 3, 0xC6: 5}  # msgpack bin 8/16/32 -> header bytes
@@ -1048,7 +1040,7 @@ def looks_like_share_beat(data: bytes) -> bool:
     >>> def signed(kind, lamport):
     ...     return encode_message(
     ...         alice, game_id=bytes(32), seq=0, prev=None, lamport=lamport, kind=kind, body=[],
-    ...         version=4,
+    ...         version=SHARES_VERSION,
     ...     )
     >>> [looks_like_share_beat(signed(Kind.DECK_REVEAL, t)) for t in (7, 300, 2**40)]
     [True, True, True]

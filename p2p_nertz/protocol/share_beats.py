@@ -120,7 +120,7 @@ class PeerShares:
         if not isinstance(body, DeckEvent) or not isinstance(body.message, DeckShares):
             return
         if outbox.version < SHARES_VERSION:
-            return  # (a game of version 3, before §10.14: its shares travel in the feed alone)
+            return  # (a commit game: no shares)
         message = body.message
         own = tuple(s for s in message.shares if s.of_seat == s.seat == message.seat)
         if own:

@@ -105,7 +105,7 @@ class ShareWants:
         (one broadcast ``deck_want`` per 64 shares, signed at our clock as it is) for the
         missing shares of those whose time has come."""
         if outbox.version < SHARES_VERSION:
-            return  # (a commit game, or a shuffle game of version 3: no share beats; and the
+            return  # (a commit game: no share beats; and the
             # held fold is not made for nothing at every input: tests/test_chains_held_drops.py)
         after = self.after = max(after, MIN_WANT_AFTER)
         held = folds.tentative

@@ -20,7 +20,7 @@ from typing import Any, Final, Protocol, TypeVar
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import InvalidRulesError
-from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHARES_VERSION, SHUFFLE_VERSION
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHARES_VERSION
 from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
 from p2p_nertz.protocol.names import NAME_RULE, name_fault
 from p2p_nertz.rules import Rules
@@ -133,20 +133,17 @@ class GameSpec:
 
     @property
     def wire_version(self) -> int:
-        """The protocol version of every envelope of this game: 4 in a game of the shuffle, 2
-        in one dealt by commit and reveal (docs/shuffle.md §10.6, §10.14). A peer of the game
-        refuses the other versions (``bad_version``)."""
+        """The protocol version of every envelope of this game: 6 in a game of the shuffle, 5
+        in one dealt by commit and reveal (docs/shuffle.md §10.6, §10.14; session 39, the vote
+        on proof). A peer of the game refuses the other versions (``bad_version``)."""
         return SHARES_VERSION if self.deal is Deal.SHUFFLE else PROTOCOL_VERSION
 
     @property
     def read_versions(self) -> tuple[int, ...]:
         """The protocol versions the audit and the replay read in this game's logs: its
-        :attr:`wire_version`, and for a game of the shuffle version 3 too (its logs from
-        before §10.14: no opening carried, a turn-up's shares as ``deck_shares``, which the
-        fold reads by the same rule)."""
-        if self.deal is Deal.SHUFFLE:
-            return (SHARES_VERSION, SHUFFLE_VERSION)
-        return (PROTOCOL_VERSION,)
+        :attr:`wire_version` only. The versions of earlier sessions (2, 3, 4: a vote on proof
+        without its proof) are not read (docs/protocol.md §4.1)."""
+        return (self.wire_version,)
 
     @property
     def peer_ids(self) -> tuple[PeerId, ...]:
