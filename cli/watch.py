@@ -176,7 +176,7 @@ class _Watcher:
             self.wake.set()
         if data.startswith(WATCH_SPEC_TAG):
             return
-        notices: list[Effect] = list(self.spectator.feed(data))
+        notices: list[Effect] = list(self.spectator.feed(data, trio.current_time()))
         self.tracker.take(notices, self.spectator.final)
         self.wake.set()
 
@@ -222,7 +222,8 @@ class _Watcher:
     def view(self) -> TableView:
         """The table now, with why it waits (the votes short of a majority, the members held
         back: ``protocol/unmet.py``, timed on trio's clock; session 38: ``watch`` said
-        neither)."""
+        neither; the members owing their phase's event and the drops decided, not final:
+        session 40)."""
         return self.tracker.view(self.spectator, self.keys, now=trio.current_time())
 
     def waiting(self) -> str:

@@ -27,7 +27,7 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.feeds import Feeds, Followed, Source
-from p2p_nertz.protocol.finality import Finality, decided
+from p2p_nertz.protocol.finality import Finality, drops_waiting
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.inbox import Inbox
@@ -231,26 +231,10 @@ class Chains:
         return out
 
     def drops_waiting(self) -> dict[int, tuple[int, int] | None]:
-        """The drops the held votes decide that are not final here (seat -> what holds each
-        back), for the table's rows (docs/protocol.md §9.5, session 39): the term of
-        :meth:`Finality.bounds` (``(KNOWN, q)``: what is known of q's feed; ``(VOTED, q)``: our
-        vote on q; ``(r, q)``: r's word on q's feed) that keeps the stable time without them
-        (tried together, as :func:`~p2p_nertz.protocol.finality.settle` first tries them)
-        below the time the held events decide the drop
-        (:func:`~p2p_nertz.protocol.finality.decided`); ``None`` where that time is reached
-        (it waits on events not held here: its member's up to the cut, or announced). Reads
-        only (the bound's cached holder, :attr:`Finality.holder`, is a hint its next walk
-        checks)."""
-        folds = self.folds
-        tentative, final = folds.tentative, folds.final
-        pending = {q: cut for q, cut in tentative.dropped.items() if q not in final.dropped}
-        out: dict[int, tuple[int, int] | None] = {}
-        trial = dict(final.dropped) | pending
-        for q in sorted(pending):
-            at = decided(tentative, q)
-            late = self._bounds(trial, floor=at - 1) < at
-            out[q] = self.finality.holder if late else None
-        return out
+        """The drops the held votes decide that are not final here, and what holds each back
+        (:func:`~p2p_nertz.protocol.finality.drops_waiting`, with our own bound: our votes
+        are terms of it)."""
+        return drops_waiting(self.folds, self._bounds, self.finality)
 
     def advance(self, recovering: bool) -> bool:
         """Move the final fold as far as the stable time now lets it (its notices queued);

@@ -47,6 +47,7 @@ __all__ = [
     "Taken",
     "decided",
     "decided_at",
+    "drops_waiting",
     "event_beat",
     "frozen_claims",
     "held_below",
@@ -821,6 +822,30 @@ def decided(tentative: GameState, seat: int) -> int:
         if at is not None:
             return at
     return decided_at(tentative, seat)
+
+
+def drops_waiting(
+    folds: Folds, bound: Bound, finality: Finality
+) -> dict[int, tuple[int, int] | None]:
+    """The drops the held votes decide that are not final in ``folds`` (seat -> what holds
+    each back), for the table's rows (docs/protocol.md §9.5, session 39): the term of
+    :meth:`Finality.bounds` (``(KNOWN, q)``: what is known of q's feed; ``(VOTED, q)``: our
+    vote on q; ``(r, q)``: r's word on q's feed) that keeps the stable time without them
+    (``bound``, tried together, as :func:`settle` first tries them) below the time the held
+    events decide the drop (:func:`decided`); ``None`` where that time is reached (it waits on
+    events not held here: its member's up to the cut, or announced). The one rule of a peer
+    (``Chains.drops_waiting``) and a spectator (``Spectator.drops_waiting``: its bound has
+    no vote of its own, since session 40). Reads only (the bound's cached holder,
+    :attr:`Finality.holder`, is a hint its next walk checks)."""
+    tentative, final = folds.tentative, folds.final
+    pending = {q: cut for q, cut in tentative.dropped.items() if q not in final.dropped}
+    out: dict[int, tuple[int, int] | None] = {}
+    trial = dict(final.dropped) | pending
+    for q in sorted(pending):
+        at = decided(tentative, q)
+        late = bound(trial, floor=at - 1) < at
+        out[q] = finality.holder if late else None
+    return out
 
 
 def lifted(tentative: GameState, seat: int) -> int:

@@ -31,11 +31,23 @@ logs properly). It lives with a fork as a peer does before any vote settles it: 
 of an event seen, it keeps the one it holds and caps the author's feed below the fork
 (:meth:`Feeds.cap`), so that the events of members who hold the other version do not wait for
 it for ever; a beat that names another event than the one held is refused
-(:meth:`Feeds.contradicts`). Pure: no clock, no I/O.
+(:meth:`Feeds.contradicts`).
+
+Why the table waits is told as a player's peer tells it (docs/protocol.md §9.5, session 40):
+the members held back, the drops the held votes decide that are not final here
+(:func:`~p2p_nertz.protocol.finality.drops_waiting`, on the spectator's own bound), and the
+members heard that owe the event their phase waits for
+(:func:`~p2p_nertz.protocol.table_waits.events_owed`), each the players' own rule. To time
+those, the spectator keeps when it last heard each member (its beats, its new events, on the
+caller's clock: :meth:`feed`'s ``now``), when its final phase began and since when every
+member still in has been heard, as ``Membership`` does for a peer. It keeps no stall records:
+what finality alone waits for from a member (its events past a head it announced, its cover,
+a relay) is the peers' to tell. Pure: the clock is passed in, no I/O.
 """
 
 from __future__ import annotations
 
+from p2p_nertz.defaults import SUSPECT_AFTER
 from p2p_nertz.protocol.bodies import Beat, DeckReveal, DeckWant, Want, parse_body
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
@@ -44,10 +56,11 @@ from p2p_nertz.protocol.envelope import (
     decode_message,
 )
 from p2p_nertz.protocol.feeds import Feeds, Ready, Source
-from p2p_nertz.protocol.finality import NO_SEAT, Finality
+from p2p_nertz.protocol.finality import NO_SEAT, Finality, drops_waiting
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.protocol.state import Event, GameState, Notice
+from p2p_nertz.protocol.state import Event, GameState, Notice, Phase
+from p2p_nertz.protocol.table_waits import events_owed
 from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing, held_back
 from p2p_nertz.rules import Pile, Table
 
@@ -62,9 +75,11 @@ class Spectator:
 
     Args:
         spec: the game (its id and roster decide which messages are accepted).
+        suspect_after: seconds without a word from a member before it counts as silent here
+            (the members' own default: they beat a few times a second).
     """
 
-    def __init__(self, spec: GameSpec) -> None:
+    def __init__(self, spec: GameSpec, *, suspect_after: float = SUSPECT_AFTER) -> None:
         self.spec = spec
         self._roster = frozenset(spec.peer_ids)
         self._seat_of = {pid: s for s, pid in enumerate(spec.peer_ids)}
@@ -79,6 +94,14 @@ class Spectator:
         self._finality = Finality(NO_SEAT, self._feeds)
         self._beat_clock = [0] * n  # the latest beat-class Lamport time seen from each member
         self._clock = 0  # the latest Lamport time seen
+        # When each member was last heard here (its beats, its new events), on the caller's
+        # clock (None: never, or fed without a time); when the final phase began; since when
+        # every member still in has been heard within ``suspect_after`` (None: one is silent).
+        self.suspect_after = suspect_after
+        self._heard: list[float | None] = [None] * n
+        self._phase: tuple[Phase, int] | None = None
+        self._phase_since = 0.0
+        self._all_heard_since: float | None = None
         self.rejected = 0
         """Messages refused (bad signature, another game, a malformed body, a broken chain)."""
 
@@ -116,30 +139,77 @@ class Spectator:
         return held_back(self._store, self.tentative)
 
     def owing(self, now: float) -> tuple[Owing, ...]:
-        """None told: a spectator keeps no silence or stall records of the members (what a
-        member owes is the peers' to see, :meth:`Peer.owing
-        <p2p_nertz.protocol.peer.Peer.owing>`)."""
-        return ()
+        """The members heard, not held back, that owe the event the final phase waits for
+        from them (:func:`~p2p_nertz.protocol.table_waits.events_owed`, a peer's rule), each
+        since the phase began or every member still in was heard, whichever is later (as
+        ``Membership.blame_from`` times a peer's). None while a member still in is silent
+        (the silence timers' wait, not a debt), and once the game is over. What a peer's
+        stall records add (a member's events, cover, relays) is not told here (the module
+        docstring)."""
+        final, tentative = self.final, self.tentative
+        since = self._all_heard_since
+        if since is None or Phase.OVER in (final.phase, tentative.phase):
+            return ()
+        out = final.dropped.keys() | tentative.dropped.keys()
+        if any(q not in out for q in self.silent(now)):
+            return ()
+        held = {h.seat for h in self.held_back()}  # (told as held back: one row a member)
+        blame = max(since, self._phase_since)
+        return tuple(
+            Owing(q, blame, event=awaited)
+            for q, awaited in events_owed(final, tentative).items()
+            if q not in out and q not in held
+        )
 
     def silent(self, now: float) -> frozenset[int]:
-        """None: a spectator times nobody's silence (its members push to it)."""
-        return frozenset()
+        """The members not heard here for ``suspect_after`` (none before the first message
+        fed with a time: a log read has no clock)."""
+        if self._all_heard_since is None and all(h is None for h in self._heard):
+            return frozenset()
+        limit = now - self.suspect_after
+        return frozenset(q for q, h in enumerate(self._heard) if h is None or h <= limit)
 
     def drops_waiting(self) -> tuple[DropPending, ...]:
-        """None told: a spectator's own terms are not a member's (a peer's
-        :meth:`~p2p_nertz.protocol.peer.Peer.drops_waiting`)."""
-        return ()
+        """The drops the held votes decide that are not final here, each with what holds it
+        back (:func:`~p2p_nertz.protocol.finality.drops_waiting` on the spectator's bound: a
+        member's events or word, never a vote of its own), in seat order; none once the game
+        is over."""
+        if Phase.OVER in (self.final.phase, self.tentative.phase):
+            return ()
+        waiting = drops_waiting(self._folds, self._bound, self._finality)
+        return tuple(DropPending(q, on) for q, on in waiting.items())
 
     def held(self) -> int:
         """Events delivered, over every feed."""
         return sum(len(f) for f in self._feeds)
 
     # -- input ---------------------------------------------------------------------------------
-    def feed(self, data: bytes) -> list[Notice]:
-        """Take one message pushed by a member; the final fold's notices it led to.
+    def feed(self, data: bytes, now: float | None = None) -> list[Notice]:
+        """Take one message pushed by a member; the final fold's notices it led to. ``now``:
+        the caller's clock, for the waits (:meth:`owing`); ``None`` (a log read): untimed.
 
         Never raises for anything in ``data``: a bad message is counted in :attr:`rejected`.
         """
+        notices = self._take(data, now)
+        if now is not None:
+            self._timed(now)
+        return notices
+
+    def _timed(self, now: float) -> None:
+        """After an input at ``now``: note when the final phase began, and whether every
+        member still in is heard (as a peer's ``Author.liveness`` and
+        ``Membership.track_silence`` do)."""
+        final = self.final
+        phase = (final.phase, final.round.number)
+        if phase != self._phase:
+            self._phase, self._phase_since = phase, now
+        out = final.dropped.keys() | self.tentative.dropped.keys()
+        if any(q not in out for q in self.silent(now)):
+            self._all_heard_since = None
+        elif self._all_heard_since is None:
+            self._all_heard_since = now
+
+    def _take(self, data: bytes, now: float | None) -> list[Notice]:
         try:
             message = decode_message(
                 data,
@@ -160,6 +230,8 @@ class Spectator:
         if isinstance(body, Want | DeckReveal | DeckWant):
             return []  # (a member's gap request, a turn-up's shares: nothing for a watcher)
         if isinstance(body, Beat):
+            if now is not None:
+                self._heard[seat] = now  # (a beat is pushed by its author alone)
             return self._beat(seat, message, body)
         store = self._store
         held = store.version(seat, message.seq)
@@ -171,6 +243,8 @@ class Spectator:
             self.rejected += 1
             return []
         store.hold(seat, message, body, Source.NETWORK)
+        if now is not None:
+            self._heard[seat] = now  # (a new event of its: it spoke, directly or by relay)
         self._drain()
         return self._advance()
 

@@ -6,7 +6,8 @@ counts as gone for an abandon (:meth:`TableWaits.gone_for`), whether the whole t
 (:meth:`TableWaits.table_gone`, the rule in :mod:`~p2p_nertz.protocol.gone`), and on whom the
 table waits: members held back (their events wait here for events nobody sent,
 :func:`~p2p_nertz.protocol.unmet.held_back`) and members heard that owe what they alone can
-give (:meth:`TableWaits.owing`: since session 39), and the drops the held votes decide that
+give (:meth:`TableWaits.owing`: since session 39; what a phase waits for, :func:`events_owed`,
+is a spectator's too since session 40), and the drops the held votes decide that
 are not final yet, with what holds each back (:meth:`TableWaits.drops_waiting`). Each answer
 reads the parts that own the knowledge (``Membership``'s silence and stall records, the
 feeds, the folds, the phase's timer, the chains' stable time) and decides nothing: this part
@@ -22,7 +23,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.gone import TableGone, heard_lately, table_gone
 from p2p_nertz.protocol.membership import WAITING_PHASES, Stall, heard_now, waits_for
 from p2p_nertz.protocol.phase_waits import Awaited
-from p2p_nertz.protocol.state import Phase
+from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing, held_back
 
 if TYPE_CHECKING:
@@ -32,7 +33,19 @@ if TYPE_CHECKING:
     from p2p_nertz.protocol.envelope import Message
     from p2p_nertz.protocol.player import LocalPlayer
 
-__all__ = ["GoneTimers", "TableWaits"]
+__all__ = ["GoneTimers", "TableWaits", "events_owed"]
+
+
+def events_owed(final: GameState, tentative: GameState) -> dict[int, Awaited]:
+    """The events the ``final`` phase waits for from each member itself (:func:`waits_for`)
+    that the held fold ``tentative`` does not hold, seat -> :class:`Awaited`, in seat order
+    (none outside :data:`WAITING_PHASES`): what a member heard owes of its phase. The one rule
+    of a peer's :meth:`TableWaits.owing` and a spectator's (``Spectator.owing``, since session
+    40); each times the wait on its own clock."""
+    if final.phase not in WAITING_PHASES:
+        return {}
+    owed = {q: Awaited.of(final, q) for q in sorted(waits_for(final))}
+    return {q: awaited for q, awaited in owed.items() if not awaited.held_in(tentative)}
 
 
 class GoneTimers(Protocol):
@@ -129,7 +142,7 @@ class TableWaits:
             return ()
         held = {h.seat for h in self.held_back()}  # (told as held back: one row a member)
         blame = m.blame_from(author.phase_since)
-        waited = waits_for(final) if blame is not None and final.phase in WAITING_PHASES else set()
+        waited = events_owed(final, tentative) if blame is not None else {}
         found = []
         for q in range(m.n):
             if q == m.seat or q in out or q in held or not heard_now(m, q, now):
@@ -139,10 +152,8 @@ class TableWaits:
             if stalled is not None:
                 found.append(stalled)
             if q in waited:
-                awaited = Awaited.of(final, q)
-                if not awaited.held_in(tentative):
-                    assert blame is not None  # (waited is empty otherwise)
-                    found.append(Owing(q, blame, event=awaited))
+                assert blame is not None  # (waited is empty otherwise)
+                found.append(Owing(q, blame, event=waited[q]))
         return tuple(found)
 
     def drops_waiting(self) -> tuple[DropPending, ...]:

@@ -166,11 +166,11 @@ class GameSource(Protocol):
 
     def drops_waiting(self) -> tuple[DropPending, ...]:
         """The drops decided and not final, each with what holds it back (a peer's
-        :meth:`~p2p_nertz.protocol.peer.Peer.drops_waiting`; none for a spectator)."""
+        :meth:`~p2p_nertz.protocol.peer.Peer.drops_waiting`, a spectator's own)."""
 
     def owing(self, now: float) -> tuple[Owing, ...]:
         """The members heard that owe what they alone can give (a peer's
-        :meth:`~p2p_nertz.protocol.peer.Peer.owing`; none for a spectator)."""
+        :meth:`~p2p_nertz.protocol.peer.Peer.owing`; a spectator's: its phase's event)."""
 
 
 @dataclass
