@@ -14,6 +14,7 @@ __all__ = [
     "BOT_CMD_SPEED",
     "BOT_SPEEDS",
     "DROP_AFTER",
+    "LINGER",
     "PLAY_BOT_SPEED",
     "STRATEGY_NAMES",
     "SUSPECT_AFTER",
@@ -67,3 +68,9 @@ default (:class:`p2p_nertz.protocol.peer.PeerConfig`, ``--drop-after``)."""
 BEACON_PORT: Final = 47474
 """The UDP port the lobby's discovery beacons go to unless told otherwise
 (:mod:`p2p_nertz.lobby.beacon`)."""
+
+LINGER: Final = 1.0
+"""Seconds a node keeps answering once it is done, before it closes (``runtime/node.py``): its
+acks of the last events let the others, and its watchers, make their end final (a member of
+two that ends on the other's last event needs nothing more, and acks it only then). The
+simulator plays it out for what a watcher receives (``Simulation.run``'s ``linger``)."""

@@ -15,14 +15,17 @@ import dataclasses
 
 import pytest
 
+from p2p_nertz.defaults import LINGER
 from p2p_nertz.protocol.bodies import ID_PREFIX, EventBody, Join, Leave, encode_body, kind_of
 from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Record, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.spectator import Spectator
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import SimConfig, SimResult, Simulation
+from p2p_nertz.sim import SimConfig, SimResult, Simulation, liar_games
+from p2p_nertz.sim.liars import LIES, Lie
 
 # Soak seeds: 0 a drop at 5 players; 1 a member readmitted; 3 a cheater and two drops; 11 a
 # drop and a readmission; 23 a cheater readmitted then dropped; 26 (see the module docstring).
@@ -135,3 +138,50 @@ def test_a_spectator_lives_with_a_fork_the_others_built_on() -> None:
     assert [m.id for m in spectator.events(0)] == [wire_id(join0), wire_id(ours)]
     assert [m.id for m in spectator.events(1)] == [wire_id(join1)]
     assert spectator.rejected == 1  # seat 0's event 3 follows the version not held
+
+
+# Liar games (``scripts/soak.py --liars``) where one honest member is left at the end: it ends
+# on a liar's last event (its ``result``), needing nobody's word, and acks it only after, while
+# its node lingers (:data:`~p2p_nertz.defaults.LINGER`). Found by watch40's scan (session 40):
+# a simulator stopped at that end fed a watcher no ack, and it stayed at ``result``. At two
+# players (of the soak's 2-5 draw) seeds 11, 39 (nerts_early), 22 (beat_fork), 35
+# (result_scores), 38 (vote_ids); at three with two liars, those lies: seed 2.
+FOUR = (Lie.NERTS_EARLY, Lie.BEAT_FORK, Lie.RESULT_SCORES, Lie.VOTE_IDS)
+ALONE = [
+    pytest.param(11, (2, 5), False, LIES, id="2-nerts_early"),
+    pytest.param(22, (2, 5), False, LIES, id="2-beat_fork"),
+    pytest.param(35, (2, 5), False, LIES, id="2-result_scores"),
+    pytest.param(38, (2, 5), False, LIES, id="2-vote_ids"),
+    pytest.param(39, (2, 5), False, LIES, id="2-nerts_early-b"),
+    pytest.param(2, (3, 3), True, FOUR, id="3-result_scores-nerts_early"),
+]
+
+
+@pytest.mark.parametrize(("seed", "players", "two", "lies"), ALONE)
+def test_a_watcher_ends_with_a_member_left_alone_at_the_end(
+    seed: int, players: tuple[int, int], two: bool, lies: tuple[Lie, ...]
+) -> None:
+    config, liars = liar_games.game(seed, players=players, two=two, lies=lies)
+    sim = liar_games._Simulation(dataclasses.replace(config, record_effects=True), liars)
+    result = sim.run(linger=LINGER)
+    honest = [p for p in result.peers if p is not None and p.seat not in {x.seat for x in liars}]
+    assert result.finished and len(honest) == 1, f"seed {seed}: one honest member, at its end"
+    ending = honest[0].final
+    spectator = Spectator(result.spec)
+    pushed = [
+        (now, effect.data)
+        for now, _, effect in result.effects
+        if isinstance(effect, Record) or (isinstance(effect, Send) and effect.to is None)
+    ]
+    for now, wire in pushed:
+        if now <= result.time:
+            spectator.feed(wire, now)
+    # (What the seed is for: the member's end is final to it, not yet to a watcher.)
+    assert spectator.final.phase is Phase.RESULT
+    for now, wire in pushed:
+        if now > result.time:
+            spectator.feed(wire, now)
+    assert spectator.final.phase is Phase.OVER
+    assert spectator.final.game.result == ending.game.result
+    assert spectator.final.dropped == ending.dropped
+    assert spectator.rejected == 0

@@ -74,6 +74,7 @@ import trio
 import zmq
 
 from p2p_nertz.bots import BotDriver, Pacing, make_strategy
+from p2p_nertz.defaults import LINGER
 from p2p_nertz.errors import NertzError
 from p2p_nertz.logfile.format import Record as LogRecord
 from p2p_nertz.logfile.format import RecordKind
@@ -525,7 +526,7 @@ class PeerNode:
         config: PeerConfig | None = None,
         clock: Clock = trio.current_time,
         on_notice: NoticeCallback | None = None,
-        linger: float = 1.0,
+        linger: float = LINGER,
         grace: float = 10.0,
         ctx: zmq.Context[zmq.Socket[bytes]] | None = None,
         watchers: Sequence[WatcherAddress] = (),

@@ -639,13 +639,21 @@ class Simulation:
         self.result.lost_own.append((seat, lost))
 
     def run(
-        self, until: Callable[[Simulation], bool] | None = None, *, past_over: bool = False
+        self,
+        until: Callable[[Simulation], bool] | None = None,
+        *,
+        past_over: bool = False,
+        linger: float = 0.0,
     ) -> SimResult:
         """Play until every live peer's game is over (or ``until`` says so, or time runs out);
         ``past_over``: only ``until`` or the time ends it (the faults planned after the game's
-        end happen: a copy of a log restored and resumed once the game is over)."""
+        end happen: a copy of a log restored and resumed once the game is over). ``linger``:
+        play on that many seconds past that end, as a node keeps answering once done
+        (:data:`~p2p_nertz.defaults.LINGER`): its acks of the last events, which a member
+        alone at the end needs from nobody, reach the others and a watcher then (session 40).
+        The result's ``time`` and ``finished`` are the end's; ``effects`` hold the linger's."""
         crash_plan = self._start()
-        now = 0.0
+        now, stop = 0.0, None
         while self.queue:
             now, _, kind, seat, data = heapq.heappop(self.queue)
             if now > self.config.max_time:
@@ -653,9 +661,13 @@ class Simulation:
             self._happen(kind, seat, data, now, crash_plan)
             over = not past_over and kind != self.TICK and self._done(now)
             if over or (until is not None and until(self)):
+                stop = now + linger if linger > 0 else None
                 break
         self.result.time = now
         self.result.finished = self._done(now)
+        while stop is not None and self.queue and self.queue[0][0] <= stop:
+            at, _, kind, seat, data = heapq.heappop(self.queue)
+            self._happen(kind, seat, data, at, crash_plan)
         return self.result
 
     def _start(self) -> dict[tuple[int, float], Crash]:
