@@ -95,7 +95,7 @@ def test_a_fork_too_large_to_carry_is_proven_at_every_peer(kind: Kind, forker: i
     reason="open (docs/protocol.md §13): no vote can carry a proof over PROOF_MESSAGE_MAX, and "
     "nobody votes otherwise: the table waits in its deal",
 )
-@pytest.mark.parametrize(("players", "kind"), [(2, Kind.DECK_STAGE), (3, Kind.DECK_SHARES)])
+@pytest.mark.parametrize(("players", "kind"), [(2, Kind.DECK_STAGE), (3, Kind.DECK_STAGE)])
 def test_a_fork_too_large_to_carry_drops_its_member_and_the_game_ends(
     players: int, kind: Kind
 ) -> None:
