@@ -116,7 +116,7 @@ def _not_a_cheat(finding: Finding) -> str:
     if finding.severity is not Severity.ERROR or finding.kind.accuses or finding.seat is None:
         return ""
     who = finding.author if finding.author is not None else f"seat {finding.seat}"
-    if finding.kind in (FindingKind.UNPROVEN_DROP, FindingKind.UNTRACED_FORFEIT):
+    if finding.kind is FindingKind.UNTRACED_FORFEIT:
         return f" ({who} is the one wronged, not accused)"
     return f" (not a cheat of {who}: about the logs)"
 

@@ -396,9 +396,8 @@ def damaged(case: Case) -> tuple[list[tuple[str, bytes]], set[str], set[int]]:
     return logs, damaged_names, owners
 
 
-#: Kinds that name a member wronged, not one blamed: a drop or a forfeit with no cause that
-#: stands (the voters are named in the words, and by their own ``unproven_vote``).
-VICTIM_KINDS = frozenset({K.UNPROVEN_DROP, K.UNTRACED_FORFEIT})
+#: Kinds that name a member wronged, not one blamed: a forfeit with no cause that stands.
+VICTIM_KINDS = frozenset({K.UNTRACED_FORFEIT})
 
 
 def blame(finding: Finding, damaged_names: set[str], owners: set[int]) -> str:

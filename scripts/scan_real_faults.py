@@ -259,7 +259,7 @@ def audit_class(workdir: Path) -> str:
     kinds = {FindingKind(f["kind"]) for f in errors}
     if any(k.accuses for k in kinds):
         return "ACCUSES"
-    if kinds & {FindingKind.UNPROVEN_DROP, FindingKind.UNTRACED_FORFEIT}:
+    if FindingKind.UNTRACED_FORFEIT in kinds:
         return "victim"
     return "log"
 

@@ -40,7 +40,7 @@ from p2p_nertz.protocol.effects import Record
 from p2p_nertz.protocol.envelope import Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
-from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng, derive_seed
 from p2p_nertz.rules import Move, Rules, Table
@@ -80,6 +80,7 @@ class PeerNetwork:
         config: the peers' timers and limits.
         factories: per seat, how to build its peer (a cheating subclass, say).
         strategies: per seat, the bot (default :class:`Greedy`).
+        deal: how the game is dealt (default: commit and reveal).
     """
 
     def __init__(
@@ -94,12 +95,14 @@ class PeerNetwork:
         config: PeerConfig | None = None,
         factories: dict[int, PeerFactory] | None = None,
         strategies: dict[int, Strategy] | None = None,
+        deal: Deal = Deal.COMMIT,
     ) -> None:
         identities = [Identity.generate(derive_seed("peer-network", seed, i)) for i in range(n)]
         self.spec = GameSpec.create(
             [(ident.peer_id, f"p{i}") for i, ident in enumerate(identities)],
             rules or Rules(target=10),
             f"peer-network {seed}".encode(),
+            deal=deal,
         )
         self.n = n
         self.identities = [identities[0]] * n

@@ -209,13 +209,14 @@ def test_audit_evidence_proof_note_that_proves_nothing_is_named(game: Game, prob
 # -- drops and forfeits ----------------------------------------------------------------------------
 def test_audit_evidence_accusations_whose_proofs_prove_nothing_drop_nobody(game: Game) -> None:
     """Two of three vote a member out on proofs that prove nothing: before session 39 the
-    member was dropped on their word (named ``unproven_drop``); the fold now refuses both."""
+    member was dropped on their word (named ``unproven_drop``, a finding gone since session 40:
+    it can no longer fire); the fold now refuses both."""
     logs = game.copy()
     vote(game, logs, 0, TARGET, fork_seq=FORK)
     vote(game, logs, 1, TARGET, fork_seq=FORK)
     report = game.audit(logs)
     assert TARGET not in dict(report.dropped)
-    assert not _only(report, K.UNPROVEN_DROP)
+    assert not _only(report, K.UNTRACED_FORFEIT)
     assert sorted(v.seat for v in _only(report, K.UNPROVEN_VOTE)) == [0, 1]
     # With the proof carried, the same drop stands.
     logs = game.copy()
@@ -224,7 +225,7 @@ def test_audit_evidence_accusations_whose_proofs_prove_nothing_drop_nobody(game:
     vote(game, logs, 1, TARGET, fork_seq=FORK, proof=(second, first))
     report = game.audit(logs)
     assert TARGET in dict(report.dropped)
-    assert not {K.UNPROVEN_DROP, K.UNPROVEN_VOTE} & {v.kind for v in report.violations}
+    assert not {K.UNTRACED_FORFEIT, K.UNPROVEN_VOTE} & {v.kind for v in report.violations}
 
 
 def _accused_mid_round() -> tuple[PeerNetwork, Logs]:
@@ -265,5 +266,4 @@ def test_audit_evidence_an_unproven_accusation_mid_round_drops_nobody() -> None:
     game = Game(net.spec, net.identities, logs, None)  # type: ignore[arg-type]
     report = game.audit(logs)
     assert not _only(report, K.UNTRACED_FORFEIT)
-    assert not _only(report, K.UNPROVEN_DROP)
     assert sorted(v.seat for v in _only(report, K.UNPROVEN_VOTE)) == [0, 1]

@@ -21,12 +21,14 @@ from p2p_nertz.lobby.messages import (
     Bye,
     Hello,
     LobbyMessageError,
+    Seat,
     Start,
     TableView,
     decode,
     encode,
 )
 from p2p_nertz.lobby.state import GuestLobby, HostLobby, LobbyError, Session
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Rules
@@ -125,6 +127,20 @@ def test_lobby_message_round_trips() -> None:
     assert (message.lobby_id, message.sender, message.body) == (LOBBY, BOB.peer_id, body)
 
 
+@pytest.mark.parametrize("deal", list(Deal))
+def test_lobby_hello_and_table_carry_the_game_protocol_version(deal: Deal) -> None:
+    """Each carries the version it was made with (envelope.py's, by default): another is read
+    as it is, for the other side to refuse in words."""
+    for version in (PROTOCOL_VERSION, 4, 255):
+        hello = Hello("Bob", "tcp://127.0.0.1:7000", True, b"", version)
+        assert decode(encode(BOB, LOBBY, hello)).body == hello
+        seat = Seat(ANN.peer_id, "Ann", "tcp://127.0.0.1:7000", True)
+        table = TableView({}, 2, (seat,), deal, version)
+        assert decode(encode(ANN, LOBBY, table)).body == table
+    assert Hello("Bob", "tcp://127.0.0.1:7000", True).version == PROTOCOL_VERSION
+    assert host().view().version == PROTOCOL_VERSION
+
+
 @pytest.mark.parametrize(
     ("data", "reason"),
     [
@@ -145,6 +161,9 @@ def test_lobby_message_with_a_flipped_bit_is_refused() -> None:
         decode(bytes(data))
 
 
+V = PROTOCOL_VERSION
+
+
 def _signed(identity: Identity, fields: list[object]) -> bytes:
     payload: bytes = msgpack.packb(fields, use_bin_type=True)
     return payload + identity.sign(b"p2p-nertz/v1/lobby\0" + payload)
@@ -157,14 +176,54 @@ def _signed(identity: Identity, fields: list[object]) -> bytes:
         ([2, "hello", LOBBY, None, ["Bob", "tcp://127.0.0.1:7000", True, b""]], "version 2"),
         ([3, "hello", LOBBY, None, b"x", ["Bob", "tcp://127.0.0.1:7000", True, b""]], "challenge"),
         ([3, "shout", LOBBY, None, b"", []], "'shout'"),
-        ([3, "hello", LOBBY, None, b"", ["", "tcp://127.0.0.1:7000", True, b""]], "name"),
-        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://0.0.0.0:7000", True, b""]], "endpoint"),
-        ([3, "hello", LOBBY, None, b"", ["Bob", "ipc:///tmp/x", True, b""]], "endpoint"),
-        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:0", True, b""]], "endpoint"),
-        ([3, "hello", b"short", None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b""]], "32 bytes"),
-        ([3, "table", LOBBY, None, b"", [{}, 9, []]], "seats"),
+        ([3, "hello", LOBBY, None, b"", ["", "tcp://127.0.0.1:7000", True, b"", V]], "name"),
+        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://0.0.0.0:7000", True, b"", V]], "endpoint"),
+        ([3, "hello", LOBBY, None, b"", ["Bob", "ipc:///tmp/x", True, b"", V]], "endpoint"),
+        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:0", True, b"", V]], "endpoint"),
+        (
+            [3, "hello", b"short", None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"", V]],
+            "32 bytes",
+        ),
+        ([3, "table", LOBBY, None, b"", [{}, 9, [], V]], "seats"),
         ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True]], "bad 'hello'"),
-        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"x"]], "digest"),
+        ([3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"x", V]], "digest"),
+        # The game protocol version (session 40): missing, or not a version.
+        (
+            [3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b""]],
+            "no protocol version",
+        ),
+        (
+            [3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"", "5"]],
+            "protocol version is",
+        ),
+        (
+            [3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"", True]],
+            "protocol version is",
+        ),
+        (
+            [3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"", None]],
+            "protocol version is",
+        ),
+        (
+            [3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"", 0]],
+            "protocol version is",
+        ),
+        (
+            [3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"", 256]],
+            "protocol version is",
+        ),
+        (
+            [3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"", -5]],
+            "protocol version is",
+        ),
+        (
+            [3, "hello", LOBBY, None, b"", ["Bob", "tcp://127.0.0.1:7000", True, b"", V, V]],
+            "bad 'hello'",
+        ),
+        ([3, "table", LOBBY, None, b"", [{}, 2, []]], "no protocol version"),
+        ([3, "table", LOBBY, None, b"", [{}, 2, [], {"deal": "shuffle"}]], "no protocol version"),
+        ([3, "table", LOBBY, None, b"", [{}, 2, [], 2.5]], "protocol version is"),
+        ([3, "table", LOBBY, None, b"", [{}, 2, [], b"\x05"]], "protocol version is"),
     ],
 )
 def test_lobby_bad_fields_are_refused(fields: list[object], reason: str) -> None:
@@ -285,6 +344,55 @@ def test_lobby_full_table_refuses_another_guest() -> None:
     with pytest.raises(LobbyError, match="full"):
         deliver(table, guest(CAT, "Cat", 7002))
     assert len(table.seats) == 2
+
+
+@pytest.mark.parametrize("other", [PROTOCOL_VERSION - 1, PROTOCOL_VERSION + 1])
+def test_lobby_host_seats_no_guest_of_another_protocol_version(other: int) -> None:
+    """The host refuses the guest in words that name both versions, tells its person once
+    (not at each of the guest's hellos), and its table is as it was: a guest of its own
+    version sits after."""
+    table = host()
+    bob = GuestLobby(BOB, "bot2", "tcp://127.0.0.1:7001", stay_ready=True, version=other)
+    for _ in range(3):
+        with pytest.raises(LobbyError) as refused:
+            deliver(table, bob)
+        assert str(refused.value) == (
+            f"the host refused us: this table speaks protocol version {PROTOCOL_VERSION}; "
+            f"bot2 speaks {other}"
+        )
+    assert [s.name for s in table.seats] == ["Ann"]
+    assert table.log == [
+        f"bot2 ({BOB.fingerprint}) speaks protocol version {other}; this nertz speaks "
+        f"{PROTOCOL_VERSION}: not seated"
+    ]
+    assert bob.table is None and bob.accepted is None
+    deliver(table, guest(CAT, "Cat", 7002))
+    assert [s.name for s in table.seats] == ["Ann", "Cat"]
+
+
+@pytest.mark.parametrize("other", [PROTOCOL_VERSION - 1, PROTOCOL_VERSION + 1])
+def test_lobby_guest_sits_at_no_table_of_another_protocol_version(other: int) -> None:
+    """A host of another version (one that seats anybody: not this nertz) shows its table:
+    the guest leaves in one line naming both, and says ready for no table."""
+    table = HostLobby(
+        ANN, "Ann", "tcp://127.0.0.1:7000", Rules(), lobby_id=LOBBY, capacity=2, version=other
+    )
+    bob = guest(BOB, "Bob", 7001)
+    seated = table.receive(
+        encode(BOB, LOBBY, Hello("Bob", "tcp://127.0.0.1:7001", True, b"", other), CHALLENGE),
+        0.0,
+        sender=BOB.peer_id,
+        challenge=CHALLENGE,
+    )
+    (shown,) = [out.data for out in seated]
+    with pytest.raises(LobbyError) as left:
+        bob.receive(shown)
+    assert str(left.value) == (
+        f"Ann speaks protocol version {other}; this nertz speaks {PROTOCOL_VERSION}: not joined"
+    )
+    assert bob.table is None and bob.accepted is None
+    said = decode(bob.hello()).body
+    assert isinstance(said, Hello) and said.table == b""  # (ready for no table)
 
 
 def test_lobby_refuses_a_taken_endpoint() -> None:

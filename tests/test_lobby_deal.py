@@ -20,6 +20,7 @@ from p2p_nertz.lobby.messages import (
     table_digest,
 )
 from p2p_nertz.lobby.state import GuestLobby, HostLobby, Session, StartRefusedError
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Rules
@@ -45,10 +46,10 @@ def _signed_table(body: list[Any]) -> bytes:
     return payload + ANN.sign(b"p2p-nertz/v1/lobby\0" + payload)
 
 
-def test_a_commit_table_keeps_its_three_fields_and_its_digest() -> None:
+def test_a_commit_table_keeps_its_four_fields_and_its_digest() -> None:
     view = TableView({"draw": 1}, 4, SEATS)
     assert view.deal is Deal.COMMIT
-    assert len(_body(encode(ANN, LOBBY, view))) == 3
+    assert len(_body(encode(ANN, LOBBY, view))) == 4  # (the fourth: the version, session 40)
     # The digest of the form before the deal existed, spelt out (docs/lobby.md §3).
     seats = [[bytes(s.peer_id), s.name, s.endpoint] for s in SEATS]
     old = msgpack.packb([LOBBY, [["draw", 1]], 4, seats], use_bin_type=True)
@@ -58,7 +59,7 @@ def test_a_commit_table_keeps_its_three_fields_and_its_digest() -> None:
 def test_a_shuffle_table_round_trips_with_its_deal_and_another_digest() -> None:
     view = TableView({"draw": 1}, 4, SEATS, Deal.SHUFFLE)
     data = encode(ANN, LOBBY, view)
-    assert _body(data)[3] == {"deal": "shuffle"}
+    assert _body(data)[3:] == [PROTOCOL_VERSION, {"deal": "shuffle"}]
     assert decode(data).body == view
     assert table_digest(LOBBY, view) != table_digest(LOBBY, TableView({"draw": 1}, 4, SEATS))
 
@@ -77,7 +78,7 @@ def test_a_shuffle_table_round_trips_with_its_deal_and_another_digest() -> None:
 def test_a_table_with_unknown_options_is_refused(options: list[Any]) -> None:
     seats = [[s.peer_id, s.name, s.endpoint, s.ready] for s in SEATS]
     with pytest.raises(LobbyMessageError, match="unknown table options"):
-        decode(_signed_table([{}, 4, seats, *options]))
+        decode(_signed_table([{}, 4, seats, PROTOCOL_VERSION, *options]))
 
 
 def _host(deal: Deal) -> HostLobby:

@@ -3,9 +3,9 @@
 An accusation must be proven by the logs (docs/audit.md, "Evidence"). While reading, the pass
 collects what proves cheating: two versions of one event and a logged beat an event
 contradicts (:class:`~p2p_nertz.audit.delivery.Delivery` sees them), and ``proof`` notes,
-verified here by :func:`~p2p_nertz.protocol.evidence.check_proof`; and what needs proof: votes
-on proof of cheating (delivered), drops on them, forfeits and their causes (folded). At the end
-of the pass, :meth:`Evidence.check` matches them.
+verified here by :func:`~p2p_nertz.protocol.evidence.check_proof`, and the proofs the votes on
+proof carry; and what needs a cause: forfeits (folded). At the end of the pass,
+:meth:`Evidence.check` names each proof note's cheat and traces each forfeit to its cause.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.delivery import Delivery
 from p2p_nertz.audit.findings import Finding, FindingKind
-from p2p_nertz.audit.fold import Fold, out_unproven
+from p2p_nertz.audit.fold import Fold
 from p2p_nertz.audit.logs import Log
 from p2p_nertz.logfile.format import Record
-from p2p_nertz.protocol.bodies import Drop, DropReason
+from p2p_nertz.protocol.bodies import Drop
 from p2p_nertz.protocol.evidence import (
     InvalidProofError,
     Proof,
@@ -103,56 +103,18 @@ class Evidence:
         return check_pair(*body.proof, game_id=self.game_id, roster=self.peer_ids, seats=self.seats)
 
     def check(self, delivery: Delivery, fold: Fold) -> None:
-        """Every vote and drop on proof of cheating backed by proof in the logs, every proof
-        note's cheat named, every forfeit traced to a cause (docs/audit.md)."""
+        """Every proof note's cheat named, every forfeit traced to a cause (docs/audit.md).
+
+        (A vote or drop on proof needs no check here: every vote on proof a fold counts
+        carries a proof that verifies, and one that does not is refused by the fold and named
+        ``unproven_vote`` (state._refuse_vote, session 39); logs of versions 1-4, whose votes
+        carried none, are refused at their first record. Session 40 removed the checks that
+        could no longer fire, and their finding ``unproven_drop``.)"""
         if not (self.proofs or delivery.accusations or fold.forfeits):
             return  # the usual game: nothing to back
-        proven = self.cheats(delivery)
+        self.cheats(delivery)  # (first: it adds to the versions the kept one of a fork)
         self._name_notes(delivery.versions)
-        names = self.names
-        found = self.found
-        for vote in delivery.accusations:
-            body = vote.body
-            assert isinstance(body, Drop)
-            target, fork = body.seat, body.fork_seq
-            if any(lo <= fork <= hi for lo, hi in proven.get(target, ())):
-                continue
-            if self._carried(body) is None:
-                continue  # (the fold refuses it and names it: unproven_vote, session 39)
-            found.add(
-                Finding(
-                    FindingKind.UNPROVEN_VOTE,
-                    f"a vote to drop {names[target]} for cheating at its event {fork}, which "
-                    "no log proves",
-                    expected=f"proof of {names[target]}'s event {fork}: two signed versions, "
-                    "or a beat it contradicts, in the events or a proof note",
-                    found="none",
-                    **found.about(vote),
-                )
-            )
-        state = fold.state
-        for target in sorted(state.dropped):
-            voters = [
-                names[voter]
-                for voter, v in state.votes.get(target, ())
-                if v.reason is DropReason.EQUIVOCATION
-            ]
-            if not voters or target in state.left or target in proven:
-                continue
-            if out_unproven(state.roster, target):
-                continue  # (out by a majority all the same: the unproven votes are named)
-            found.add(
-                Finding(
-                    FindingKind.UNPROVEN_DROP,
-                    f"dropped on proof of cheating by the votes of {', '.join(voters)}, and no "
-                    "log holds proof of any cheating of it",
-                    expected="two signed versions of one of its events, or a beat it "
-                    "contradicts, in the events or a proof note",
-                    found="none",
-                    **found.who(target),
-                )
-            )
-        self._trace_forfeits(fold, proven)
+        self._trace_forfeits(fold)
 
     def name_flaps(self, fold: Fold) -> None:
         """Name every member the fold found at a flap fault (:mod:`p2p_nertz.protocol.flaps`):
@@ -213,21 +175,17 @@ class Evidence:
                     ),
                 )
 
-    def _trace_forfeits(self, fold: Fold, proven: dict[int, list[tuple[int, int]]]) -> None:
-        """Every forfeit scored has a cause that stands."""
+    def _trace_forfeits(self, fold: Fold) -> None:
+        """Every forfeit scored has a cause (a drop on proof among them: its proof is the
+        vote's own, checked by the fold)."""
         for number, seat in fold.forfeits:
             causes = fold.causes.get((number, seat), [])
-            if any(c != "dropped_on_proof" or seat in proven for c in causes):
+            if causes:
                 continue
-            why = (
-                "its only cause is a drop on proof of cheating that no log proves"
-                if causes
-                else "the logs hold no cause for it"
-            )
             self.found.add(
                 Finding(
                     FindingKind.UNTRACED_FORFEIT,
-                    f"forfeits round {number}, and {why}",
+                    f"forfeits round {number}, and the logs hold no cause for it",
                     expected="a reveal that does not match its commit, a lie in its replay, "
                     "a fault of its shuffle, a leave or a drop that stands",
                     found=", ".join(causes) or "none",

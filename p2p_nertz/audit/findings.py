@@ -139,8 +139,6 @@ class FindingKind(enum.StrEnum):
     UNPROVEN_VOTE = "unproven_vote"
     """A vote to drop a member for equivocation (or a lie about time) that no log proves:
     neither two signed versions of the event it names nor a proof note."""
-    UNPROVEN_DROP = "unproven_drop"
-    """A member dropped on proof of cheating with no proof of any cheating of it in the logs."""
     UNTRACED_FORFEIT = "untraced_forfeit"
     """A seat forfeits a round and the logs hold no cause for it that stands (a reveal that
     does not match its commit, a lie in the replay, a leave or a drop that is not an unproven
@@ -215,7 +213,6 @@ _NOT_ACCUSING = frozenset(
         FindingKind.INCOMPLETE,
         FindingKind.SAME_MEMBER,
         # a member wronged
-        FindingKind.UNPROVEN_DROP,
         FindingKind.UNTRACED_FORFEIT,
     }
 )

@@ -41,7 +41,7 @@ from p2p_nertz.protocol.causal import CausalPast
 from p2p_nertz.protocol.envelope import KIND_NERTS, Kind
 from p2p_nertz.protocol.finality import rejoined, released
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.roster import Cap, Roster
+from p2p_nertz.protocol.roster import Cap
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.protocol.state import (
     Event,
@@ -436,7 +436,7 @@ class Fold:
 
     def _drop_cause(self, event: Event, notice: MemberDropped) -> str:
         """Why a member was removed, as a forfeit's cause: ``left``, ``abandoned``,
-        ``dropped``, or ``dropped_on_proof`` (which stands only if the logs hold proof)."""
+        ``dropped``, or ``dropped_on_proof`` (its proof the votes' own, checked when folded)."""
         if notice.left:
             return "left"
         body = event.body
@@ -444,7 +444,7 @@ class Fold:
             return "abandoned"
         votes = self.state.votes.get(notice.seat, ())
         if any(v.reason is DropReason.EQUIVOCATION for _, v in votes):
-            return "dropped" if out_unproven(self.state.roster, notice.seat) else "dropped_on_proof"
+            return "dropped_on_proof"
         return "dropped"
 
     def _refused(
@@ -702,23 +702,3 @@ def _withdrawn_vote(event: Event, violation: Violation) -> bool:
         event.seat,
         event.seq,
     )
-
-
-def out_unproven(roster: Roster, seat: int) -> bool:
-    """Whether ``seat``'s drop on proof stands without the proof its votes claim: its voters
-    in when it dropped are a strict majority of the roster then (DESIGN.md §6), and its votes
-    on proof alone are not, so the drop rests on a vote for another reason too (silence,
-    withholding), as a drop for silence by a majority does. The votes no log proves are then
-    their voters' lie (``unproven_vote``), not the member's fault (session 38: a liar's vote
-    on a made-up proof against a member crashed for good, beside an honest vote for silence,
-    named the crashed member ``unproven_drop`` and its forfeit ``untraced_forfeit``). Where
-    the votes on proof alone make the majority, the drop is theirs, and the member is named
-    wronged (``tests/test_audit_evidence.py``: two of three accusing a member heard)."""
-    at = roster.drop_at.get(seat)
-    if at is None:
-        return False
-    before = {q for q, t in roster.drop_at.items() if t < at and q != seat}
-    ballots = [(voter, v) for voter, v in roster.votes.get(seat, ()) if voter not in before]
-    majority = (roster.seats - len(before)) // 2 + 1
-    on_proof = sum(1 for _, v in ballots if v.reason is DropReason.EQUIVOCATION)
-    return len(ballots) >= majority > on_proof

@@ -17,14 +17,15 @@ carries, so a message captured on one connection and replayed on another is refu
 =========  ============  ====================================================================
 kind       direction     body
 =========  ============  ====================================================================
-``hello``  guest → host  ``[name, endpoint, ready, table]``: "seat me; my game endpoint; am I
-                         ready, and for which table" (``table``: the :func:`table_digest` of
-                         the table the guest said ready for, or empty; sent again every
-                         second: a keep-alive, and how ``ready`` changes)
-``table``  host → guest  ``[rules, capacity, [[key, name, endpoint, ready], ...]]``: the
-                         table as it is now, host first, then guests in the order they came;
-                         a fourth field, ``{"deal": "shuffle"}``, when the game's deal is not
-                         the default (``commit``; docs/lobby.md §3)
+``hello``  guest → host  ``[name, endpoint, ready, table, version]``: "seat me; my game
+                         endpoint; am I ready, and for which table; the game protocol I
+                         speak" (``table``: the :func:`table_digest` of the table the guest
+                         said ready for, or empty; sent again every second: a keep-alive,
+                         and how ``ready`` changes)
+``table``  host → guest  ``[rules, capacity, [[key, name, endpoint, ready], ...], version]``:
+                         the table as it is now, host first, then guests in the order they
+                         came; a fifth field, ``{"deal": "shuffle"}``, when the game's deal
+                         is not the default (``commit``; docs/lobby.md §3)
 ``start``  host → guest  ``[spec, {key: endpoint}]``: the :class:`GameSpec` wire bytes and
                          every member's game endpoint; the game begins
 ``bye``    either        ``[reason]``: leaving the lobby (a guest), or closing it (the host)
@@ -41,9 +42,18 @@ ready given for one roster is never counted for another (docs/lobby.md §4-5). V
 (session 23) added ``challenge``.
 
 The deal (:class:`~p2p_nertz.protocol.spec.Deal`) came later, without a new version: a table of
-the default deal is the three fields it always was (the same bytes, the same digest), and one
-dealt by shuffle adds its options as a fourth, as the game spec does; a guest that does not know
-the fourth field refuses that table rather than take it for a commit game.
+the default deal is the fields it always was (the same digest), and one dealt by shuffle adds
+its options as a last field, as the game spec does; a guest that does not know that field
+refuses that table rather than take it for a commit game.
+
+``version`` in ``hello`` and ``table`` (session 40) is the *game's* protocol version this
+nertz speaks (:data:`~p2p_nertz.protocol.envelope.PROTOCOL_VERSION`, its one home; a shuffle
+game speaks the version after it, ``SHARES_VERSION``): the host seats no guest of another
+version and a guest leaves a table of another, each saying so in one line ("bot2 speaks
+protocol version 4; this nertz speaks 5"), so mixed builds part before the game rather than
+at its first message. A message without it (a nertz before session 40), or with one that is
+not a version, is refused as malformed. It is not in the :func:`table_digest`: a table of
+another version is never said ready for.
 """
 
 from __future__ import annotations
@@ -57,6 +67,7 @@ from typing import Any, Final
 import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import RemoteProtocolError
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION
 from p2p_nertz.protocol.identity import (
     SIGNATURE_SIZE,
     Identity,
@@ -163,6 +174,8 @@ class Hello:
     ready: bool
     table: bytes = b""
     """The :func:`table_digest` of the table ``ready`` is given for (empty: none yet)."""
+    version: int = PROTOCOL_VERSION
+    """The game protocol version the guest speaks (the host seats only its own)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,12 +197,28 @@ class TableView:
     capacity: int
     seats: tuple[Seat, ...]
     deal: Deal = Deal.COMMIT
+    version: int = PROTOCOL_VERSION
+    """The game protocol version the host speaks (a guest sits only at its own)."""
 
 
 def _options(deal: Deal) -> list[dict[str, str]]:
     """A table's options as they follow its fields: none for the default deal (the bytes and
     digest a table always had), else ``[{"deal": value}]`` (as GameSpec.to_wire's)."""
     return [] if deal is Deal.COMMIT else [{"deal": deal.value}]
+
+
+MAX_VERSION: Final = 255
+"""The largest game protocol version a lobby message may name (the envelope's is one byte)."""
+
+
+def _version(value: object) -> int:
+    """``value`` if it is a game protocol version (an integer 1 to :data:`MAX_VERSION`)."""
+    if type(value) is not int or not 1 <= value <= MAX_VERSION:
+        raise ValueError(f"a protocol version is an integer 1 to {MAX_VERSION}, not {shown(value)}")
+    return value
+
+
+_NO_VERSION: Final = "it carries no protocol version (a nertz before session 40)"
 
 
 def _parse_options(options: list[Any]) -> Deal:
@@ -290,11 +319,11 @@ class LobbyMessage:
 
 def _body_fields(body: Body) -> list[Any]:
     match body:
-        case Hello(name, endpoint, ready, table):
-            return [name, endpoint, ready, table]
-        case TableView(rules, capacity, seats, deal):
+        case Hello(name, endpoint, ready, table, version):
+            return [name, endpoint, ready, table, version]
+        case TableView(rules, capacity, seats, deal, version):
             seat_fields = [[s.peer_id, s.name, s.endpoint, s.ready] for s in seats]
-            return [rules, capacity, seat_fields, *_options(deal)]
+            return [rules, capacity, seat_fields, version, *_options(deal)]
         case Start(spec, endpoints):
             return [spec, {bytes(k): v for k, v in sorted(endpoints.items())}]
         case Bye(reason) | Refuse(reason):
@@ -331,12 +360,17 @@ def _key(value: object, whose: str = "a seat's") -> PeerId:
 
 def _parse_body(kind: _Kind, fields: list[Any]) -> Body:
     match kind, fields:
-        case _Kind.HELLO, [name, str() as endpoint, bool() as ready, bytes() as table]:
+        case _Kind.HELLO, [name, str() as endpoint, bool() as ready, bytes() as table, version]:
             if len(table) not in (0, DIGEST_SIZE):
                 raise ValueError(f"a table digest is {DIGEST_SIZE} bytes or none")
-            return Hello(_name(name), check_endpoint(endpoint), ready, table)
-        case _Kind.TABLE, [dict() as rules, int() as capacity, list() as seats, *options]:
-            deal = _parse_options(options)
+            return Hello(_name(name), check_endpoint(endpoint), ready, table, _version(version))
+        case _Kind.HELLO, [_, _, _, _]:
+            raise ValueError(_NO_VERSION)
+        case _Kind.TABLE, [dict() as rules, int() as capacity, list() as seats, *rest]:
+            if not rest or isinstance(rest[0], dict):
+                raise ValueError(_NO_VERSION)
+            version = _version(rest[0])
+            deal = _parse_options(rest[1:])
             if not 1 <= capacity <= 8 or not 1 <= len(seats) <= capacity:
                 raise ValueError(f"{len(seats)} seats at a table for {capacity}")
             parsed = []
@@ -348,7 +382,7 @@ def _parse_body(kind: _Kind, fields: list[Any]) -> Body:
                         raise ValueError(f"not a seat: {shown(seat)}")
             if len({s.peer_id for s in parsed}) != len(parsed):
                 raise ValueError("a key is seated twice")
-            return TableView(rules, capacity, tuple(parsed), deal)
+            return TableView(rules, capacity, tuple(parsed), deal, version)
         case _Kind.START, [bytes() as spec, dict() as endpoints]:
             book = {_key(k): check_endpoint(v) for k, v in endpoints.items() if isinstance(v, str)}
             if len(book) != len(endpoints):

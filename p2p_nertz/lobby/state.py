@@ -23,7 +23,10 @@ Trusting nobody (docs/lobby.md §6):
 * the host may make its table invite-only (a list of fingerprints), may remove a seat (the
   key is then refused for the rest of this lobby), and takes at most a few messages a second
   from each key and from all the keys not seated together (:class:`TokenBuckets`), before it
-  checks a signature.
+  checks a signature;
+* the host seats no guest that speaks another game protocol version than its own, and a guest
+  sits at no table of another (each message carries it: :mod:`p2p_nertz.lobby.messages`), each
+  side saying so in one line, before any game is made (session 40).
 
 Both machines take bytes and the time and return what to send; neither touches a socket, so
 they are tested without any (and the runtime in :mod:`p2p_nertz.runtime.lobby` is thin).
@@ -55,6 +58,7 @@ from p2p_nertz.lobby.messages import (
     encode,
     table_digest,
 )
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.listening import Listening, heard_at, silence_vote_at
 from p2p_nertz.protocol.spec import Deal, GameSpec
@@ -195,6 +199,8 @@ class HostLobby:
         invited: if given, the table is invite-only: only these fingerprints (see
             :func:`parse_invite`) are seated; anybody else is refused with a reason.
         deal: how the game will be dealt (shown with the rules; docs/lobby.md §3).
+        version: the game protocol version this host speaks (a guest of another is not
+            seated); another than this build's only in tests.
 
     Raises:
         ValueError: a bad endpoint, id, capacity or invite.
@@ -212,6 +218,7 @@ class HostLobby:
         guest_timeout: float = GUEST_TIMEOUT,
         invited: Iterable[str] | None = None,
         deal: Deal = Deal.COMMIT,
+        version: int = PROTOCOL_VERSION,
     ) -> None:
         if len(lobby_id) != 32 or lobby_id == ANY_LOBBY:
             raise ValueError("a lobby id is 32 bytes, not all zero")
@@ -221,6 +228,8 @@ class HostLobby:
         self.lobby_id = lobby_id
         self.rules = rules
         self.deal = Deal(deal)
+        self.version = version
+        self._told_version: set[PeerId] = set()  # (one line each in the log, not one a second)
         self.capacity = capacity
         self.guest_timeout = guest_timeout
         self._host = Seat(identity.peer_id, name, check_endpoint(endpoint), True)
@@ -261,7 +270,9 @@ class HostLobby:
 
     def _unready_view(self) -> TableView:
         guests = (Seat(p, h.name, h.endpoint, False) for p, h in self._guests.items())
-        return TableView(self.rules.to_dict(), self.capacity, (self._host, *guests), self.deal)
+        return TableView(
+            self.rules.to_dict(), self.capacity, (self._host, *guests), self.deal, self.version
+        )
 
     def digest(self) -> bytes:
         """The :func:`table_digest` of the table now: what a guest's ``ready`` must name."""
@@ -269,7 +280,7 @@ class HostLobby:
 
     def view(self) -> TableView:
         """The table as guests see it."""
-        return TableView(self.rules.to_dict(), self.capacity, self.seats, self.deal)
+        return TableView(self.rules.to_dict(), self.capacity, self.seats, self.deal, self.version)
 
     def beacon(self, port: int) -> Beacon:
         """The beacon announcing this table's lobby on TCP ``port``."""
@@ -378,6 +389,15 @@ class HostLobby:
             return [self._refuse(who, "started", "the game has started")]
         if self.closed:
             return [self._refuse(who, "closed", "the lobby is closed")]
+        if body.version != self.version:
+            if who not in self._told_version:  # (the person hosting is told once)
+                self._told_version.add(who)
+                self.log.append(
+                    f"{body.name} ({fingerprint(who)}) speaks protocol version {body.version}; "
+                    f"this nertz speaks {self.version}: not seated"
+                )
+            reason = f"this table speaks protocol version {self.version}; {body.name} speaks "
+            return [self._refuse(who, "other version", f"{reason}{body.version}")]
         if who in self.removed:
             return [self._refuse(who, "removed", "the host removed you from this table")]
         if self.invited is not None and fingerprint(who) not in self.invited:
@@ -522,6 +542,8 @@ class GuestLobby:
         stay_ready: stay ready when the players at the table change (a bot, or ``nertz
             join``: nobody could say it again); such a guest takes only the rules it was first
             shown, and leaves if the host shows others.
+        version: the game protocol version this guest speaks (it leaves a table of another);
+            another than this build's only in tests.
     """
 
     def __init__(
@@ -534,8 +556,10 @@ class GuestLobby:
         lobby_id: bytes = ANY_LOBBY,
         ready: bool = True,
         stay_ready: bool = False,
+        version: int = PROTOCOL_VERSION,
     ) -> None:
         self.identity = identity
+        self.version = version
         self.name = name
         self.endpoint = check_endpoint(endpoint)
         self.host = host
@@ -573,7 +597,7 @@ class GuestLobby:
             self._ready_for.clear()
             for_table = b""
         self._said = (self.ready, for_table)
-        body = Hello(self.name, self.endpoint, self.ready, for_table)
+        body = Hello(self.name, self.endpoint, self.ready, for_table, self.version)
         return encode(self.identity, self.lobby_id, body, self.challenge)
 
     def hello_due(self) -> bool:
@@ -597,7 +621,8 @@ class GuestLobby:
                 or changed the rules of a guest that stays ready (we join nothing).
             LobbyError: the host refused us or closed the lobby, or speaks another version
                 of the lobby's messages (it can say nothing we read: we stop at once rather
-                than wait for its silence to time out).
+                than wait for its silence to time out), or shows a table of another game
+                protocol version (we could play no game of it).
         """
         try:
             message = decode(data)
@@ -618,6 +643,11 @@ class GuestLobby:
         body = message.body
         match body:
             case TableView():
+                if body.version != self.version:
+                    raise LobbyError(
+                        f"{body.seats[0].name} speaks protocol version {body.version}; "
+                        f"this nertz speaks {self.version}: not joined"
+                    )
                 if self.session is None:
                     self._shown(body)
                     return body

@@ -38,7 +38,6 @@ from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Send, Suspected
-from p2p_nertz.protocol.envelope import SHARES_VERSION
 from p2p_nertz.protocol.feeds import Source
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.membership import WAITING_PHASES, recovered_withdrawals
@@ -249,7 +248,7 @@ class Author:
         # A shuffle game's shares are owed from the tentative fold too (docs/shuffle.md §10.4:
         # a turn-up costs one round trip, not a finality); a commit game never refolds here.
         tentative = self.chains.folds.tentative if final.round.deck is not None else None
-        if tentative is not None and self.outbox.version >= SHARES_VERSION:
+        if tentative is not None:
             # Our shares of a move's turn-up: beats alone, before anything we sign (§10.14).
             for beat in duties.reveals(final, tentative):
                 self.chains.shares.send(self.outbox, self.chains.folds, beat)

@@ -45,7 +45,7 @@ from p2p_nertz.protocol.bodies import (
     Reveal,
     RevealWhat,
 )
-from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind, Message
+from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.local import abandoned_by
 from p2p_nertz.protocol.shuffle import DEALT, MAX_SHARES_EVENT, SHARING, DeckRound
 from p2p_nertz.protocol.shuffle_owed import owed_kept
@@ -320,7 +320,6 @@ class Duties:
         beat alone (docs/shuffle.md §10.14): with ``beats``, those
         are what is listed instead."""
         me = deck.member(self.seat)
-        beat = self.spec.wire_version >= SHARES_VERSION
         shared, face_up = self.shared, deck.face_up
         owing = owed_kept(deck, self.seat)  # (the round's own tuple: never changed)
         # Kept until what it reads changes (``shared`` only grows; a complaint or its answer
@@ -342,7 +341,7 @@ class Duties:
         for w in owing:
             of, d, p = w
             if of == me:
-                if beats != (beat and (d, p) not in face_up) or (n, of, d, p) in shared:
+                if beats != ((d, p) not in face_up) or (n, of, d, p) in shared:
                     continue
             elif beats or (n, of, d, p) in shared or not self._holds(deck, n, me, of):
                 continue

@@ -32,7 +32,7 @@ from p2p_nertz.deck.shares import Share
 from p2p_nertz.deck.wire import DeckShares
 from p2p_nertz.protocol.bodies import DeckEvent, DeckReveal, EventBody
 from p2p_nertz.protocol.effects import Reserve, Send
-from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind
+from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.outbox import Outbox
 from p2p_nertz.protocol.rounds import RoundState
@@ -118,9 +118,7 @@ class PeerShares:
         event's record). Partials for a member dropped stay in the feed alone (a receiver
         that does not hold the drop would not take them)."""
         if not isinstance(body, DeckEvent) or not isinstance(body.message, DeckShares):
-            return
-        if outbox.version < SHARES_VERSION:
-            return  # (a commit game: no shares)
+            return  # (and so in a commit game, which has no deck events)
         message = body.message
         own = tuple(s for s in message.shares if s.of_seat == s.seat == message.seat)
         if own:
