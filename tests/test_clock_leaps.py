@@ -16,13 +16,20 @@ seat 1's steps (its clock nearly 2^33 ahead), the other has not.
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from peer_helpers import PeerNetwork, beat_of, forge, snapshot
 
+from p2p_nertz.audit import FindingKind
 from p2p_nertz.protocol.bodies import Join
 from p2p_nertz.protocol.envelope import EnvelopeCache, Kind, decode_message
 from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.outbox import BEAT_LEAD, Outbox
 from p2p_nertz.protocol.peer import Peer, Rejected
+from p2p_nertz.sim.liar_games import game as liar_game
+from p2p_nertz.sim.liar_games import simulate as liar_simulate
+from p2p_nertz.sim.liars import Lie
 
 RECEIVER, STEPPER, OTHER = 0, 1, 2
 
@@ -124,3 +131,28 @@ def test_clock_leaps_an_event_we_do_not_name_moves_our_clock_only_as_a_beat_does
     assert (outbox.clock, outbox.events_top) == (40 + outbox.lead, 40)
     outbox.take_event(far)  # (named: readmitted, our vote withdrawn, ours naming it)
     assert (outbox.clock, outbox.events_top) == (far, far)
+
+
+@pytest.mark.parametrize(("seed", "players"), [(9, 2), (8, 3)])
+def test_clock_leaps_the_audit_refuses_the_leap_every_peer_refused(seed: int, players: int) -> None:
+    # A real game of the lie fuzzer (``soak.py --liars --lie lamport_leap``, seeds 9 at two
+    # players, 8 at three): the liar's event leaping past what it names is refused by every
+    # honest peer, which never delivers it nor what follows it in the liar's feed. The audit
+    # of every log names that very event (until session 40 it folded it and named nothing:
+    # the peers' verdict, not the audit's) and counts nothing of the liar's feed from it on.
+    config, liars = liar_game(seed, players=(players, players), lies=(Lie.LAMPORT_LEAP,))
+    run = liar_simulate(dataclasses.replace(config, record_effects=True), liars)
+    result, liar = run.result, liars[0].seat
+    assert result.violations == [] and result.audit is not None
+    honest = [p for seat, p in enumerate(result.peers) if p is not None and seat != liar]
+    refused = {
+        (seat, e.detail.split()[2])  # (the event's Lamport time: "Lamport time T is far past")
+        for _, seat, e in result.effects
+        if isinstance(e, Rejected) and e.reason == "clock_jump"
+    }
+    jump = next(v for v in result.audit.violations if v.kind is FindingKind.CLOCK_JUMP)
+    assert jump.seat == liar and jump.seq is not None
+    assert refused == {(p.seat, jump.found) for p in honest}
+    assert all(p.held(liar) == jump.seq - 1 for p in honest)
+    assert result.audit.state is not None
+    assert max(s for s, _ in result.audit.state.counted_ids.items(liar)) < jump.seq
