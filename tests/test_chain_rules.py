@@ -30,6 +30,7 @@ from tests.audit_helpers import (
     played,
     retimed_below_what_it_saw,
     rewrite,
+    sign_like,
 )
 
 _EVENTS = (RecordKind.SENT_EVENT, RecordKind.RECEIVED_EVENT)
@@ -187,3 +188,23 @@ def test_chain_rules_a_leap_is_judged_from_every_event_it_names(
     assert len(spectator.events(1)) == follower.seq - (not taken)
     assert report.state is not None
     assert _counted(report.state, 1) == _counted(spectator.tentative, 1)
+
+
+def test_chain_rules_an_event_naming_a_forked_event_leaps_from_the_version_it_names(
+    game: Game,
+) -> None:
+    # Seat 0 signs its last event in two versions: the step (at the bound past what it names,
+    # taken) to seat 1, another at the next tick to seat 2; seat 1 names the step, timed two
+    # above it. The audit reads both versions (an equivocation) and judges seat 1's event
+    # from the version its frontier names by id, the step: no leap. (It left the forked
+    # entry out, and refused the event every honest peer took that held the step or did not
+    # yet know the fork, until session 40's fuzzer ``brink_fork`` found it.)
+    _, step, follower = _step_and_follower(game, 2)
+    other = sign_like(game.identities[0], step, lamport=step.lamport - MAX_CLOCK_JUMP + 1)
+    logs = game.copy()
+    logs[0].append(Record.sent_event(step.wire))
+    logs[1] += [Record.received_event(step.wire), Record.sent_event(follower.wire)]
+    logs[2] += [Record.received_event(other), Record.received_event(follower.wire)]
+    kinds = {(v.kind, v.seat) for v in game.audit(logs).violations}
+    assert (FindingKind.EQUIVOCATION, 0) in kinds
+    assert (FindingKind.CLOCK_JUMP, 1) not in kinds

@@ -28,6 +28,7 @@ from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.logs import Log
 from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
     NOT_EVENTS,
     Beat,
     Drop,
@@ -167,6 +168,9 @@ class Delivery:
         # is read whole, what is not read never comes.
         self.leap_waits: dict[int, set[int]] = {}
         self.settled = False
+        # (seat, seq, id prefix named in frontiers) -> the time of a version read and not
+        # delivered (the other side of a fork): an event naming it leaps from its time
+        self.version_times: dict[tuple[int, int, bytes], int] = {}
 
     # -- events ----------------------------------------------------------------------------
     def receive(self, message: Message, seat: int, log: Log) -> bool:
@@ -241,18 +245,6 @@ class Delivery:
             del pending[feed.head + 1]
             self._deliver(seat, msg, parsed)
 
-    def _named_top(self, seat: int, frontier: tuple[int, ...]) -> tuple[int, bool]:
-        """The latest time of the events ``frontier`` names, read so far, and whether one is
-        not (protocol.feeds' rule, the peers': :func:`~p2p_nertz.protocol.feeds.named_top`)."""
-        feeds = self.feeds
-
-        def time_of(q: int, f: int) -> int | None:
-            other = feeds[q]
-            return other.lamports[f - 1] if f <= other.head else None
-
-        forked = {q: feed.forked for q, feed in enumerate(feeds) if feed.forked}
-        return named_top(time_of, seat, frontier, forked)
-
     def _leap_waits(self, seat: int, message: Message, body: EventBody) -> bool:
         """Whether the next event of ``seat`` would leap past the events it names read so far
         (:func:`~p2p_nertz.protocol.feeds.leaps`) while one of them is not read yet: a peer
@@ -260,7 +252,7 @@ class Delivery:
         for more of the feeds it names (or the pass's end), its feed's later events with it."""
         if self.settled or not leaps(message.lamport, self.feeds[seat].last_lamport):
             return False  # (the usual case: not past its own previous event by the bound)
-        top, unheld = self._named_top(seat, body.frontier)
+        top, unheld = _named_top(self.feeds, self.version_times, seat, body)
         if not (unheld and leaps(message.lamport, top)):
             return False
         for q in range(self.seats):
@@ -283,7 +275,7 @@ class Delivery:
             self._broken(feed, event, message.prev, faults)  # (a call only when wrong)
         refused = LinkFault.OWN_ACK in faults or not in_order
         if leaps(lamport, feed.last_lamport):  # (else it is no leap: its own event is named)
-            top = self._named_top(seat, frontier)[0]
+            top = _named_top(self.feeds, self.version_times, seat, body)[0]
             if leaps(lamport, top):
                 self._leap(event, top)
                 refused = True
@@ -507,6 +499,10 @@ class Delivery:
         (``seen``) or, for a fork a drop settled, the kept one the votes quote."""
         feed = self.feeds[seat]
         feed.forked = min(feed.forked or message.seq, message.seq)
+        self.version_times[(seat, message.seq, message.id[:ID_PREFIX])] = message.lamport
+        if self.leap_waits and seat in self.leap_waits:  # (an event naming it may wait)
+            for waiting_seat in sorted(self.leap_waits.pop(seat)):
+                self._drain(waiting_seat)
         versions = self.versions.setdefault((seat, message.seq), set())
         versions.add(message.id[:PREFIX])
         finding = Finding(
@@ -593,6 +589,30 @@ class Delivery:
     def heads(self) -> list[int]:
         """Per seat, the last seq delivered."""
         return [feed.head for feed in self.feeds]
+
+
+def _named_top(
+    feeds: list[Feed], version_times: dict[tuple[int, int, bytes], int], seat: int, body: EventBody
+) -> tuple[int, bool]:
+    """The latest time of the events ``body``'s frontier (of ``seat``) names, read so far, and
+    whether one is not (protocol.feeds' rule, the peers': :func:`~p2p_nertz.protocol.feeds.
+    named_top`). Of a feed seen to fork, the version its frontier names by id, read here
+    (``version_times``: the other side of a fork): a peer that proved the fork may not know
+    which it names, and one that had not, judging it, counted the version it held (§13)."""
+    ids = body.frontier_ids
+
+    def time_of(q: int, f: int) -> int | None:
+        other = feeds[q]
+        return other.lamports[f - 1] if f <= other.head else None
+
+    def version_time(q: int, f: int) -> int | None:
+        other, named = feeds[q], ids[q] if ids else b""
+        if named and f <= other.head and other.prefixes.startswith(named, (f - 1) * PREFIX):
+            return other.lamports[f - 1]
+        return version_times.get((q, f, named))
+
+    forked = {q: feed.forked for q, feed in enumerate(feeds) if feed.forked}
+    return named_top(time_of, seat, body.frontier, forked, version_time)
 
 
 class ForkWatch:

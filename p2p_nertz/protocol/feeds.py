@@ -701,13 +701,16 @@ def named_top(
     seat: int,
     frontier: tuple[int, ...],
     forked_at: Mapping[int, int],
+    version_time: Callable[[int, int], int | None] | None = None,
 ) -> tuple[int, bool]:
     """The latest Lamport time of the events ``frontier`` (of an event of ``seat``) names
     that are held (``time_of(q, f)``: the time of ``q``'s event ``f``, ``None`` where it is
     not held): its author's own previous event, and each other named event held, but one of
     a feed proven forked (``forked_at``: seat -> first seq seen forked) that may be the other
-    version; and whether a named event (not one that may be the other version) is not held
-    (past a feed's cap at a peer; not read yet by the audit). What an event leaps from
+    version, unless ``version_time(q, f)`` gives the time of the very version the frontier
+    names (the audit's, which may read both: ``None`` where it has not); and whether a
+    named event is not held (past a feed's cap at a peer; not read yet by the audit). What
+    an event leaps from
     (:func:`leaps`): the peer's rule (:meth:`Feeds.chain_problem`) and the audit's
     (``audit.delivery``) alike.
 
@@ -726,8 +729,11 @@ def named_top(
         if not acked or q == seat:
             continue
         if forked_at and may_name_other_version(acked, forked_at.get(q, 0)):
-            continue
-        time = time_of(q, acked)
+            if version_time is None:
+                continue  # (it may hold the other version: its time is not known here)
+            time = version_time(q, acked)
+        else:
+            time = time_of(q, acked)
         if time is None:
             unheld = True
         elif time > top:
