@@ -16,13 +16,20 @@ seat 1's steps (its clock nearly 2^33 ahead), the other has not.
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 from peer_helpers import PeerNetwork, beat_of, forge, snapshot
 
-from p2p_nertz.protocol.bodies import Join
-from p2p_nertz.protocol.envelope import EnvelopeCache, Kind, decode_message
+from p2p_nertz.audit import FindingKind
+from p2p_nertz.protocol.bodies import Commit, Drop, Join, parse_body
+from p2p_nertz.protocol.envelope import EnvelopeCache, Kind, Message, decode_message
 from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.outbox import BEAT_LEAD, Outbox
 from p2p_nertz.protocol.peer import Peer, Rejected
+from p2p_nertz.sim.liar_games import game as liar_game
+from p2p_nertz.sim.liar_games import simulate as liar_simulate
+from p2p_nertz.sim.liars import Lie
 
 RECEIVER, STEPPER, OTHER = 0, 1, 2
 
@@ -124,3 +131,88 @@ def test_clock_leaps_an_event_we_do_not_name_moves_our_clock_only_as_a_beat_does
     assert (outbox.clock, outbox.events_top) == (40 + outbox.lead, 40)
     outbox.take_event(far)  # (named: readmitted, our vote withdrawn, ours naming it)
     assert (outbox.clock, outbox.events_top) == (far, far)
+
+
+@pytest.mark.parametrize(("seed", "players"), [(9, 2), (8, 3)])
+def test_clock_leaps_the_audit_refuses_the_leap_every_peer_refused(seed: int, players: int) -> None:
+    # A real game of the lie fuzzer (``soak.py --liars --lie lamport_leap``, seeds 9 at two
+    # players, 8 at three): the liar's event leaping past what it names is refused by every
+    # honest peer, which never delivers it nor what follows it in the liar's feed. The audit
+    # of every log names that very event (until session 40 it folded it and named nothing:
+    # the peers' verdict, not the audit's) and counts nothing of the liar's feed from it on.
+    config, liars = liar_game(seed, players=(players, players), lies=(Lie.LAMPORT_LEAP,))
+    run = liar_simulate(dataclasses.replace(config, record_effects=True), liars)
+    result, liar = run.result, liars[0].seat
+    assert result.violations == [] and result.audit is not None
+    honest = [p for seat, p in enumerate(result.peers) if p is not None and seat != liar]
+    refused = {
+        (seat, e.detail.split()[2])  # (the event's Lamport time: "Lamport time T is far past")
+        for _, seat, e in result.effects
+        if isinstance(e, Rejected) and e.reason == "clock_jump"
+    }
+    jump = next(v for v in result.audit.violations if v.kind is FindingKind.CLOCK_JUMP)
+    assert jump.seat == liar and jump.seq is not None
+    assert refused == {(p.seat, jump.found) for p in honest}
+    assert all(p.held(liar) == jump.seq - 1 for p in honest)
+    assert result.audit.state is not None
+    assert max(s for s, _ in result.audit.state.counted_ids.items(liar)) < jump.seq
+
+
+def _a_fork_at_the_brink() -> tuple[PeerNetwork, Peer, Peer, Peer, Message]:
+    """Seat 2 (a liar) signs its second event, a commit, in two versions: ``brink``, timed
+    at the bound itself past the events it names (``1 + MAX_CLOCK_JUMP`` past them: taken
+    everywhere), and another at the next tick. Seat 0's ``voter`` gets both (it proves the
+    fork and votes, counting seat 2's join), seat 0's ``plain`` copy and seat 1's ``judge``
+    ``brink`` only. Returns them and the vote."""
+    net = PeerNetwork(3, seed=0)
+    voter, plain, judge = net.clone(RECEIVER), net.clone(RECEIVER), net.clone(STEPPER)
+    for peer in (voter, plain):
+        peer.feed(judge.events(STEPPER)[0].wire, 0.0)
+    judge.feed(voter.events(RECEIVER)[0].wire, 0.0)
+    join = forge(voter, net.identities[OTHER], Join(()))
+    for peer in (voter, plain, judge):
+        assert _jumps(peer.feed(join, 0.0)) == []
+    top = max(m.lamport for s in range(3) for m in voter.events(s))
+    brink, other = (
+        forge(voter, net.identities[OTHER], Commit((), 1, b * 32, b * 32), lamport=lamport)
+        for b, lamport in ((b"a", top + 1 + MAX_CLOCK_JUMP), (b"b", top + 1))
+    )
+    for peer in (voter, plain, judge):
+        assert _jumps(peer.feed(brink, 0.0)) == [] and peer.held(OTHER) == 2
+        assert peer.clock > top + MAX_CLOCK_JUMP  # (its clock took it whole: it names it)
+    voter.feed(other, 0.0)
+    vote = voter.events(RECEIVER)[-1]
+    body = parse_body(vote.kind, vote.body, 3)
+    assert isinstance(body, Drop) and body.seat == OTHER and body.frontier[OTHER] == 1
+    return net, voter, plain, judge, vote
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an honest member's vote counting fewer events than its clock took is refused as a "
+    "leap (docs/protocol.md §13, A leap named by some honest members only, (1); open)",
+)
+def test_clock_leaps_a_vote_below_a_leap_its_voter_took_is_not_refused() -> None:
+    # Corner (1): the voter took the brink whole into its clock (it named it), then proved
+    # the fork and voted counting seat 2's join only: its vote names nothing timed within
+    # 2^32 of its clock, and every member refuses it, an honest member held back.
+    _, _, _, judge, vote = _a_fork_at_the_brink()
+    assert vote.lamport > judge.events(OTHER)[1].lamport
+    assert _jumps(judge.feed(vote.wire, 0.0)) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a receiver that proved a fork does not count the forked event an honest author "
+    "names, and refuses what every other member takes (docs/protocol.md §13, A leap named "
+    "by some honest members only, (2); open)",
+)
+def test_clock_leaps_an_event_naming_a_forked_brink_has_one_verdict() -> None:
+    # Corner (2): the judge, which holds the brink and never saw the fork, signs a commit
+    # naming it, timed one above it. The plain copy takes it; the voter, which proved seat
+    # 2 forked at that seq, leaves the brink out of what the commit names (it may be the other
+    # version, §9.4) and refuses it as a leap: two verdicts on one signed event.
+    net, voter, plain, judge, _ = _a_fork_at_the_brink()
+    event = forge(judge, net.identities[STEPPER], Commit((), 1, b"j" * 32, b"j" * 32))
+    assert _jumps(plain.feed(event, 0.0)) == [] and plain.held(STEPPER) == 2
+    assert _jumps(voter.feed(event, 0.0)) == []

@@ -3,7 +3,9 @@
 Events are merged by id. Each author's feed must run from seq 1 with every ``prev`` the id of
 the event before, its Lamport clock must increase, and every event must be timed above every
 event its frontier acknowledges (an event acknowledged before it is delivered waits in the
-feed's ``waiting``) and above the clock a logged beat announced with the head before it. Two
+feed's ``waiting``) and above the clock a logged beat announced with the head before it, and
+never leap past the events it names (the peers' ``clock_jump``: an event that would leap past
+those read so far waits, as at a peer, for the events it names, or the pass's end). Two
 signed events with one author and seq are an equivocation. :class:`Delivery` checks all this
 and hands each event delivered in order to the fold (:mod:`p2p_nertz.audit.fold`) as it
 delivers it.
@@ -26,6 +28,7 @@ from p2p_nertz.audit.collect import Collector
 from p2p_nertz.audit.findings import Finding, FindingKind
 from p2p_nertz.audit.logs import Log
 from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
     NOT_EVENTS,
     Beat,
     Drop,
@@ -35,11 +38,14 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.feeds import (
+    MAX_CLOCK_JUMP,
     LinkFault,
+    leaps,
     lies_about_time,
     link_faults,
     matches,
     may_name_other_version,
+    named_top,
     timed_after,
 )
 from p2p_nertz.protocol.state import Event
@@ -81,7 +87,8 @@ class Feed:
         self.waiting: dict[int, list[tuple[int, int, int, Kind, bytes]]] = {}
         # The first seq a peer refuses for its link (its frontier does not hold the author's
         # own event before it, or it is timed at or below the author's event before it or an
-        # event its frontier acknowledges: protocol.feeds' chain rule), 0: none. No peer
+        # event its frontier acknowledges, or leaps past the events it names: protocol.feeds'
+        # chain rule), 0: none. No peer
         # delivers it or any event after it (they follow it), so none is folded (session 39).
         self.refused = 0
 
@@ -156,6 +163,14 @@ class Delivery:
         self.conflicts: list[tuple[int, int, int, Kind, int, int, bytes]] = []
         # Per feed, the kind of each event delivered: only for a log's own view.
         self.kinds: list[bytearray] | None = [bytearray() for _ in range(seats)] if kinds else None
+        # seat -> the seats whose next event would leap past the events it names read so far
+        # and waits for more of that seat's feed (:meth:`_leap_waits`); ``settled``: the pass
+        # is read whole, what is not read never comes.
+        self.leap_waits: dict[int, set[int]] = {}
+        self.settled = False
+        # (seat, seq, id prefix named in frontiers) -> the time of a version read and not
+        # delivered (the other side of a fork): an event naming it leaps from its time
+        self.version_times: dict[tuple[int, int, bytes], int] = {}
 
     # -- events ----------------------------------------------------------------------------
     def receive(self, message: Message, seat: int, log: Log) -> bool:
@@ -210,13 +225,39 @@ class Delivery:
             # the cut, read first in its losing version, broke the feed).
             self._equivocation(message, seat, kept[seq], log, seen=False)
             return False
-        if seq == feed.head + 1:
+        if seq == feed.head + 1 and not self._leap_waits(seat, message, body):
             self._deliver(seat, message, body)  # the usual case: the next event of the feed
         else:
             pending[seq] = (message, body, log.index)
+        if pending:
+            self._drain(seat)
+        return True
+
+    def _drain(self, seat: int) -> None:
+        """Deliver the events of ``seat`` waiting for the one before them, in order, up to one
+        that still waits for the events it names (:meth:`_leap_waits`)."""
+        feed = self.feeds[seat]
+        pending = feed.pending
         while pending and feed.head + 1 in pending:
-            msg, parsed, _ = pending.pop(feed.head + 1)
+            msg, parsed, _ = pending[feed.head + 1]
+            if self._leap_waits(seat, msg, parsed):
+                return
+            del pending[feed.head + 1]
             self._deliver(seat, msg, parsed)
+
+    def _leap_waits(self, seat: int, message: Message, body: EventBody) -> bool:
+        """Whether the next event of ``seat`` would leap past the events it names read so far
+        (:func:`~p2p_nertz.protocol.feeds.leaps`) while one of them is not read yet: a peer
+        judges it when its causal past is held (``Feeds.chain_problem``), so it waits, here,
+        for more of the feeds it names (or the pass's end), its feed's later events with it."""
+        if self.settled or not leaps(message.lamport, self.feeds[seat].last_lamport):
+            return False  # (the usual case: not past its own previous event by the bound)
+        top, unheld = _named_top(self.feeds, self.version_times, seat, body)
+        if not (unheld and leaps(message.lamport, top)):
+            return False
+        for q in range(self.seats):
+            if q != seat:
+                self.leap_waits.setdefault(q, set()).add(seat)
         return True
 
     def _deliver(self, seat: int, message: Message, body: EventBody) -> None:
@@ -233,6 +274,11 @@ class Delivery:
         if faults or not in_order:
             self._broken(feed, event, message.prev, faults)  # (a call only when wrong)
         refused = LinkFault.OWN_ACK in faults or not in_order
+        if leaps(lamport, feed.last_lamport):  # (else it is no leap: its own event is named)
+            top = _named_top(self.feeds, self.version_times, seat, body)[0]
+            if leaps(lamport, top):
+                self._leap(event, top)
+                refused = True
         feeds = self.feeds
         for q, f in enumerate(frontier):
             if q == seat or f == 0:
@@ -284,6 +330,9 @@ class Delivery:
             # time; so each is held before the next is delivered.) One the table never took
             # (past ``taken``) no peer still in held: never folded, nor read by the fold.
             self.hold(event)
+        if self.leap_waits and seat in self.leap_waits:
+            for waiting_seat in sorted(self.leap_waits.pop(seat)):
+                self._drain(waiting_seat)
 
     def _unheld(self, event: Event, q: int, f: int, named: bytes) -> None:
         """``event`` names a version of ``q``'s event ``f`` that is not the one read: its
@@ -380,6 +429,19 @@ class Delivery:
                 )
             )
 
+    def _leap(self, event: Event, top: int) -> None:
+        """``event`` leaps past the events it names, the latest timed ``top``: every peer
+        refuses it (``clock_jump``), and so what follows it in its feed."""
+        self.found.add(
+            Finding(
+                FindingKind.CLOCK_JUMP,
+                f"timed more than 2^32 past the latest event its frontier names (lamport {top})",
+                expected=f"lamport <= {top + 1 + MAX_CLOCK_JUMP}",
+                found=str(event.lamport),
+                **self.found.about(event),
+            )
+        )
+
     def _below_ack(self, event: Event, q: int, f: int, lamport: int, *, named: bool = True) -> None:
         found = self.found
         where = found.about(event) if named else {**found.who(event.seat), "seq": event.seq}
@@ -437,6 +499,10 @@ class Delivery:
         (``seen``) or, for a fork a drop settled, the kept one the votes quote."""
         feed = self.feeds[seat]
         feed.forked = min(feed.forked or message.seq, message.seq)
+        self.version_times[(seat, message.seq, message.id[:ID_PREFIX])] = message.lamport
+        if self.leap_waits and seat in self.leap_waits:  # (an event naming it may wait)
+            for waiting_seat in sorted(self.leap_waits.pop(seat)):
+                self._drain(waiting_seat)
         versions = self.versions.setdefault((seat, message.seq), set())
         versions.add(message.id[:PREFIX])
         finding = Finding(
@@ -483,6 +549,12 @@ class Delivery:
     def missing(self) -> None:
         """At the end of the pass: the events no log holds that others need (the next of a
         feed with events waiting after it, or one a frontier acknowledges)."""
+        # What is not read now never comes: an event that waited for more of the events it
+        # names is judged on those read, as a peer judges one naming a feed past its cap.
+        self.settled = True
+        for seat in range(self.seats):
+            self._drain(seat)
+        self.leap_waits.clear()
         found = self.found
         for (seat, seq, wire_id), (finding, kept) in self.unseen_findings.items():
             feed = self.feeds[seat]
@@ -517,6 +589,30 @@ class Delivery:
     def heads(self) -> list[int]:
         """Per seat, the last seq delivered."""
         return [feed.head for feed in self.feeds]
+
+
+def _named_top(
+    feeds: list[Feed], version_times: dict[tuple[int, int, bytes], int], seat: int, body: EventBody
+) -> tuple[int, bool]:
+    """The latest time of the events ``body``'s frontier (of ``seat``) names, read so far, and
+    whether one is not (protocol.feeds' rule, the peers': :func:`~p2p_nertz.protocol.feeds.
+    named_top`). Of a feed seen to fork, the version its frontier names by id, read here
+    (``version_times``: the other side of a fork): a peer that proved the fork may not know
+    which it names, and one that had not, judging it, counted the version it held (§13)."""
+    ids = body.frontier_ids
+
+    def time_of(q: int, f: int) -> int | None:
+        other = feeds[q]
+        return other.lamports[f - 1] if f <= other.head else None
+
+    def version_time(q: int, f: int) -> int | None:
+        other, named = feeds[q], ids[q] if ids else b""
+        if named and f <= other.head and other.prefixes.startswith(named, (f - 1) * PREFIX):
+            return other.lamports[f - 1]
+        return version_times.get((q, f, named))
+
+    forked = {q: feed.forked for q, feed in enumerate(feeds) if feed.forked}
+    return named_top(time_of, seat, body.frontier, forked, version_time)
 
 
 class ForkWatch:

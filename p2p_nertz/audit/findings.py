@@ -84,6 +84,10 @@ class FindingKind(enum.StrEnum):
     """An author's Lamport clock that does not increase along its feed."""
     CLOCK_BELOW_ACK = "clock_below_ack"
     """An event timed at or below a clock its author had already acknowledged seeing."""
+    CLOCK_JUMP = "clock_jump"
+    """An event timed more than 2^32 past 1 + the latest event its frontier names: a leap no
+    honest clock makes, which every peer refuses (docs/protocol.md §5.3, *the leap bound*);
+    nothing of its feed from it on is folded."""
     UNGIVEN_HEAD = "ungiven_head"
     """A voter's signed beat, kept by a peer as a ``debt`` note, announcing a member's feed
     past the count of the voter's vote standing against it and a head of the voter's own feed

@@ -28,7 +28,7 @@ and sends what a want asks for; nothing here calls back into it. Where an event 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import gt
 
@@ -51,6 +51,7 @@ __all__ = [
     "Source",
     "link_faults",
     "lies_about_time",
+    "leaps",
     "matches",
     "may_name_other_version",
     "named_top",
@@ -351,14 +352,19 @@ class Feeds:
                 f"Lamport time {message.lamport} is not above the events it has seen "
                 f"(seat {clash[0]} event {clash[1]})"
             )
-        top = named_top(self.feeds, seat, frontier, forked_at)
-        if message.lamport > top + 1 + MAX_CLOCK_JUMP:
+        top, _ = named_top(self._time_of, seat, frontier, forked_at)  # (unheld: past a cap)
+        if leaps(message.lamport, top):
             # No honest author leads what it names by that much (§5.3); following it would
             # exhaust the clock. The same answer at every member holding what it names.
             return ChainCode.CLOCK_JUMP, (
                 f"Lamport time {message.lamport} is far past the events it names ({top})"
             )
         return None
+
+    def _time_of(self, q: int, seq: int) -> int | None:
+        """The Lamport time of ``q``'s event ``seq`` held here (``None``: not held)."""
+        feed = self.feeds[q]
+        return feed[seq - 1].lamport if seq <= len(feed) else None
 
     def past_missing(self, frontier: tuple[int, ...]) -> bool:
         """Whether an event naming ``frontier`` must still wait for part of its causal past."""
@@ -691,22 +697,60 @@ def timed_after(lamport: int, acked: int) -> bool:
 
 
 def named_top(
-    feeds: list[list[Message]], seat: int, frontier: tuple[int, ...], forked_at: dict[int, int]
-) -> int:
-    """The latest Lamport time of the events ``frontier`` (of an event of ``seat``, whose
-    predecessor is held) names that are held here: its author's own previous event, and each
-    other named event held, but one of a feed proven forked that may be the other version,
-    or one past a feed's cap, not held (what the event leaps from: :data:`MAX_CLOCK_JUMP`).
+    time_of: Callable[[int, int], int | None],
+    seat: int,
+    frontier: tuple[int, ...],
+    forked_at: Mapping[int, int],
+    version_time: Callable[[int, int], int | None] | None = None,
+) -> tuple[int, bool]:
+    """The latest Lamport time of the events ``frontier`` (of an event of ``seat``) names
+    that are held (``time_of(q, f)``: the time of ``q``'s event ``f``, ``None`` where it is
+    not held): its author's own previous event, and each other named event held, but one of
+    a feed proven forked (``forked_at``: seat -> first seq seen forked) that may be the other
+    version, unless ``version_time(q, f)`` gives the time of the very version the frontier
+    names (the audit's, which may read both: ``None`` where it has not); and whether a
+    named event is not held (past a feed's cap at a peer; not read yet by the audit). What
+    an event leaps from
+    (:func:`leaps`): the peer's rule (:meth:`Feeds.chain_problem`) and the audit's
+    (``audit.delivery``) alike.
+
+    >>> times = {(0, 1): 10, (1, 1): 30, (2, 1): 20}.get  # (seat, seq): time, where held
+    >>> named_top(lambda q, f: times((q, f)), 0, (1, 1, 1), {})
+    (30, False)
+    >>> named_top(lambda q, f: times((q, f)), 0, (1, 1, 2), {})  # seat 2's event 2: not held
+    (30, True)
+    >>> named_top(lambda q, f: times((q, f)), 0, (1, 1, 0), {1: 1})  # seat 1 forked from 1
+    (10, False)
     """
     own = frontier[seat]
-    top = feeds[seat][own - 1].lamport if own else 0
+    top = (time_of(seat, own) or 0) if own else 0
+    unheld = False
     for q, acked in enumerate(frontier):
-        if not acked or q == seat or acked > len(feeds[q]):
+        if not acked or q == seat:
             continue
         if forked_at and may_name_other_version(acked, forked_at.get(q, 0)):
-            continue
-        top = max(top, feeds[q][acked - 1].lamport)
-    return top
+            if version_time is None:
+                continue  # (it may hold the other version: its time is not known here)
+            time = version_time(q, acked)
+        else:
+            time = time_of(q, acked)
+        if time is None:
+            unheld = True
+        elif time > top:
+            top = time
+    return top, unheld
+
+
+def leaps(lamport: int, top: int) -> bool:
+    """Whether an event timed ``lamport`` leaps past the events it names, the latest timed
+    ``top`` (:func:`named_top`): by more than :data:`MAX_CLOCK_JUMP` past ``top + 1``, which
+    no honest author's event does (docs/protocol.md §5.3, *the leap bound*). Every member and
+    the audit refuse such an event (``clock_jump``).
+
+    >>> leaps(1 + 1 + MAX_CLOCK_JUMP, 1), leaps(1 + 2 + MAX_CLOCK_JUMP, 1)
+    (False, True)
+    """
+    return lamport > top + 1 + MAX_CLOCK_JUMP
 
 
 def may_name_other_version(acked: int, forked_from: int) -> bool:

@@ -67,6 +67,13 @@ the member heard last: a vote on proof no log backs; since session 39 it carries
 that proves nothing of that member there, drawn by :func:`_forged_proof`, and every fold
 refuses it, ``unproven_vote``).
 
+Session 40's kind (:data:`EDGE_LIES`, out of every other list): ``lamport_brink`` (an event
+timed at the very bound the peers take, ``1 + MAX_CLOCK_JUMP`` past the latest event its
+frontier names: not a lie every member can refuse, but the edge of the leap bound, where its
+corners are, docs/protocol.md §5.3 and §13); ``brink_fork`` (on the wire: an event signed
+again timed at that bound, sent to some members, the honest one to the others: a fork, its
+brink version taken whole by some clocks; three members at least).
+
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
 has no event before it, names a made-up ``prev``.
@@ -107,6 +114,8 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.effects import Effect, Record, Send
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
+from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP, named_top
+from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Card, Move, MoveKind, Pile
@@ -116,7 +125,7 @@ from p2p_nertz.sim.cheats import signed_as
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
 
-__all__ = ["LIES", "MORE_LIES", "QUOTE_LIES", "Lie", "Liar", "install"]
+__all__ = ["EDGE_LIES", "LIES", "MORE_LIES", "QUOTE_LIES", "Lie", "Liar", "install"]
 
 
 class Lie(enum.StrEnum):
@@ -166,6 +175,9 @@ class Lie(enum.StrEnum):
     QUOTE_AHEAD = "quote_ahead"
     # Session 38's (:data:`QUOTE_LIES` too):
     QUOTE_PROOF = "quote_proof"
+    # Session 40's (:data:`EDGE_LIES`; in no other list, so that every seed keeps its lie):
+    LAMPORT_BRINK = "lamport_brink"
+    BRINK_FORK = "brink_fork"
 
 
 #: The lies added in session 35 (and ``vote_past``, session 37, last), each a check of the
@@ -186,9 +198,14 @@ MORE_LIES: tuple[Lie, ...] = (
 #: for silence and on proof (``tests/test_sim_quote_ahead.py``,
 #: ``tests/test_sim_quote_proof.py``; no soak seed draws them but with ``--lie``).
 QUOTE_LIES: tuple[Lie, ...] = (Lie.QUOTE_AHEAD, Lie.QUOTE_PROOF)
+#: Session 40's: a time at the very edge of what the peers take (``lamport_brink``: the leap
+#: bound's corners, docs/protocol.md §13; no soak seed draws it but with ``--lie``).
+EDGE_LIES: tuple[Lie, ...] = (Lie.LAMPORT_BRINK, Lie.BRINK_FORK)
 #: Every lie before session 35, in a fixed order (a seed draws from it: the seeds pinned in
 #: the tests and named in docs/protocol.md §13 read it so).
-LIES: tuple[Lie, ...] = tuple(lie for lie in Lie if lie not in (*MORE_LIES, *QUOTE_LIES))
+LIES: tuple[Lie, ...] = tuple(
+    lie for lie in Lie if lie not in (*MORE_LIES, *QUOTE_LIES, *EDGE_LIES)
+)
 
 #: The lies whose field few events carry (one or two a round: the deal's, the result, the
 #: join): a game draws them from its start, at every chance.
@@ -202,6 +219,7 @@ _BODY = frozenset(
         Lie.FRONTIER_BEHIND,
         Lie.LAMPORT_BACK,
         Lie.LAMPORT_LEAP,
+        Lie.LAMPORT_BRINK,
         Lie.MOVE_CARD,
         Lie.MOVE_PILE,
         Lie.RESULT_SCORES,
@@ -211,7 +229,7 @@ _BODY = frozenset(
     }
 )
 #: The lies sent on the wire only (the log keeps the honest event).
-_WIRE = frozenset({Lie.SEQ_SKIP, Lie.SEQ_REUSE, Lie.VOTE_NO_SEAT})
+_WIRE = frozenset({Lie.SEQ_SKIP, Lie.SEQ_REUSE, Lie.VOTE_NO_SEAT, Lie.BRINK_FORK})
 #: The lies in beats and acks.
 _BEAT = frozenset(
     {
@@ -254,6 +272,9 @@ class _State:
         self.told = 0  # lies told (a chance taken whose message went out)
         self.now = 0.0
         self.swaps: dict[bytes, bytes] = {}  # honest wire -> the lie sent in its place
+        # honest wire -> the members the lie goes to, where the others get the honest one
+        # (``brink_fork``): none here, every member gets the lie
+        self.only: dict[bytes, frozenset[PeerId]] = {}
         self.flooded = 0
         self.last_play: Play | None = None
         self.last_deal: Commit | Ready | Result | None = None  # (deal_twice signs it again)
@@ -304,6 +325,8 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
             if lied is not None and (voted or chance()):
                 wire = _resign(peer, message, lied, replace=False)[0].wire
                 state.swaps[message.wire] = wire
+                if liar.lie is Lie.BRINK_FORK:  # (three members at least: _wire_lie)
+                    state.only[message.wire] = _some_others(peer, seat, state.rng)
         return message, signed
 
     def sign_beat(
@@ -325,7 +348,7 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
         state.now = now
         effects = honest_flush(now)
         if state.swaps:
-            effects = [_swapped(e, state.swaps) for e in effects]
+            effects = [x for e in effects for x in _sent(peer, e, state.swaps, state.only)]
         return effects
 
     def liveness(now: float) -> None:
@@ -342,6 +365,26 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
 
 
 _Lied = tuple[EventBody, int, int, bytes | None]  # (body, lamport, seq, prev)
+
+
+def _some_others(peer: Peer, seat: int, rng: Rng) -> frozenset[PeerId]:
+    """Some of the members but ``seat`` (one at least, not all of them)."""
+    others = [m for q, m in enumerate(peer.spec.peer_ids) if q != seat]
+    rng.shuffle(others)
+    return frozenset(others[: 1 + rng.below(len(others) - 1)])
+
+
+def _sent(
+    peer: Peer, effect: Effect, swaps: dict[bytes, bytes], only: dict[bytes, frozenset[PeerId]]
+) -> list[Effect]:
+    """A send of an event lied on the wire: the lie in its place (:func:`_swapped`) or, to some
+    members only (``only``), the lie to them and the honest event to the others."""
+    if not isinstance(effect, Send) or effect.data not in only:
+        return [_swapped(effect, swaps)]
+    chosen = only[effect.data]
+    ids = peer.spec.peer_ids
+    to = [effect.to] if effect.to is not None else [m for m in ids if m != ids[peer.seat]]
+    return [Send(swaps[effect.data] if m in chosen else effect.data, m) for m in to]
 
 
 def _swapped(effect: Effect, swaps: dict[bytes, bytes]) -> Effect:
@@ -424,6 +467,8 @@ def _body_lie(
         return body, max(1, top - rng.below(3)), seq, prev
     elif lie is Lie.LAMPORT_LEAP:
         return body, lamport + 1 + rng.below(LEAP), seq, prev
+    elif lie is Lie.LAMPORT_BRINK:
+        return body, max(lamport, _brink(feeds, seat, body)), seq, prev
     else:
         changed = _field_lie(lie, rng, body)
         return None if changed is None else (changed, lamport, seq, prev)
@@ -433,6 +478,18 @@ def _body_lie(
         seq,
         prev,
     )
+
+
+def _brink(feeds: Sequence[Sequence[Message]], seat: int, body: EventBody) -> int:
+    """The latest time ``body`` (of ``seat``, signed over ``feeds``) may be timed at: the leap
+    bound itself past what its frontier names (:func:`~p2p_nertz.protocol.feeds.leaps`)."""
+    top, _ = named_top(
+        lambda q, f: feeds[q][f - 1].lamport if f <= len(feeds[q]) else None,
+        seat,
+        body.frontier,
+        {},
+    )
+    return top + 1 + MAX_CLOCK_JUMP
 
 
 def _field_lie(lie: Lie, rng: Rng, body: EventBody) -> EventBody | None:
@@ -508,6 +565,10 @@ def _wire_lie(
             return None
         before = own[message.seq - 3].id if message.seq >= 3 else None
         return body, message.lamport, message.seq - 1, before
+    if lie is Lie.BRINK_FORK:  # (a fork seen by some members only: three at least)
+        if len(feeds) < 3:
+            return None
+        return body, max(message.lamport + 1, _brink(feeds, seat, body)), message.seq, message.prev
     if lie is Lie.VOTE_NO_SEAT and isinstance(body, Drop):
         seats = len(feeds)
         return (
