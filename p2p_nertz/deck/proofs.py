@@ -57,12 +57,18 @@ def verify_key(key: bytes, proof: Proof, context: bytes) -> bool:
     return hash_scalar("key-proof", context, key, commitment) == c
 
 
+@functools.lru_cache(maxsize=8192)
 def prove_equal(
     x: int, point: bytes, context: bytes, public: bytes | None = None
 ) -> tuple[bytes, Proof]:
     """``D = x·point`` and Chaum–Pedersen's proof that ``log_G(x·G) = log_point(D)``;
     ``public``, if given, must be ``x·G`` (a member's key, known: a base multiplication
-    spared), and the proof is the same, byte for byte."""
+    spared), and the proof is the same, byte for byte.
+
+    Remembered (pure: the nonce is a hash of the inputs, so the same inputs give the same
+    proof): the simulated games of one seed deal the same decks with the same keys until
+    their faults part, and each made every share again at three scalar multiplications
+    (session 40)."""
     share = mul(x, point)
     k = hash_scalar("equal-nonce", scalar_bytes(x), point, context)
     key = base_mul(x) if public is None else public
