@@ -42,6 +42,7 @@ __all__ = [
     "SilenceTimers",
     "Stall",
     "heard_now",
+    "judging_at_end",
     "recovered_withdrawals",
     "waits_for",
 ]
@@ -622,11 +623,12 @@ def _claims_at_end(
     third vote, the table waiting for good). So we vote such a member out *withheld* after
     ``phase_timeout``, as before the end (docs/protocol.md §9.2, session 39); nothing else
     is judged."""
-    stall, seat, head = m.stall, m.seat, len(feeds[m.seat])
+    stall, seat = m.stall, m.seat
+    claims = _claims_past_head(m, now, feeds, claimed)
     for q in range(m.n):
-        target = claimed[q][seat] if q != seat and not _silent(m, q, now) else 0
+        target = claims.get(q, 0)
         record = stall.get(q)
-        if target <= head:
+        if not target:
             stall.pop(q, None)
         elif record is None or record[1] or any(record[2]) or record[3][seat] < target:
             relay = tuple(target if r == seat else 0 for r in range(m.n))
@@ -634,6 +636,39 @@ def _claims_at_end(
         elif now >= record[0] + m.timers.phase_timeout and q not in m.voted:
             m.stall_votes[q] = record
             yield q
+
+
+def _claims_past_head(
+    m: Membership, now: float, feeds: Sequence[Sequence[Message]], claimed: Sequence[Sequence[int]]
+) -> dict[int, int]:
+    """The members heard now that announce holding our own feed past its head: seat -> the
+    seq claimed (what :func:`_claims_at_end` judges, and :func:`judging_at_end` waits on)."""
+    seat, head = m.seat, len(feeds[m.seat])
+    return {
+        q: claimed[q][seat]
+        for q in range(m.n)
+        if q != seat and claimed[q][seat] > head and not _silent(m, q, now)
+    }
+
+
+def judging_at_end(
+    m: Membership,
+    final: GameState,
+    now: float,
+    feeds: Sequence[Sequence[Message]],
+    claimed: Sequence[Sequence[int]],
+) -> bool:
+    """Whether ``m``'s peer, its final fold over, still owes the table a judgement: a member
+    heard, not out, that claims our own feed past its head and that we have not voted out
+    *withheld* yet (:func:`_claims_at_end`: the vote may be the one the majority lacks, §9.2,
+    session 39). ``False`` before the end, once we are out, while a member is silent (nothing
+    is judged then: :meth:`Membership.stalls`), and once every such vote is cast. The node
+    stays for it (``runtime/node.py``'s ending, session 40); the vote itself it then waits
+    for the others to hold, as for any last event of ours."""
+    if final.phase is not Phase.OVER or m.seat in final.dropped or m.all_heard_since is None:
+        return False
+    claims = _claims_past_head(m, now, feeds, claimed)
+    return any(q not in m.voted and q not in final.dropped for q in claims)
 
 
 def _silent(m: Membership, seat: int, now: float) -> bool:

@@ -3,8 +3,9 @@
 The peer answers its front ends and its node who has been silent and for how long
 (:meth:`TableWaits.silent_for`, :meth:`TableWaits.silent`), whether the one other member left
 counts as gone for an abandon (:meth:`TableWaits.gone_for`), whether the whole table is gone
-(:meth:`TableWaits.table_gone`, the rule in :mod:`~p2p_nertz.protocol.gone`), and on whom the
-table waits: members held back (their events wait here for events nobody sent,
+(:meth:`TableWaits.table_gone`, the rule in :mod:`~p2p_nertz.protocol.gone`), whether a member
+whose game is over still owes the table a vote (:meth:`TableWaits.judging`: session 40), and on
+whom the table waits: members held back (their events wait here for events nobody sent,
 :func:`~p2p_nertz.protocol.unmet.held_back`) and members heard that owe what they alone can
 give (:meth:`TableWaits.owing`: since session 39), and the drops the held votes decide that
 are not final yet, with what holds each back (:meth:`TableWaits.drops_waiting`). Each answer
@@ -20,7 +21,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.gone import TableGone, heard_lately, table_gone
-from p2p_nertz.protocol.membership import WAITING_PHASES, Stall, heard_now, waits_for
+from p2p_nertz.protocol.membership import (
+    WAITING_PHASES,
+    Stall,
+    heard_now,
+    judging_at_end,
+    waits_for,
+)
 from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing, held_back
@@ -102,6 +109,14 @@ class TableWaits:
             abandon=lambda: self._player.abandon_answer(now),
             unheard=author.unheard,
         )
+
+    def judging(self, now: float) -> bool:
+        """Whether we, our game over, still owe the table a judgement: a vote *withheld* not
+        cast yet on a member claiming our own feed past its head
+        (:func:`~p2p_nertz.protocol.membership.judging_at_end`; the node stays for it)."""
+        author = self._author
+        claimed = author.finality.claimed
+        return judging_at_end(author.membership, author.final, now, author.feeds, claimed)
 
     def held_back(self) -> tuple[HeldBack, ...]:
         """The members whose events wait here for events not held (:func:`held_back`)."""
