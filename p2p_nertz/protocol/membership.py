@@ -305,17 +305,17 @@ class Membership:
     ) -> Iterator[int]:
         """The members to vote out now for withholding their share (own, or partial for a
         member dropped) of a position the final fold turned up, or their answer to a complaint
-        of their box, ``phase_timeout`` ago, every member heard meanwhile, and that the
-        ``held`` fold (the tentative one) and our share ``store`` lack too (a shuffle game:
-        docs/shuffle.md §10.4, §10.14, §6.3; the members left then open its shares, §6.4), one
-        at a time (:class:`ShareWaits`). Such a vote is not withdrawn when the member is heard,
-        but once the held fold or the store has what it owed then (:meth:`withheld_relieved`)."""
-        heard = self.all_heard_since
+        of their box, ``phase_timeout`` ago, every member heard and no debt settled meanwhile
+        (:meth:`blame_from`; none blamed for another's debt, :class:`Debtors`: session 40), and
+        that the ``held`` fold and our share ``store`` lack too (a shuffle game: docs/shuffle.md
+        §10.4, §10.14, §6.3; the members left open its shares, §6.4), one at a time. Such a
+        vote stands when the member is heard, until the held fold or the store has what it owed."""
+        heard = self.blame_from(-math.inf)
         if heard is None or self.seat in final.dropped:
             return
         waits = self.share_waits
         for q in waits.late(now, final, held, self.timers.phase_timeout, heard, store=store):
-            if q != self.seat and q not in self.voted and not _silent(self, q, now):
+            if _blamed(self, q, now):
                 self.proven_seats.add(q)
                 self.phase_votes.pop(q, None)  # (one vote a member: this one says why)
                 self.share_votes[q] = (now, tuple(waits.items[q]))
@@ -669,6 +669,13 @@ def judging_at_end(
         return False
     claims = _claims_past_head(m, now, feeds, claimed)
     return any(q not in m.voted and q not in final.dropped for q in claims)
+
+
+def _blamed(m: Membership, q: int, now: float) -> bool:
+    """Whether member ``q`` may be voted out *withheld* for a share it owes now: another
+    member, not voted out by us, heard, and no other member owing us events meanwhile (its
+    own fold may wait on them: :class:`Debtors`, as for the phase's event)."""
+    return q != m.seat and q not in m.voted and not _silent(m, q, now) and not m.debtors.excuse(q)
 
 
 def _silent(m: Membership, seat: int, now: float) -> bool:
