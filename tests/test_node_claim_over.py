@@ -20,7 +20,7 @@ Each game 7-15 s of wall (load 30) and under 2 s of CPU.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import trio
@@ -37,22 +37,22 @@ from tests.claim_over_helpers import claim_on_arrival
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(200)]
 
-CLAIMED = 0  # (the honest member whose feed the liar claims past its result)
-
 
 class _ClaimNode(LiarNode):
-    """The liar: its core tells nothing of its own (``times=0``), its beats claim seat 0's
+    """The liar: its core tells nothing of its own (``times=0``), its beats claim a member's
     feed past its result (:func:`claim_on_arrival`), and it never stops by itself."""
 
     claims: list[int]
+    made: ClassVar[list[_ClaimNode]] = []  # (the liars of the game played last)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.claims = []
+        _ClaimNode.made.append(self)
 
     def _make_peer(self, recovery: Recovery) -> list[Effect]:
         effects = super()._make_peer(recovery)
-        claim_on_arrival(self.peer, CLAIMED, self.claims)
+        claim_on_arrival(self.peer, self.claims)
         self._ending.check = lambda peer, now: None  # type: ignore[method-assign]
         return effects
 
@@ -60,6 +60,7 @@ class _ClaimNode(LiarNode):
 def _play(players: int, tmp_path: Path, *, liar: bool, grace: float = 3.0) -> RealLiarRun:
     """Game 0 of ``players`` bots (one round), the last seat the liar if ``liar``."""
     identities, spec = bot_game(LABEL, players, 0)
+    _ClaimNode.made.clear()
     liars = [Liar(players - 1, Lie.BEAT_AHEAD, at=1.0, times=0, rate=1.0, seed=0)] if liar else []
     return trio.run(
         lambda: play(spec, identities, liars, tmp_path, liar_node=_ClaimNode, grace=grace)
@@ -85,7 +86,9 @@ def test_node_claim_over_the_member_over_stays_and_casts_its_vote(
     assert problems == []  # (without the node staying: "honest dropped: ... seat 0")
     assert holding == ()
     assert run.finished
-    claimed = run.peers[CLAIMED]
+    (node,) = _ClaimNode.made
+    assert node.claims, "the liar never claimed (no result came first in the total order)"
+    claimed = run.peers[node.claims[0]]
     assert claimed is not None and claimed.final.phase is Phase.OVER
     # The member claimed voted the liar out after its own result, and the vote counted.
     assert _votes_after_result(claimed, players) == [(liar, DropReason.WITHHELD)]
