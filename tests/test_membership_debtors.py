@@ -217,17 +217,16 @@ def test_judging_at_end_while_a_claim_on_our_feed_waits_for_our_vote(n: int) -> 
     over = _Over(n, (6,) + (5,) * (n - 1))
     feeds, claimed = over.feeds, over.finality.claimed
 
-    def judging(now: float) -> bool:
-        return judging_at_end(over.m, over.final, now, feeds, claimed)
+    def judging() -> bool:
+        return judging_at_end(over.m, over.final, feeds, claimed)
 
     over.scan(0.0)
-    assert judging(0.0)
-    assert not judging(over.m.heard[1] + _TIMERS.suspect_after)  # (silent: nothing judged)
+    assert judging()
     assert over.scan(_T) == [1]
-    assert not judging(_T)  # (voted: the node waits for the others to hold it, as for any)
+    assert not judging()  # (voted: the node waits for the others to hold it, as for any)
     playing = _Over(n, (6,) + (5,) * (n - 1))
     playing.final = cast(GameState, _Final(Phase.RESULT))
-    assert not judging_at_end(playing.m, playing.final, 0.0, feeds, claimed)
+    assert not judging_at_end(playing.m, playing.final, feeds, claimed)
 
 
 @pytest.mark.parametrize("claim", ["given", "third", "out"])
@@ -238,4 +237,4 @@ def test_judging_at_end_nothing_owed_no_judgement(claim: str) -> None:
     if claim == "out":
         over.final.dropped[1] = 5  # (the claimant is out: its word counts no more)
     over.scan(0.0)
-    assert not judging_at_end(over.m, over.final, 0.0, over.feeds, over.finality.claimed)
+    assert not judging_at_end(over.m, over.final, over.feeds, over.finality.claimed)

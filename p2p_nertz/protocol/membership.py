@@ -624,9 +624,9 @@ def _claims_at_end(
     ``phase_timeout``, as before the end (docs/protocol.md §9.2, session 39); nothing else
     is judged."""
     stall, seat = m.stall, m.seat
-    claims = _claims_past_head(m, now, feeds, claimed)
+    claims = _claims_past_head(m, feeds, claimed)
     for q in range(m.n):
-        target = claims.get(q, 0)
+        target = claims.get(q, 0) if not _silent(m, q, now) else 0
         record = stall.get(q)
         if not target:
             stall.pop(q, None)
@@ -639,35 +639,31 @@ def _claims_at_end(
 
 
 def _claims_past_head(
-    m: Membership, now: float, feeds: Sequence[Sequence[Message]], claimed: Sequence[Sequence[int]]
+    m: Membership, feeds: Sequence[Sequence[Message]], claimed: Sequence[Sequence[int]]
 ) -> dict[int, int]:
-    """The members heard now that announce holding our own feed past its head: seat -> the
-    seq claimed (what :func:`_claims_at_end` judges, and :func:`judging_at_end` waits on)."""
+    """The other members that announce holding our own feed past its head: seat -> the seq
+    claimed (what :func:`_claims_at_end` judges, and :func:`judging_at_end` waits on)."""
     seat, head = m.seat, len(feeds[m.seat])
-    return {
-        q: claimed[q][seat]
-        for q in range(m.n)
-        if q != seat and claimed[q][seat] > head and not _silent(m, q, now)
-    }
+    return {q: claimed[q][seat] for q in range(m.n) if q != seat and claimed[q][seat] > head}
 
 
 def judging_at_end(
     m: Membership,
     final: GameState,
-    now: float,
     feeds: Sequence[Sequence[Message]],
     claimed: Sequence[Sequence[int]],
 ) -> bool:
     """Whether ``m``'s peer, its final fold over, still owes the table a judgement: a member
-    heard, not out, that claims our own feed past its head and that we have not voted out
-    *withheld* yet (:func:`_claims_at_end`: the vote may be the one the majority lacks, §9.2,
-    session 39). ``False`` before the end, once we are out, while a member is silent (nothing
-    is judged then: :meth:`Membership.stalls`), and once every such vote is cast. The node
-    stays for it (``runtime/node.py``'s ending, session 40); the vote itself it then waits
-    for the others to hold, as for any last event of ours."""
-    if final.phase is not Phase.OVER or m.seat in final.dropped or m.all_heard_since is None:
+    not out claims our own feed past its head and we have not voted it out *withheld* yet
+    (:func:`_claims_at_end`: the vote may be the one the majority lacks, §9.2, session 39).
+    ``False`` before the end, once we are out, and once every such vote is cast. A silence
+    (the claimant's, or another member's) only delays the vote (nothing is judged then,
+    :meth:`Membership.stalls`): the duty stands. The node stays for it (``runtime/node.py``'s
+    ending, session 40); the vote itself it then waits for the others to hold, as for any
+    last event of ours."""
+    if final.phase is not Phase.OVER or m.seat in final.dropped:
         return False
-    claims = _claims_past_head(m, now, feeds, claimed)
+    claims = _claims_past_head(m, feeds, claimed)
     return any(q not in m.voted and q not in final.dropped for q in claims)
 
 

@@ -417,9 +417,9 @@ class Peer:
         """Whether the table is gone (:meth:`TableWaits.table_gone`, §9.9)."""
         return self.waits.table_gone(now)
 
-    def judging(self, now: float) -> bool:
+    def judging(self) -> bool:
         """Whether we, our game over, still owe the table a vote (:meth:`TableWaits.judging`)."""
-        return self.waits.judging(now)
+        return self.waits.judging()
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""

@@ -112,13 +112,13 @@ class TableWaits:
             unheard=author.unheard,
         )
 
-    def judging(self, now: float) -> bool:
+    def judging(self) -> bool:
         """Whether we, our game over, still owe the table a judgement: a vote *withheld* not
         cast yet on a member claiming our own feed past its head
         (:func:`~p2p_nertz.protocol.membership.judging_at_end`; the node stays for it)."""
         author = self._author
         claimed = author.finality.claimed
-        return judging_at_end(author.membership, author.final, now, author.feeds, claimed)
+        return judging_at_end(author.membership, author.final, author.feeds, claimed)
 
     def held_back(self) -> tuple[HeldBack, ...]:
         """The members whose events wait here for events not held (:func:`held_back`)."""

@@ -411,7 +411,7 @@ class _Ending:
         # We stay for it; a claim that comes and goes holds us no longer than that past
         # ``grace``. (Left, we vote no more.)
         staying = now - self._over_at < self.grace + peer.config.phase_timeout
-        if staying and not self.leaving and peer.judging(now):
+        if staying and not self.leaving and peer.judging():
             self._judged_at = now  # (``grace`` for the others to hold our vote from here)
             return
         own = peer.events(peer.seat)
