@@ -59,7 +59,7 @@ from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.peer import Effect, OutOfReach, Peer, TableGone
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
-from p2p_nertz.protocol.unmet import DropWaits, FeedHeld, Owed, VoteShort
+from p2p_nertz.protocol.unmet import DropWaits, FeedHeld, Owed, SharesOwed, VoteShort
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.signals import as_sent, signal_status
@@ -279,10 +279,22 @@ def owed_line(notice: Owed, names: list[str]) -> tuple[str, str, dict[str, Any]]
         "phase_event": None
         if event is None
         else {"round": event.number, "phase": event.phase.value},
+        "shares": None if o.shares is None else _shares_fields(o.shares),
     }
     if notice.ended is None:
         return "owing", text, fields
     return "owing_over", text, {**fields, "why": notice.ended.value}
+
+
+def _shares_fields(shares: SharesOwed) -> dict[str, int]:
+    """An ``owing`` line's ``shares`` (docs/protocol.md §9.5): the round, and how many of
+    each item of its deal the member owes."""
+    return {
+        "round": shares.number,
+        "own": shares.own,
+        "partials": shares.partials,
+        "answers": shares.answers,
+    }
 
 
 def drop_waits_line(notice: DropWaits, names: list[str]) -> tuple[str, str, dict[str, Any]]:

@@ -26,7 +26,7 @@ import pytest
 from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.finality import Finality
-from p2p_nertz.protocol.membership import Membership, SilenceTimers
+from p2p_nertz.protocol.membership import Membership, SilenceTimers, judging_at_end
 from p2p_nertz.protocol.state import GameState, Phase
 
 _T = 2.0  # phase_timeout
@@ -155,3 +155,86 @@ def test_claims_at_end_a_claim_given_or_ended_is_no_debt() -> None:
     over.feeds[0].append(None)  # type: ignore[attr-defined]  # (our seq 6 after all: a vote)
     assert over.scan(_T) == []
     assert over.m.stall == {}
+
+
+class _SharesLate:
+    """A share wait (``Membership.share_waits``): seat 2 owes a share since ``since``, late
+    once ``timeout`` has passed since then and since ``heard`` (as ``ShareWaits.late``)."""
+
+    def __init__(self, since: float) -> None:
+        self.since = since
+        self.items: dict[int, list[str]] = {}
+
+    def late(
+        self,
+        now: float,
+        final: GameState,
+        held: GameState,
+        timeout: float,
+        heard: float,
+        **_: object,
+    ) -> list[int]:
+        late = max(self.since, heard) + timeout <= now
+        self.items = {2: ["its share"]} if late else {}
+        return sorted(self.items)
+
+
+def _shares_withheld(m: Membership, final: _Final, now: float) -> list[int]:
+    """The votes at ``now`` of the phase's wait, then of the share waits (Author.liveness)."""
+    voted = _withheld(m, final, now)
+    state = cast(GameState, final)
+    for q in m.withheld_shares(now, state, state):
+        m.vote(q, 5, out=False)
+        voted.append(q)
+    return voted
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_debtors_another_members_debt_excuses_a_share_until_settled(n: int) -> None:
+    # Session 40: a share wait is under the same rule as the phase's event.
+    m = _membership(n)
+    m.share_waits = _SharesLate(0.0)  # type: ignore[assignment]
+    final = _Final(Phase.PLAY)
+    m.stall[1] = _owes_feed(n, 0.0)  # seat 1 owes its own feed past what we hold, since 0
+    assert _shares_withheld(m, final, _T) == []  # (seat 1's record: the stall scan's vote)
+    assert _shares_withheld(m, final, 2.9) == []
+    del m.stall[1]  # its debt settled at 3
+    assert _shares_withheld(m, final, 3.0) == []
+    assert _shares_withheld(m, final, 3.0 + _T - 0.01) == []
+    assert _shares_withheld(m, final, 3.0 + _T) == [2]
+
+
+def test_debtors_no_debt_a_share_is_voted_at_its_time() -> None:
+    m = _membership(3)
+    m.share_waits = _SharesLate(0.0)  # type: ignore[assignment]
+    assert _shares_withheld(m, _Final(Phase.PLAY), _T - 0.01) == []
+    assert _shares_withheld(m, _Final(Phase.PLAY), _T) == [2]
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_judging_at_end_while_a_claim_on_our_feed_waits_for_our_vote(n: int) -> None:
+    # Session 40: what a real node stays for once over (runtime/node.py's ending).
+    over = _Over(n, (6,) + (5,) * (n - 1))
+    feeds, claimed = over.feeds, over.finality.claimed
+
+    def judging() -> bool:
+        return judging_at_end(over.m, over.final, feeds, claimed)
+
+    over.scan(0.0)
+    assert judging()
+    assert over.scan(_T) == [1]
+    assert not judging()  # (voted: the node waits for the others to hold it, as for any)
+    playing = _Over(n, (6,) + (5,) * (n - 1))
+    playing.final = cast(GameState, _Final(Phase.RESULT))
+    assert not judging_at_end(playing.m, playing.final, feeds, claimed)
+
+
+@pytest.mark.parametrize("claim", ["given", "third", "out"])
+def test_judging_at_end_nothing_owed_no_judgement(claim: str) -> None:
+    over = _Over(3, (6, 5, 5) if claim != "third" else (5, 5, 6))
+    if claim == "given":
+        over.feeds[0].append(None)  # type: ignore[attr-defined]  # (our seq 6 after all)
+    if claim == "out":
+        over.final.dropped[1] = 5  # (the claimant is out: its word counts no more)
+    over.scan(0.0)
+    assert not judging_at_end(over.m, over.final, over.feeds, over.finality.claimed)

@@ -13,34 +13,25 @@ waited for good. Now it votes too, and the game ends with no honest member dropp
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 import pytest
 
-from p2p_nertz.protocol.bodies import (
-    ID_PREFIX,
-    Beat,
-    DeckReveal,
-    DeckWant,
-    Drop,
-    DropReason,
-    Want,
-    parse_body,
-)
+from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.sim import liar_games
-from p2p_nertz.sim.cheats import signed_as
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.sim.liar_games import check_liars, game, marks
 from p2p_nertz.sim.liars import Lie
+from tests.claim_over_helpers import claim_past_result
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
 
 class _ClaimOver(liar_games._Simulation):
     """The liar (told nothing by its own lie) acks the result of the first honest member whose
-    result it holds, then claims in each beat that member's feed one event past it."""
+    result it holds, then claims in each beat that member's feed one event past it
+    (:func:`claim_over_helpers.claim_past_result`)."""
 
     told: list[int]  # (the member claimed, at each lying beat)
 
@@ -49,35 +40,7 @@ class _ClaimOver(liar_games._Simulation):
         if peer is None or seat != self.liars[0].seat:
             return
         self.told = []
-        outbox = peer._outbox  # (the simulator's liar reaches into the core on purpose)
-        honest = outbox.sign_beat
-        acked: list[int] = []  # (the member whose result an honest beat of ours covered)
-
-        def sign_beat(
-            kind: Kind, body: Beat | Want | DeckReveal | DeckWant, *, tick: bool = True
-        ) -> bytes:
-            if not isinstance(body, Beat):
-                return honest(kind, body, tick=tick)
-            if not acked:
-                ended = [q for q in range(len(self.peers)) if q != seat and _ended(peer, q)]
-                acked.extend(ended[:1])
-                return honest(kind, body, tick=tick)
-            target = acked[0]
-            held, ids = list(body.held), list(body.held_ids)
-            held[target] = peer.held(target) + 1
-            ids[target] = hashlib.sha256(b"never signed").digest()[:ID_PREFIX]
-            lamport = outbox.clock + tick
-            outbox.clock += tick
-            self.told.append(target)
-            lie = dataclasses.replace(body, held=tuple(held), held_ids=tuple(ids))
-            return signed_as(peer, kind, lie, lamport)
-
-        outbox.sign_beat = sign_beat  # type: ignore[method-assign]
-
-
-def _ended(peer: Peer, q: int) -> bool:
-    events = peer.events(q)
-    return bool(events) and events[-1].kind is Kind.RESULT
+        claim_past_result(peer, self.told)
 
 
 @pytest.mark.parametrize(("players", "seed"), [(3, 6), (4, 2)])

@@ -42,6 +42,7 @@ __all__ = [
     "SilenceTimers",
     "Stall",
     "heard_now",
+    "judging_at_end",
     "recovered_withdrawals",
     "waits_for",
 ]
@@ -304,17 +305,17 @@ class Membership:
     ) -> Iterator[int]:
         """The members to vote out now for withholding their share (own, or partial for a
         member dropped) of a position the final fold turned up, or their answer to a complaint
-        of their box, ``phase_timeout`` ago, every member heard meanwhile, and that the
-        ``held`` fold (the tentative one) and our share ``store`` lack too (a shuffle game:
-        docs/shuffle.md §10.4, §10.14, §6.3; the members left then open its shares, §6.4), one
-        at a time (:class:`ShareWaits`). Such a vote is not withdrawn when the member is heard,
-        but once the held fold or the store has what it owed then (:meth:`withheld_relieved`)."""
-        heard = self.all_heard_since
+        of their box, ``phase_timeout`` ago, every member heard and no debt settled meanwhile
+        (:meth:`blame_from`; none blamed for another's debt, :class:`Debtors`: session 40), and
+        that the ``held`` fold and our share ``store`` lack too (a shuffle game: docs/shuffle.md
+        §10.4, §10.14, §6.3; the members left open its shares, §6.4), one at a time. Such a
+        vote stands when the member is heard, until the held fold or the store has what it owed."""
+        heard = self.blame_from(-math.inf)
         if heard is None or self.seat in final.dropped:
             return
         waits = self.share_waits
         for q in waits.late(now, final, held, self.timers.phase_timeout, heard, store=store):
-            if q != self.seat and q not in self.voted and not _silent(self, q, now):
+            if _blamed(self, q, now):
                 self.proven_seats.add(q)
                 self.phase_votes.pop(q, None)  # (one vote a member: this one says why)
                 self.share_votes[q] = (now, tuple(waits.items[q]))
@@ -622,11 +623,12 @@ def _claims_at_end(
     third vote, the table waiting for good). So we vote such a member out *withheld* after
     ``phase_timeout``, as before the end (docs/protocol.md §9.2, session 39); nothing else
     is judged."""
-    stall, seat, head = m.stall, m.seat, len(feeds[m.seat])
+    stall, seat = m.stall, m.seat
+    claims = _claims_past_head(m, feeds, claimed)
     for q in range(m.n):
-        target = claimed[q][seat] if q != seat and not _silent(m, q, now) else 0
+        target = claims.get(q, 0) if not _silent(m, q, now) else 0
         record = stall.get(q)
-        if target <= head:
+        if not target:
             stall.pop(q, None)
         elif record is None or record[1] or any(record[2]) or record[3][seat] < target:
             relay = tuple(target if r == seat else 0 for r in range(m.n))
@@ -634,6 +636,42 @@ def _claims_at_end(
         elif now >= record[0] + m.timers.phase_timeout and q not in m.voted:
             m.stall_votes[q] = record
             yield q
+
+
+def _claims_past_head(
+    m: Membership, feeds: Sequence[Sequence[Message]], claimed: Sequence[Sequence[int]]
+) -> dict[int, int]:
+    """The other members that announce holding our own feed past its head: seat -> the seq
+    claimed (what :func:`_claims_at_end` judges, and :func:`judging_at_end` waits on)."""
+    seat, head = m.seat, len(feeds[m.seat])
+    return {q: claimed[q][seat] for q in range(m.n) if q != seat and claimed[q][seat] > head}
+
+
+def judging_at_end(
+    m: Membership,
+    final: GameState,
+    feeds: Sequence[Sequence[Message]],
+    claimed: Sequence[Sequence[int]],
+) -> bool:
+    """Whether ``m``'s peer, its final fold over, still owes the table a judgement: a member
+    not out claims our own feed past its head and we have not voted it out *withheld* yet
+    (:func:`_claims_at_end`: the vote may be the one the majority lacks, §9.2, session 39).
+    ``False`` before the end, once we are out, and once every such vote is cast. A silence
+    (the claimant's, or another member's) only delays the vote (nothing is judged then,
+    :meth:`Membership.stalls`): the duty stands. The node stays for it (``runtime/node.py``'s
+    ending, session 40); the vote itself it then waits for the others to hold, as for any
+    last event of ours."""
+    if final.phase is not Phase.OVER or m.seat in final.dropped:
+        return False
+    claims = _claims_past_head(m, feeds, claimed)
+    return any(q not in m.voted and q not in final.dropped for q in claims)
+
+
+def _blamed(m: Membership, q: int, now: float) -> bool:
+    """Whether member ``q`` may be voted out *withheld* for a share it owes now: another
+    member, not voted out by us, heard, and no other member owing us events meanwhile (its
+    own fold may wait on them: :class:`Debtors`, as for the phase's event)."""
+    return q != m.seat and q not in m.voted and not _silent(m, q, now) and not m.debtors.excuse(q)
 
 
 def _silent(m: Membership, seat: int, now: float) -> bool:

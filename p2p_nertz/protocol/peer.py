@@ -417,6 +417,10 @@ class Peer:
         """Whether the table is gone (:meth:`TableWaits.table_gone`, §9.9)."""
         return self.waits.table_gone(now)
 
+    def judging(self) -> bool:
+        """Whether we, our game over, still owe the table a vote (:meth:`TableWaits.judging`)."""
+        return self.waits.judging()
+
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (``None``: only on input)."""
         return min(self._author.next_deadline(), self._chains.wants.due)

@@ -26,6 +26,7 @@ member gave what it owed (docs/protocol.md §9.2).
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from p2p_nertz.protocol.share_store import ShareStore
@@ -110,34 +111,65 @@ class ShareWaits:
         if deal != self._deal:
             self._deal, self._since, self._open = deal, [], 0
             self._gone, self._complained, self._settled = {}, {}, set()
-        late: list[Owed] = []
         for key in deck.unanswered():
-            since = self._complained.setdefault(key, now)
-            if max(since, heard) + timeout <= now:
-                late.append(Owed(deal, key[0], key, None))
+            self._complained.setdefault(key, now)
+        if deck.final is not None and final.phase in SHARING:
+            self._note(now, deck, store)
+        owed = self._owed(deck, final, held, now=now, timeout=timeout, heard=heard, store=store)
+        self.items = {seat: [item for item, _ in items] for seat, items in owed.items()}
+        return sorted(self.items)
+
+    def owing(
+        self, final: GameState, held: GameState, heard: float, *, store: ShareStore | None = None
+    ) -> dict[int, tuple[float, list[Owed]]]:
+        """What :meth:`late` would find owed with no ``timeout``, of what it last noted (it
+        notes nothing: the times are the votes'): game seat -> since when it has owed, every
+        member heard since ``heard`` (its oldest item's), and what (the table's notice of a
+        member owing its shares, docs/protocol.md §9.5, session 40)."""
+        rs = final.round
+        deck = rs.deck
+        if deck is None or final.phase not in DEALT or (rs.number, deck.context) != self._deal:
+            return {}
+        owed = self._owed(deck, final, held, now=math.inf, timeout=0.0, heard=heard, store=store)
+        return {
+            seat: (min(start for _, start in items), [item for item, _ in items])
+            for seat, items in owed.items()
+        }
+
+    def _owed(
+        self,
+        deck: DeckRound,
+        final: GameState,
+        held: GameState,
+        *,
+        now: float,
+        timeout: float,
+        heard: float,
+        store: ShareStore | None,
+    ) -> dict[int, list[tuple[Owed, float]]]:
+        """Per game seat, the items owed more than ``timeout`` before ``now`` of what is
+        noted, each with since when (every member heard since ``heard``): :meth:`late`'s and
+        :meth:`owing`'s one walk."""
+        assert self._deal is not None
+        late: list[tuple[Owed, float]] = []
+        for key in deck.unanswered():
+            since = self._complained.get(key)
+            if since is not None and max(since, heard) + timeout <= now:
+                late.append((Owed(self._deal, key[0], key, None), max(since, heard)))
         if deck.final is not None and final.phase in SHARING:
             self._shares(now, deck, timeout, heard, late, store=store)
         dropped = final.dropped
-        for item in late:
+        found: dict[int, list[tuple[Owed, float]]] = {}
+        for item, since in late:
             seat = deck.members[item.member]
             if item.member in deck.gone or seat in dropped or item.held_in(held, store):
                 continue
-            self.items.setdefault(seat, []).append(item)
-        return sorted(self.items)
+            found.setdefault(seat, []).append((item, since))
+        return found
 
-    def _shares(
-        self,
-        now: float,
-        deck: DeckRound,
-        timeout: float,
-        heard: float,
-        late: list[Owed],
-        *,
-        store: ShareStore | None,
-    ) -> None:
-        """Add to ``late`` the shares owed past their time."""
-        assert self._deal is not None
-        deal = self._deal
+    def _note(self, now: float, deck: DeckRound, store: ShareStore | None) -> None:
+        """Note the positions turned up and the members gone since the last call, at ``now``,
+        and pass the positions opened (or whose every own share is held)."""
         turned = deck.turned
         since = self._since
         if len(since) < len(turned):
@@ -153,6 +185,24 @@ class ShareWaits:
             or (not deck.gone and _stored(deck, store, turned[self._open], members))
         ):
             self._open += 1
+
+    def _shares(
+        self,
+        now: float,
+        deck: DeckRound,
+        timeout: float,
+        heard: float,
+        late: list[tuple[Owed, float]],
+        *,
+        store: ShareStore | None,
+    ) -> None:
+        """Add to ``late`` the shares owed past their time, each with since when."""
+        assert self._deal is not None
+        deal = self._deal
+        turned = deck.turned
+        since = self._since
+        opened = deck.opened
+        members = len(deck.members)
         # A position that owes nothing now owes nothing later while the round's members
         # gone, complaints and keys and the store stay: the final fold and the store only
         # gain shares and openings within a deal, so what is lacking only shrinks, and so do
@@ -164,7 +214,7 @@ class ShareWaits:
         if reads != self._reads:
             self._reads, self._settled = reads, set()
         settled = self._settled
-        for k in range(self._open, len(turned)):
+        for k in range(self._open, len(since)):
             if k in settled:
                 continue
             start = max(since[k], heard)
@@ -186,10 +236,12 @@ class ShareWaits:
             if not lacking and not partials:
                 settled.add(k)
                 continue
-            late.extend(Owed(deal, m, where, m) for m in lacking)
+            late.extend((Owed(deal, m, where, m), start) for m in lacking)
             for m, owing in partials:
-                if max(start, self._gone[m]) + timeout <= now:
-                    late.extend(Owed(deal, j, where, m) for j in owing)
+                gone = self._gone.get(m)  # (None: not noted yet, as :meth:`owing` may find)
+                begun = start if gone is None else max(start, gone)
+                if gone is not None and begun + timeout <= now:
+                    late.extend((Owed(deal, j, where, m), begun) for j in owing)
 
 
 def _stored(

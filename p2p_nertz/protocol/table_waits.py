@@ -3,12 +3,14 @@
 The peer answers its front ends and its node who has been silent and for how long
 (:meth:`TableWaits.silent_for`, :meth:`TableWaits.silent`), whether the one other member left
 counts as gone for an abandon (:meth:`TableWaits.gone_for`), whether the whole table is gone
-(:meth:`TableWaits.table_gone`, the rule in :mod:`~p2p_nertz.protocol.gone`), and on whom the
-table waits: members held back (their events wait here for events nobody sent,
+(:meth:`TableWaits.table_gone`, the rule in :mod:`~p2p_nertz.protocol.gone`), whether a member
+whose game is over still owes the table a vote (:meth:`TableWaits.judging`: session 40), and on
+whom the table waits: members held back (their events wait here for events nobody sent,
 :func:`~p2p_nertz.protocol.unmet.held_back`) and members heard that owe what they alone can
-give (:meth:`TableWaits.owing`: since session 39; what a phase waits for, :func:`events_owed`,
-is a spectator's too since session 40), and the drops the held votes decide that
-are not final yet, with what holds each back (:meth:`TableWaits.drops_waiting`). Each answer
+give (:meth:`TableWaits.owing`: since session 39; a shuffle game's shares since session 40;
+what a phase waits for, :func:`events_owed`, is a spectator's too since session 40), and the
+drops the held votes decide that are not final yet, with what holds each back
+(:meth:`TableWaits.drops_waiting`). Each answer
 reads the parts that own the knowledge (``Membership``'s silence and stall records, the
 feeds, the folds, the phase's timer, the chains' stable time) and decides nothing: this part
 signs, votes and changes nothing. It was the peer's before session 39 (``Peer`` is at the
@@ -17,14 +19,21 @@ class limit); the peer delegates to it.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Protocol
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.gone import TableGone, heard_lately, table_gone
-from p2p_nertz.protocol.membership import WAITING_PHASES, Stall, heard_now, waits_for
+from p2p_nertz.protocol.membership import (
+    WAITING_PHASES,
+    Stall,
+    heard_now,
+    judging_at_end,
+    waits_for,
+)
 from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.state import GameState, Phase
-from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing, held_back
+from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing, SharesOwed, held_back
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -116,6 +125,14 @@ class TableWaits:
             unheard=author.unheard,
         )
 
+    def judging(self) -> bool:
+        """Whether we, our game over, still owe the table a judgement: a vote *withheld* not
+        cast yet on a member claiming our own feed past its head
+        (:func:`~p2p_nertz.protocol.membership.judging_at_end`; the node stays for it)."""
+        author = self._author
+        claimed = author.finality.claimed
+        return judging_at_end(author.membership, author.final, author.feeds, claimed)
+
     def held_back(self) -> tuple[HeldBack, ...]:
         """The members whose events wait here for events not held (:func:`held_back`)."""
         author = self._author
@@ -143,6 +160,7 @@ class TableWaits:
         held = {h.seat for h in self.held_back()}  # (told as held back: one row a member)
         blame = m.blame_from(author.phase_since)
         waited = events_owed(final, tentative) if blame is not None else {}
+        shares = self._shares(now)
         found = []
         for q in range(m.n):
             if q == m.seat or q in out or q in held or not heard_now(m, q, now):
@@ -154,7 +172,32 @@ class TableWaits:
             if q in waited:
                 assert blame is not None  # (waited is empty otherwise)
                 found.append(Owing(q, blame, event=waited[q]))
+            if q in shares:
+                found.append(shares[q])
         return tuple(found)
+
+    def _shares(self, now: float) -> dict[int, Owing]:
+        """The members that owe shares of the round's deal (a shuffle game), each a row: what
+        ``Membership`` votes out *withheld* after ``phase_timeout`` (its ``withheld_shares``,
+        the same items and times, and none blamed while another member owes us events),
+        told here from the first (:meth:`ShareWaits.owing`)."""
+        author = self._author
+        m, final = author.membership, author.final
+        heard = m.blame_from(-math.inf)
+        if final.round.deck is None or heard is None:
+            return {}
+        store = author.chains.shares.store
+        owed = m.share_waits.owing(final, author.chains.folds.tentative, heard, store=store)
+        rows = {}
+        for q, (since, items) in owed.items():
+            if q == m.seat or m.debtors.excuse(q):
+                continue
+            own = sum(1 for i in items if i.of == i.member)
+            answers = sum(1 for i in items if i.of is None)
+            number = items[0].deal[0]
+            shares = SharesOwed(number, own, len(items) - own - answers, answers)
+            rows[q] = Owing(q, since, shares=shares)
+        return rows
 
     def drops_waiting(self) -> tuple[DropPending, ...]:
         """The drops the held votes decide that are not final here, each with what holds it

@@ -34,8 +34,11 @@ A member may also be heard, its events all delivered, and still hold the table u
 alone can give and does not (session 39): its own events up to the head it announced, its word
 that it holds the events held here (its cover), the events of a third member it said it holds,
 or the event the final phase waits for from it (its ``ready``, commit, nonce, secret, result, a
-shuffle game's key or stage). The peer votes it out *withheld* after ``phase_timeout`` (60 s,
-docs/protocol.md §9.2); before it the table said nothing. :class:`Owing` is what it owes and
+shuffle game's key or stage), or a shuffle game's shares of its round's deal
+(:class:`SharesOwed`: its own of a position turned up, its partials for a member dropped, its
+answer to a complaint of its box; session 40: before, told only by its vote). The peer votes
+it out *withheld* after ``phase_timeout`` (60 s, docs/protocol.md §9.2); before it the table
+said nothing. :class:`Owing` is what it owes and
 since when without progress (read from ``Membership``'s stall records and the phase's wait by
 :class:`~p2p_nertz.protocol.table_waits.TableWaits`); :class:`UnmetSince` keeps those that have
 waited :data:`UNMET_AFTER` and :class:`UnmetTeller` tells each (:class:`Owed`) and its end
@@ -49,7 +52,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
 
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.roster import standing_votes
@@ -70,6 +73,7 @@ __all__ = [
     "Owed",
     "OwedEnd",
     "Owing",
+    "SharesOwed",
     "Unmet",
     "UnmetEnd",
     "UnmetSince",
@@ -167,6 +171,18 @@ def held_back(store: Feeds, state: GameState) -> tuple[HeldBack, ...]:
     return tuple(found)
 
 
+class SharesOwed(NamedTuple):
+    """What of its round's deal a member owes (a shuffle game, docs/shuffle.md §10.4, §6.3,
+    §6.4): round ``number``; how many positions turned up it owes its own share of, how many
+    it owes a partial share of for a member dropped, how many complaints of its box it has
+    not answered (:meth:`~p2p_nertz.protocol.share_waits.ShareWaits.owing`)."""
+
+    number: int
+    own: int = 0
+    partials: int = 0
+    answers: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class Owing:
     """Member ``seat``, heard and not held back, owes what it alone can give, since ``since``
@@ -182,6 +198,8 @@ class Owing:
         relays: ``(feed's seat, first, last)`` each: a third member's events it said it holds
             and that are not held here.
         event: the event the final phase waits for from it (``None``: none).
+        shares: what of its round's deal it owes (``None``: nothing; a row of its own, since
+            its oldest item was owed, every member heard).
     """
 
     seat: int
@@ -190,6 +208,7 @@ class Owing:
     cover: tuple[tuple[int, int], ...] = ()
     relays: tuple[tuple[int, int, int], ...] = ()
     event: Awaited | None = None
+    shares: SharesOwed | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,7 +389,7 @@ class UnmetTeller:
         self.since = UnmetSince(after)
         self._told: dict[tuple[int, tuple[int, ...]], Unmet] = {}
         self._told_held: dict[int, HeldBack] = {}
-        self._told_owed: dict[tuple[int, bool], Owing] = {}
+        self._told_owed: dict[tuple[int, bool, bool], Owing] = {}
         self._told_drops: dict[int, DropPending] = {}
 
     def tell(self, source: WaitSource, now: float) -> list[VoteShort | FeedHeld | Owed | DropWaits]:
@@ -434,9 +453,13 @@ class UnmetTeller:
             if seat not in told_held or told_held[seat].held != h.held
         ]
         self._told_held = waiting
-        # One wait is one member's, of one kind (its phase event, or what finality waits for),
-        # since one time: what it still owes may shrink meanwhile (a part given), told once.
-        owed = {(o.seat, o.event is not None): o for o in self.since.owed(owing, now)}
+        # One wait is one member's, of one kind (its phase event, its shares, or what finality
+        # waits for), since one time: what it still owes may shrink meanwhile (a part given),
+        # told once.
+        owed = {
+            (o.seat, o.event is not None, o.shares is not None): o
+            for o in self.since.owed(owing, now)
+        }
         told_owed = self._told_owed
         notices += [
             Owed(told, _why_owed_ended(told, state, silent, held))

@@ -48,7 +48,9 @@ seconds works.
 
 The node stops by itself (:class:`_Ending`) once the game is over (the final phase is ``OVER``)
 and every member holds all our events (our last event is final: :attr:`Peer.stable` reached
-its Lamport time), or once ``grace`` seconds passed after the game ended without that, or once
+its Lamport time), or once ``grace`` seconds passed after the game ended without that; but not
+while it still owes the table a vote (:meth:`Peer.judging`: a member claims our feed past its
+head, session 40), for ``grace`` plus ``phase_timeout`` at most; or once
 the table is gone (:meth:`Peer.table_gone`: nobody still in the game heard, :attr:`PeerNode.gone`
 says why; nothing is signed for it); it then
 keeps answering for ``linger`` seconds (so the others can finish with our acks) and closes every
@@ -358,6 +360,7 @@ class _Ending:
         self._left_at: float | None = None  # when we left (the wait is LEAVE_GRACE at most)
         self._over_at: float | None = None  # when the game ended, or we left
         self._provisional_since: float | None = None  # when it ended on a provisional result
+        self._judged_at = -math.inf  # when we last still owed the table a vote (Peer.judging)
 
     def leave(self, now: float) -> None:
         """We leave the game (our ``leave`` is being signed)."""
@@ -404,8 +407,17 @@ class _Ending:
             return
         if self._over_at is None:
             self._over_at = now
+        # A member claims our feed past its head: our vote *withheld* may be the one the
+        # majority lacks (docs/protocol.md §9.2), due ``phase_timeout`` after the claim began.
+        # We stay for it; a claim that comes and goes holds us no longer than that past
+        # ``grace``. (Left, we vote no more.)
+        staying = now - self._over_at < self.grace + peer.config.phase_timeout
+        if staying and not self.leaving and peer.judging():
+            self._judged_at = now  # (``grace`` for the others to hold our vote from here)
+            return
         own = peer.events(peer.seat)
-        if not own or own[-1].lamport <= peer.stable or now - self._over_at >= self.grace:
+        waited = now - max(self._over_at, self._judged_at)
+        if not own or own[-1].lamport <= peer.stable or waited >= self.grace:
             self.done.set()
         elif self._left_at is not None and now - self._left_at >= min(self.grace, LEAVE_GRACE):
             # Leaving, and the others do not all hold our leave yet: frozen members, or gone.

@@ -171,18 +171,22 @@ async def play(
     *,
     config: PeerConfig = CONFIG,
     bound: float = BOUND,
+    liar_node: type[LiarNode] = LiarNode,
+    grace: float = 3.0,
 ) -> RealLiarRun:
-    """Play ``spec``'s game on real nodes, ``liars`` among them (the module docstring)."""
+    """Play ``spec``'s game on real nodes, ``liars`` among them (the module docstring), each
+    liar a ``liar_node`` (a test's lie the fuzzer's liar does not tell: a subclass), every
+    node waiting ``grace`` at most for the others to hold its last events."""
     by_seat = {liar.seat: liar for liar in liars}
     logs = [logdir / f"p{seat + 1}.log" for seat in range(spec.seats)]
     nodes: list[PeerNode] = []
     kwargs: dict[str, Any] = {
         "bind": "tcp://127.0.0.1:0", "strategy": "greedy", "speed": 10, "config": config,
-        "grace": 3.0, "linger": 0.5,
+        "grace": grace, "linger": 0.5,
     }  # fmt: skip
     for seat, identity in enumerate(identities):
         if seat in by_seat:
-            nodes.append(LiarNode(identity, spec, logs[seat], liar=by_seat[seat], **kwargs))
+            nodes.append(liar_node(identity, spec, logs[seat], liar=by_seat[seat], **kwargs))
         else:
             nodes.append(PeerNode(identity, spec, logs[seat], **kwargs))
     endpoints: dict[PeerId, str] = {

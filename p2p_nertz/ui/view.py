@@ -30,6 +30,7 @@ from p2p_nertz.protocol.unmet import (
     Owed,
     OwedEnd,
     Owing,
+    SharesOwed,
     Unmet,
     UnmetEnd,
     VoteShort,
@@ -1184,8 +1185,9 @@ def owed_words(owed: Sequence[Owing], name: Callable[[int], str]) -> tuple[str, 
     """The members heard that owe what they alone can give
     (:class:`~p2p_nertz.protocol.unmet.Owing`), a row each: that the table waits on the
     member, heard, and for what: its own events, its word that it holds events held here, a
-    third member's events it said it holds, the event the phase waits for. Before session 39
-    the table said nothing of it until the vote *withheld*, after ``phase_timeout`` (60 s).
+    third member's events it said it holds, the event the phase waits for, a shuffle game's
+    shares (session 40). Before session 39 the table said nothing of it until the vote
+    *withheld*, after ``phase_timeout`` (60 s).
 
     >>> from p2p_nertz.protocol.phase_waits import Awaited
     >>> from p2p_nertz.protocol.state import Phase
@@ -1198,6 +1200,12 @@ def owed_words(owed: Sequence[Owing], name: Callable[[int], str]) -> tuple[str, 
     ... # doctest: +NORMALIZE_WHITESPACE
     the table waits on bot1, heard but not sending its events #31-40
     and bot3's #13-14, which it said it holds
+    >>> owed_words([Owing(2, 0.0, shares=SharesOwed(2, own=3))], names)
+    ('the table waits on bot3, heard but not sending its shares of round 2',)
+    >>> print(*owed_words([Owing(0, 0.0, shares=SharesOwed(1, partials=1, answers=1))], names))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    the table waits on bot1, heard but not sending its shares for a member dropped
+    and its answer to a complaint of its box, of round 1
     """
     rows = []
     for o in owed:
@@ -1213,9 +1221,26 @@ def owed_words(owed: Sequence[Owing], name: Callable[[int], str]) -> tuple[str, 
         if o.event is not None:
             noun = _PHASE_EVENTS.get(o.event.phase.value, o.event.phase.value)
             parts.append(f"its {noun} of round {o.event.number}")
+        if o.shares is not None:
+            parts.append(_shares_words(o.shares))
         what = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
         rows.append(f"the table waits on {name(o.seat)}, heard but not sending {what}")
     return tuple(rows)
+
+
+def _shares_words(shares: SharesOwed) -> str:
+    """What of its round's deal a member owes, as :func:`owed_words` says it."""
+    what = [
+        words
+        for count, words in (
+            (shares.own, "its shares"),
+            (shares.partials, "its shares for a member dropped"),
+            (shares.answers, "its answer to a complaint of its box"),
+        )
+        if count
+    ]
+    joined = _and(what)
+    return f"{joined}{',' if len(what) > 1 else ''} of round {shares.number}"
 
 
 def owed_notice_words(notice: Owed, name: Callable[[int], str]) -> tuple[str, ...]:
