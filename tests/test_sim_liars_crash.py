@@ -69,7 +69,10 @@ def test_liars_crash_a_liars_leaped_beats_keep_it_heard_beside_a_crash() -> None
     # most the lead): the liar is heard, seats 1 and 2 drop it at 37 (its feed as they hold
     # it, to Lamport 173) and the game ends. (~2 CPU-s; fails on main before the bound,
     # eef102c5. The class by hand, a beat 2^33 ahead taken everywhere:
-    # tests/test_clock_leaps.py.)
+    # tests/test_clock_leaps.py. In games it needs the honest member left alone with the
+    # liar past the 9 s the table-gone check waits: three players, a crash past 9 s; at four
+    # and five another honest member is heard. The lie beside each crash length, seeds 0-5
+    # at three to five players on eef102c5: one more, seed 1, the same shape.)
     config, liars = game(394, players=(3, 5), lies=(Lie.LAMPORT_LEAP,))
     (liar,) = liars
     if config.players != 3 or liar.seat != 0:
