@@ -67,7 +67,7 @@ def test_liars_crash_a_liars_leaped_beats_keep_it_heard_beside_a_crash() -> None
     # ("nobody still in the game has been heard for 9 s"), its game not over, where an honest
     # majority promised an end. A beat is now taken whatever its time (it moves a clock at
     # most the lead): the liar is heard, seats 1 and 2 drop it at 37 (its feed as they hold
-    # it, to Lamport 173) and the game ends. (~2 CPU-s; fails on main before the bound,
+    # it, to Lamport 173) and the game ends. (~0.5 CPU-s; fails on main before the bound,
     # eef102c5. The class by hand, a beat 2^33 ahead taken everywhere:
     # tests/test_clock_leaps.py. In games it needs the honest member left alone with the
     # liar past the 9 s the table-gone check waits: three players, a crash past 9 s; at four
