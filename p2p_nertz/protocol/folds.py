@@ -498,8 +498,8 @@ class Folds:
 class Passes:
     """The passes of the tentative fold's rounds over the held events, kept from one making of
     the tentative fold to the next: a round with what an earlier one was folded with goes on
-    from where that one stopped, folding only the events held since (docs/protocol.md §9.2,
-    *the trials' passes*).
+    from where that one stopped, folding only the events held since (session 40;
+    docs/protocol.md §13, two liars, seed 171).
 
     A liar can make the table make its tentative fold again at every event: each making tries
     the same cuts (:func:`impose_cuts`), and each trial folded every held event again (two
