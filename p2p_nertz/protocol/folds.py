@@ -25,6 +25,7 @@ never count (:meth:`Folds.never_counts`).
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -39,6 +40,7 @@ from p2p_nertz.protocol.state import Event, GameState, Notice, Phase
 
 __all__ = [
     "Folds",
+    "Passes",
     "Trial",
     "Unheld",
     "came_back",
@@ -90,6 +92,9 @@ class Folds:
         self._tentative: GameState | None = final.copy()
         self._capped: dict[int, int] = {}  # (capped_drops, made with the tentative fold)
         self._uncut: dict[int, tuple[int, frozenset[int]]] = {}  # (uncut_drops, likewise)
+        #: The rounds' passes over the held events, kept from one making of the tentative fold
+        #: to the next (:class:`Passes`); its epoch moves whenever the final fold does.
+        self.passes = Passes()
 
     # -- the held events --------------------------------------------------------------------
     def add(self, event: Event, stable: int) -> list[Notice]:
@@ -103,6 +108,7 @@ class Folds:
             self.nonfinal.insert(index, event)
             self.keys.insert(index, key)
             return []
+        self.passes.epoch += 1  # (the final fold reads it)
         return self.final.observe(event)
 
     def never_counts(self, seat: int, seq: int, lamport: int) -> bool:
@@ -161,6 +167,7 @@ class Folds:
         self.nonfinal = kept
         self.keys = [e.key for e in kept]
         self._tentative = None
+        self.passes.epoch += 1
 
     # -- the tentative fold -----------------------------------------------------------------
     @property
@@ -179,6 +186,7 @@ class Folds:
                 self._capped = {}
                 self._uncut = {}
             else:
+                self.passes.turn()
                 self._tentative = self._cut_unheld()
                 self._capped = self._uncapped(self._tentative)
                 self._uncut = self._uncapped_uncut(self._tentative)
@@ -346,17 +354,25 @@ class Folds:
         """One round of :meth:`_fold`: the fold with ``cuts``, ``gaps`` and ``caps``, and
         what the next round is folded with (``None``: this one stands), to ask if need be."""
         final = self.final
-        t = final.copy()
-        # (Its events are not final: of a member proven to fork, it may count another version
-        # than a voter holds, so from the fork on they are not what a vote's ids are checked
-        # against, roster.unsigned_id.)
-        t.counted_ids = final.counted_ids.copy(self.forked_at)
         caps = st.with_forks(caps, self.forked_at, own=self.own)
+        held = self.nonfinal
+        forked = tuple(self.forked_at.items())
+        key = (tuple(cuts.items()), tuple(gaps.items()), tuple(caps.items()), forked)
+        made = self.passes.resume(key, final, held)
+        if made is None:
+            t = final.copy()
+            # (Its events are not final: of a member proven to fork, it may count another
+            # version than a voter holds, so from the fork on they are not what a vote's ids
+            # are checked against, roster.unsigned_id.)
+            t.counted_ids = final.counted_ids.copy(self.forked_at)
+            done = 0
+            counted: list[Event] = []
+            skipped: list[Event] = []  # (by the cuts and gaps given, not the fold's own rules)
+        else:
+            t, done, counted, skipped = made
         t.vote_caps = caps
-        counted: list[Event] = []
-        skipped: list[Event] = []  # (by the cuts and gaps given, not by the fold's own rules)
         back = final.gaps  # (readmissions final already: where a cut's member came back)
-        for ev in self.nonfinal:
+        for ev in held[done:] if done else held:
             if skips(ev, cuts, gaps, back):
                 t.observe(ev)
                 skipped.append(ev)
@@ -366,6 +382,7 @@ class Folds:
                 continue
             t.apply(ev)
             counted.append(ev)
+        self.passes.keep(key, final, held, t, counted=counted, skipped=skipped)
 
         def next_round() -> Round | None:
             # (Exactly what this fold decided: a cut kept from a fold that decided otherwise
@@ -449,6 +466,7 @@ class Folds:
         if moved:
             del self.nonfinal[:moved]
             del self.keys[:moved]
+            self.passes.epoch += 1
         return moved, notices
 
     def finals(
@@ -460,6 +478,7 @@ class Folds:
         ``final.apply`` if it counts and ``final.observe`` if not, and reports on each (the
         audit). The events walked are no longer held once the walk ends (or stops)."""
         moved = 0
+        self.passes.epoch += 1  # (the caller folds each event into the final fold)
         try:
             for event in self.nonfinal:
                 if event.lamport > stable:
@@ -470,9 +489,85 @@ class Folds:
                     self._tentative = None  # (as in advance)
                 yield event, counts
         finally:
+            self.passes.epoch += 1
             if moved:
                 del self.nonfinal[:moved]
                 del self.keys[:moved]
+
+
+class Passes:
+    """The passes of the tentative fold's rounds over the held events, kept from one making of
+    the tentative fold to the next: a round with what an earlier one was folded with goes on
+    from where that one stopped, folding only the events held since (session 40;
+    docs/protocol.md §13, two liars, seed 171).
+
+    A liar can make the table make its tentative fold again at every event: each making tries
+    the same cuts (:func:`impose_cuts`), and each trial folded every held event again (two
+    liars, readmit seed 171: 2,820 makings, 18,000 trials, ~6 M ``State.apply``). A pass is
+    a function of the final fold it starts from, the held events it folds, in order, and the
+    cuts, gaps and caps it is folded with, and of the members proven to fork (the ids it
+    counts, :meth:`Folds._round`): nothing else. The key is the last three; the final fold is
+    the same object and has not moved since (:attr:`epoch`, moved wherever :class:`Folds`
+    moves it, and by :meth:`Folds.finals`' caller, which the epoch moves around), and the
+    events the pass folded are the first ones held now, the very same objects (an event held
+    since, earlier in the order, makes it fold again from the start). A pass kept is never
+    changed: it is a tentative fold or a trial, which no reader changes
+    (tests/test_folds_shared.py), and goes on from a copy.
+
+    Bounded: only the passes of the last two makings are kept (:meth:`turn`).
+    """
+
+    __slots__ = ("_kept", "_last", "epoch")
+
+    def __init__(self) -> None:
+        #: Moves whenever the final fold does (the passes kept from before it never go on).
+        self.epoch = 0
+        self._kept: dict[tuple[object, ...], _Pass] = {}  # (this making's)
+        self._last: dict[tuple[object, ...], _Pass] = {}  # (the making before)
+
+    def turn(self) -> None:
+        """A new making of the tentative fold: the passes of the one before the last go."""
+        self._last, self._kept = self._kept, {}
+
+    def resume(
+        self, key: tuple[object, ...], final: GameState, held: Sequence[Event]
+    ) -> tuple[GameState, int, list[Event], list[Event]] | None:
+        """Where a pass with ``key`` from ``final`` over ``held`` can go on from: a copy of
+        the fold of the first events held, how many, and those it counted and skipped (new
+        lists); ``None`` if no pass kept is one of it."""
+        kept = self._kept.get(key) or self._last.get(key)
+        if kept is None or kept.final is not final or kept.epoch != self.epoch:
+            return None
+        events = kept.events
+        if len(events) > len(held) or not all(map(operator.is_, held, events)):
+            return None
+        return kept.fold.copy(), len(events), list(kept.counted), list(kept.skipped)
+
+    def keep(
+        self,
+        key: tuple[object, ...],
+        final: GameState,
+        held: Sequence[Event],
+        fold: GameState,
+        *,
+        counted: list[Event],
+        skipped: list[Event],
+    ) -> None:
+        """Keep the pass with ``key`` from ``final`` over ``held``: ``fold``, and the events
+        it counted and skipped (never changed after)."""
+        self._kept[key] = _Pass(final, self.epoch, tuple(held), fold, counted, skipped)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    """One pass :class:`Passes` keeps."""
+
+    final: GameState
+    epoch: int
+    events: tuple[Event, ...]
+    fold: GameState
+    counted: list[Event]
+    skipped: list[Event]
 
 
 def refold(
