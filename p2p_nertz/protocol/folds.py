@@ -34,7 +34,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.finality import decided, decided_at
-from p2p_nertz.protocol.roster import Cap, contradicts, frozen_below, lasting_caps
+from p2p_nertz.protocol.roster import Cap, contradicts, freezes, frozen_below, lasting_caps
 from p2p_nertz.protocol.state import Event, GameState, Notice, Phase
 
 __all__ = [
@@ -598,11 +598,38 @@ def decided_first(
     for seat, cut in earlier_drops(fold, kept):
         cuts = {**kept, seat: cut}
         tried = fold_with(cuts)
-        if decided_earlier(fold, seat, cut, tried.fold):
+        if decided_earlier(fold, seat, cut, tried.fold) and not rests_unheld(
+            fold, tried.fold, trial.unheld
+        ):
             at = decided_at(tried.fold, seat)
             if best is None or at < best[0]:
                 best = (at, cuts, tried)
     return None if best is None else (best[1], best[2])
+
+
+def rests_unheld(before: GameState, fold: GameState, unheld: Unheld) -> bool:
+    """Whether ``fold`` (a trial of :func:`decided_first` over ``before``) counts a vote of a
+    member that ``before`` drops, signed past its cut there, that no other member still in
+    (by ``before``) announced holding (:meth:`Unheld.held_past`).
+
+    Events nobody else holds decide nothing once the votes without them drop their author
+    (docs/protocol.md §9.2): a drop resting on one is decided by no view that could have
+    made a decision final before it, so it is not the drop decided first, however early its
+    votes are timed. Lie fuzzer, ``--two-liars --back readmit`` seed 264 (four players): seat
+    1, cut off, voted seat 2 out at its seq 15, past the cut at 14 that the others' votes
+    (without it) make and every live peer made final; the fold that drops seat 2 at 11 in
+    its place, timed earlier, counted that vote, and the whole logs folded at once took it
+    (session 40)."""
+    ops = fold.roster.ops
+    for q, cut in before.dropped.items():
+        if cut_made(fold, q, cut) or unheld.held_past(before, before, q, cut):
+            continue
+        if any(
+            author == q and seq > cut and body is not None and body.reason in _AGAINST
+            for author, seq, body in ops
+        ):
+            return True
+    return False
 
 
 def _offers(
@@ -621,6 +648,8 @@ def _offers(
         yield seat, cut, partial(cut_made, seat=seat, cut=cut)
     for seat, cut in readmitted_cuts(fold, base, unheld, imposed):
         yield seat, cut, partial(came_back, seat=seat, cut=cut)
+    for seat, cut in self_kept_cuts(fold, base, imposed):
+        yield seat, cut, partial(frozen_cut, seat=seat, cut=cut)
 
 
 def _stood(final: GameState | None, unheld: Unheld, seat: int, cut: int, made: GameState) -> bool:
@@ -780,6 +809,59 @@ def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut
     if any(lo == cut for lo, _ in fold.gaps.get(seat, ())):
         return True
     return not unheld.held_past(fold, final, seat, cut) and frozen_below(fold.roster, seat, cut)
+
+
+def self_kept_cuts(
+    fold: GameState, final: GameState, imposed: Collection[int]
+) -> list[tuple[int, int]]:
+    """The cuts to try, ``(seat, cut)`` in seat order then count, for members still in by
+    ``fold`` and ``final`` (or out by a leave in ``fold`` alone; not in ``imposed``) that
+    signed a vote against another member past the count of a standing vote against them
+    (:func:`~p2p_nertz.protocol.roster.freezes`): each such count. The fold with one imposed
+    is kept where it drops the member there and that vote is still frozen at or below it
+    (:func:`frozen_cut`), whoever announced holding the events past it.
+
+    Such a member may be kept in by its own votes alone: past the count they never count,
+    but they cap (a vote caps whether it counts or not, §9.2), and the caps can keep the
+    votes against it from dropping it. A peer that folds the events in the order they came
+    may have dropped it there before those caps came into its fold; a fold of every event at
+    once (the audit, a peer's own log folded whole) kept it in, and the cut :class:`Unheld`
+    offers was refused where another member still in announced holding the member's events
+    past it. That announcement says nothing final: the frozen voter still in announced none
+    of them, so none is final anywhere (§7.1, §9.2 *whoever else held them*), and imposing
+    the cut changes no decision made final (docs/protocol.md §9.2, *a member kept in by its
+    own votes*, session 40; lie fuzzer ``--two-liars --back readmit`` seeds 13 and 264)."""
+    caps = fold.vote_caps
+    if not caps:
+        return []
+    roster = fold.roster
+    left = fold.left if final is fold else fold.left - final.dropped.keys()
+    gone = fold.dropped.keys() | final.dropped.keys()
+    last: dict[int, int] = {}  # seat -> its last vote against a member the fold caps
+    for author, seq, body in roster.read:
+        if (
+            body is not None
+            and body.reason in _AGAINST
+            and body.seat in caps
+            and body.seat != author
+            and seq > last.get(author, 0)
+        ):
+            last[author] = seq
+    out: list[tuple[int, int]] = []
+    for seat in sorted(last):
+        if (seat in gone and seat not in left) or seat in imposed:
+            continue
+        counts = sorted(set(freezes(roster, seat).values()))
+        out.extend((seat, c) for c in counts if c < last[seat])
+    return out
+
+
+def frozen_cut(fold: GameState, seat: int, cut: int) -> bool:
+    """Whether a cut :func:`self_kept_cuts` offered is kept, ``fold`` being the fold with it
+    imposed: ``fold`` dropped ``seat`` there (:func:`cut_made`) and a member still in by
+    ``fold`` has a vote against it counting no more than the cut, never withdrawn
+    (:func:`~p2p_nertz.protocol.roster.frozen_below`)."""
+    return cut_made(fold, seat, cut) and frozen_below(fold.roster, seat, cut)
 
 
 def lifted_cuts(
