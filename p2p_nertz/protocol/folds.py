@@ -816,10 +816,10 @@ def self_kept_cuts(
 ) -> list[tuple[int, int]]:
     """The cuts to try, ``(seat, cut)`` in seat order then count, for members still in by
     ``fold`` and ``final`` (or out by a leave in ``fold`` alone; not in ``imposed``) that
-    signed a vote against another member past the count of a standing vote against them
-    (:func:`~p2p_nertz.protocol.roster.freezes`): each such count. The fold with one imposed
-    is kept where it drops the member there and that vote is still frozen at or below it
-    (:func:`frozen_cut`), whoever announced holding the events past it.
+    signed a vote against a member ``fold`` caps, past the count of a vote standing against
+    them (:func:`~p2p_nertz.protocol.roster.freezes`): each such count. The fold with one
+    imposed is kept where it drops the member there and a vote against it stands at or below
+    the cut (:func:`frozen_cut`), whoever announced holding the events past it.
 
     Such a member may be kept in by its own votes alone: past the count they never count,
     but they cap (a vote caps whether it counts or not, §9.2), and the caps can keep the
@@ -830,7 +830,7 @@ def self_kept_cuts(
     past it. That announcement says nothing final: the frozen voter still in announced none
     of them, so none is final anywhere (§7.1, §9.2 *whoever else held them*), and imposing
     the cut changes no decision made final (docs/protocol.md §9.2, *a member kept in by its
-    own votes*, session 40; lie fuzzer ``--two-liars --back readmit`` seeds 13 and 264)."""
+    own votes*, session 40; lie fuzzer ``--two-liars --back readmit`` seed 13)."""
     caps = fold.vote_caps
     if not caps:
         return []
