@@ -14,14 +14,11 @@ log named it for the moves of a round its fold never reached.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
-
 import pytest
 
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
-from p2p_nertz.protocol.folds import Folds, Unheld, frozen_cut, rests_unheld, self_kept_cuts
+from p2p_nertz.protocol.folds import Folds, frozen_cut, self_kept_cuts
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.sim.liar_games import game, simulate
 from tests.test_folds_dropped_past_cut import _spec
@@ -110,38 +107,3 @@ def test_liars_an_honest_members_own_log_folds_as_it_played() -> None:
     honest = run.result.peers[2]
     assert honest is not None and 0 in honest.final.dropped
     assert _folded_whole(honest).dropped == honest.final.dropped
-
-
-def _unheld(frontiers: dict[int, tuple[int, ...]]) -> Unheld:
-    """An :class:`Unheld` that read one event of each member of ``frontiers`` (a vote for
-    silence on the last seat, with that frontier)."""
-    unheld = Unheld(4)
-    for seat, frontier in frontiers.items():
-        unheld.note(Event(seat, 30, 100 + seat, KIND_DROP, Drop(frontier, 3, frontier[3], _S)))
-    return unheld
-
-
-def _state(dropped: dict[int, int], ops: tuple[tuple[int, int, Drop | None], ...] = ()) -> Any:
-    """What :func:`rests_unheld` reads of a fold: its drops, gaps and counted membership events."""
-    return SimpleNamespace(dropped=dropped, gaps={}, roster=SimpleNamespace(ops=ops))
-
-
-def test_folds_a_drop_decided_first_rests_on_no_vote_past_a_cut_nobody_else_held() -> None:
-    """Seed 264's shape (four players): the fold ``before`` cuts seat 1 at 14, and the
-    earlier drop tried in its place counts seat 1's vote at 15 (on seat 2). Nobody else
-    announced seat 1 past 14: the trial rests on an event nobody else held. It does not if
-    another member still in announced seat 1's 15, if the vote counted is at or below the
-    cut, or if the trial keeps seat 1's cut."""
-    before = _state({1: 14})
-    late_vote = ((1, 15, Drop((12, 14, 11, 14), 2, 11, _S)),)
-    trial = _state({2: 11}, late_vote)
-    unheld = _unheld({0: (13, 14, 11, 20), 2: (11, 10, 32, 12), 3: (14, 14, 11, 21)})
-    assert rests_unheld(before, trial, unheld)
-    held = _unheld({0: (13, 15, 11, 20), 2: (11, 10, 32, 12), 3: (14, 14, 11, 21)})
-    assert not rests_unheld(before, trial, held)
-    early_vote = ((1, 14, Drop((12, 13, 11, 14), 2, 11, _S)),)
-    assert not rests_unheld(before, _state({2: 11}, early_vote), unheld)
-    assert not rests_unheld(before, _state({1: 14, 2: 11}, late_vote), unheld)
-    # (A member the fold before drops announcing it does not count: it is not still in.)
-    gone = _unheld({0: (13, 14, 11, 20), 2: (11, 10, 32, 12), 3: (14, 15, 11, 21)})
-    assert rests_unheld(_state({1: 14, 3: 9}), trial, gone)

@@ -556,7 +556,9 @@ def impose_cuts(
     is tried the same way, kept if the fold makes it (:func:`cut_made`). When none of those
     is left either, each cut :func:`readmitted_cuts` offers (a member the events readmit from
     a cut the fold never made) is tried, kept if the fold with it readmits the member from
-    there (:func:`came_back`). The cuts only grow, so this ends. ``uncapped``: the members
+    there (:func:`came_back`); and last each cut :func:`self_kept_cuts` offers (a member kept
+    in by its own votes' caps), kept if :func:`frozen_cut`. The cuts only grow, so this
+    ends. ``uncapped``: the members
     the fold with no cuts, gaps or caps drops (:meth:`Unheld.cuts`); ``final``: the peer's
     final fold (what no member dropped there announces counts), ``None`` where every fold is
     whole (the audit's: each trial's own).
@@ -598,38 +600,11 @@ def decided_first(
     for seat, cut in earlier_drops(fold, kept):
         cuts = {**kept, seat: cut}
         tried = fold_with(cuts)
-        if decided_earlier(fold, seat, cut, tried.fold) and not rests_unheld(
-            fold, tried.fold, trial.unheld
-        ):
+        if decided_earlier(fold, seat, cut, tried.fold):
             at = decided_at(tried.fold, seat)
             if best is None or at < best[0]:
                 best = (at, cuts, tried)
     return None if best is None else (best[1], best[2])
-
-
-def rests_unheld(before: GameState, fold: GameState, unheld: Unheld) -> bool:
-    """Whether ``fold`` (a trial of :func:`decided_first` over ``before``) counts a vote of a
-    member that ``before`` drops, signed past its cut there, that no other member still in
-    (by ``before``) announced holding (:meth:`Unheld.held_past`).
-
-    Events nobody else holds decide nothing once the votes without them drop their author
-    (docs/protocol.md §9.2): a drop resting on one is decided by no view that could have
-    made a decision final before it, so it is not the drop decided first, however early its
-    votes are timed. Lie fuzzer, ``--two-liars --back readmit`` seed 264 (four players): seat
-    1, cut off, voted seat 2 out at its seq 15, past the cut at 14 that the others' votes
-    (without it) make and every live peer made final; the fold that drops seat 2 at 11 in
-    its place, timed earlier, counted that vote, and the whole logs folded at once took it
-    (session 40)."""
-    ops = fold.roster.ops
-    for q, cut in before.dropped.items():
-        if cut_made(fold, q, cut) or unheld.held_past(before, before, q, cut):
-            continue
-        if any(
-            author == q and seq > cut and body is not None and body.reason in _AGAINST
-            for author, seq, body in ops
-        ):
-            return True
-    return False
 
 
 def _offers(
@@ -638,7 +613,8 @@ def _offers(
     """The cuts :func:`impose_cuts` tries over ``trial``, in order, each with what the fold
     with it imposed must show to keep it: ``Unheld``'s (:func:`cut_stands`), then, only if
     none of those is kept, :func:`lifted_cuts`' (:func:`cut_made`), then
-    :func:`readmitted_cuts`' (:func:`came_back`). Lazy: each kind is asked for only once the
+    :func:`readmitted_cuts`' (:func:`came_back`), then :func:`self_kept_cuts`'
+    (:func:`frozen_cut`). Lazy: each kind is asked for only once the
     kinds before it are spent."""
     fold, unheld = trial.fold, trial.unheld
     base = fold if final is None else final
