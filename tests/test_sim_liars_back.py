@@ -330,7 +330,12 @@ def test_liars_two_fixed_points_beside_a_leave_leave_the_audit_with_the_peers() 
     # at once (the audit, of all logs or of any three; an honest peer's own events folded
     # whole) takes the second, and refuses honest seat 3's moves from its seq 21 (Lamport
     # 195). Not fixed in session 39: the trial of a late lift (folds.lifted_cuts) does not
-    # read it, since no withdrawal lifts a cap in the whole fold's point.
+    # read it, since no withdrawal lifts a cap in the whole fold's point. Traced in session
+    # 40: the whole fold imposes Unheld's cut of seat 1 at 14 too, then folds.decided_first
+    # replaces it with seat 2's drop at 11 (timed 113, against 131 for seat 1's, the
+    # withdrawals at 126-131 that uncap seat 2's vote), a drop that counts seat 1's vote at
+    # its seq 15, past the cut, held by nobody else. Refusing such a candidate fixes 264 and
+    # splits --late-withdrawals seed 220 again (session 22's guard, docs/protocol.md §13).
     config, liars = game(264, two=True, back="readmit", players=(3, 4))
     run = simulate(config, liars)
     assert run.result.violations == []

@@ -35,7 +35,7 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.finality import decided, decided_at
-from p2p_nertz.protocol.roster import Cap, contradicts, frozen_below, lasting_caps
+from p2p_nertz.protocol.roster import Cap, contradicts, freezes, frozen_below, lasting_caps
 from p2p_nertz.protocol.state import Event, GameState, Notice, Phase
 
 __all__ = [
@@ -651,7 +651,9 @@ def impose_cuts(
     is tried the same way, kept if the fold makes it (:func:`cut_made`). When none of those
     is left either, each cut :func:`readmitted_cuts` offers (a member the events readmit from
     a cut the fold never made) is tried, kept if the fold with it readmits the member from
-    there (:func:`came_back`). The cuts only grow, so this ends. ``uncapped``: the members
+    there (:func:`came_back`); and last each cut :func:`self_kept_cuts` offers (a member kept
+    in by its own votes' caps), kept if :func:`frozen_cut`. The cuts only grow, so this
+    ends. ``uncapped``: the members
     the fold with no cuts, gaps or caps drops (:meth:`Unheld.cuts`); ``final``: the peer's
     final fold (what no member dropped there announces counts), ``None`` where every fold is
     whole (the audit's: each trial's own).
@@ -706,7 +708,8 @@ def _offers(
     """The cuts :func:`impose_cuts` tries over ``trial``, in order, each with what the fold
     with it imposed must show to keep it: ``Unheld``'s (:func:`cut_stands`), then, only if
     none of those is kept, :func:`lifted_cuts`' (:func:`cut_made`), then
-    :func:`readmitted_cuts`' (:func:`came_back`). Lazy: each kind is asked for only once the
+    :func:`readmitted_cuts`' (:func:`came_back`), then :func:`self_kept_cuts`'
+    (:func:`frozen_cut`). Lazy: each kind is asked for only once the
     kinds before it are spent."""
     fold, unheld = trial.fold, trial.unheld
     base = fold if final is None else final
@@ -716,6 +719,8 @@ def _offers(
         yield seat, cut, partial(cut_made, seat=seat, cut=cut)
     for seat, cut in readmitted_cuts(fold, base, unheld, imposed):
         yield seat, cut, partial(came_back, seat=seat, cut=cut)
+    for seat, cut in self_kept_cuts(fold, base, imposed):
+        yield seat, cut, partial(frozen_cut, seat=seat, cut=cut)
 
 
 def _stood(final: GameState | None, unheld: Unheld, seat: int, cut: int, made: GameState) -> bool:
@@ -875,6 +880,59 @@ def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut
     if any(lo == cut for lo, _ in fold.gaps.get(seat, ())):
         return True
     return not unheld.held_past(fold, final, seat, cut) and frozen_below(fold.roster, seat, cut)
+
+
+def self_kept_cuts(
+    fold: GameState, final: GameState, imposed: Collection[int]
+) -> list[tuple[int, int]]:
+    """The cuts to try, ``(seat, cut)`` in seat order then count, for members still in by
+    ``fold`` and ``final`` (or out by a leave in ``fold`` alone; not in ``imposed``) that
+    signed a vote against a member ``fold`` caps, past the count of a vote standing against
+    them (:func:`~p2p_nertz.protocol.roster.freezes`): each such count. The fold with one
+    imposed is kept where it drops the member there and a vote against it stands at or below
+    the cut (:func:`frozen_cut`), whoever announced holding the events past it.
+
+    Such a member may be kept in by its own votes alone: past the count they never count,
+    but they cap (a vote caps whether it counts or not, §9.2), and the caps can keep the
+    votes against it from dropping it. A peer that folds the events in the order they came
+    may have dropped it there before those caps came into its fold; a fold of every event at
+    once (the audit, a peer's own log folded whole) kept it in, and the cut :class:`Unheld`
+    offers was refused where another member still in announced holding the member's events
+    past it. That announcement says nothing final: the frozen voter still in announced none
+    of them, so none is final anywhere (§7.1, §9.2 *whoever else held them*), and imposing
+    the cut changes no decision made final (docs/protocol.md §9.2, *a member kept in by its
+    own votes*, session 40; lie fuzzer ``--two-liars --back readmit`` seed 13)."""
+    caps = fold.vote_caps
+    if not caps:
+        return []
+    roster = fold.roster
+    left = fold.left if final is fold else fold.left - final.dropped.keys()
+    gone = fold.dropped.keys() | final.dropped.keys()
+    last: dict[int, int] = {}  # seat -> its last vote against a member the fold caps
+    for author, seq, body in roster.read:
+        if (
+            body is not None
+            and body.reason in _AGAINST
+            and body.seat in caps
+            and body.seat != author
+            and seq > last.get(author, 0)
+        ):
+            last[author] = seq
+    out: list[tuple[int, int]] = []
+    for seat in sorted(last):
+        if (seat in gone and seat not in left) or seat in imposed:
+            continue
+        counts = sorted(set(freezes(roster, seat).values()))
+        out.extend((seat, c) for c in counts if c < last[seat])
+    return out
+
+
+def frozen_cut(fold: GameState, seat: int, cut: int) -> bool:
+    """Whether a cut :func:`self_kept_cuts` offered is kept, ``fold`` being the fold with it
+    imposed: ``fold`` dropped ``seat`` there (:func:`cut_made`) and a member still in by
+    ``fold`` has a vote against it counting no more than the cut, never withdrawn
+    (:func:`~p2p_nertz.protocol.roster.frozen_below`)."""
+    return cut_made(fold, seat, cut) and frozen_below(fold.roster, seat, cut)
 
 
 def lifted_cuts(
