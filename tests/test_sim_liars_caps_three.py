@@ -1,6 +1,9 @@
 """Two liars of three, readmitted: mutually capping votes with two fixed points, where the
 honest member's live fold and a fold of logs at once part (docs/protocol.md §13, *Session
-40: two-liar readmit seeds 125 and 179*; the family of seeds 13, 33 and 264). Open: pinned.
+40: two-liar readmit seeds 125 and 179*; the family of seeds 13, 33 and 264). Traced and
+pinned as strict xfails by one engineer of session 40, closed in the same session by the
+fold's offer of a self-kept member's cut (§9.2, *a member kept in by its own votes*, seed 13's
+rule): plain tests now.
 
 ``scripts/soak.py --liars --two-liars --back readmit --players 3-5``, seeds 125 and 179 (both
 draw three players; ~3-4 CPU-s each). Every member was cut off at once for a while, and each
@@ -30,12 +33,6 @@ def _play(seed: int) -> list[str]:
     return simulate(config, liars).result.violations
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two fixed points of mutually capping votes: the honest member's live fold drops "
-    "seat 1, its own log folded at once drops nobody and refuses its moves (docs/protocol.md "
-    "§13, session 40, seed 179; the family of seeds 13 and 264; open)",
-)
 def test_liars_caps_three_the_honest_members_own_log_keeps_its_live_drop() -> None:
     # Seed 179: seat 0 nerts_early, seat 1 lamport_back (both lies needed: either alone
     # passes), honest seat 2. Seat 0 is cut off 4.2-13.2 s and seat 1 4.7-13.7 s: each of the
@@ -56,13 +53,6 @@ def test_liars_caps_three_the_honest_members_own_log_keeps_its_live_drop() -> No
     assert _play(179) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a liar's log holds votes no peer took (their wire version refused), which cap the "
-    "honest votes on it: the union of the logs drops nobody where the peers dropped the liar, "
-    "and refuses the honest member's reveal (docs/protocol.md §13, session 40, seed 125; the "
-    "family of seeds 13 and 264; open)",
-)
 def test_liars_caps_three_votes_only_a_liars_log_holds_leave_the_union_with_the_peers() -> None:
     # Seed 125: seat 1 vote_self, seat 2 vote_no_seat (seat 2's lie alone does it), honest
     # seat 0. Seat 1 is cut off 2.3-11.3 s, seat 2 3.3-8.3 s. Seat 2 votes seats 1 and 0 out
