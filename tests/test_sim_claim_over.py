@@ -19,6 +19,7 @@ import pytest
 from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.state import Phase
 from p2p_nertz.sim import liar_games
 from p2p_nertz.sim.invariants import check
 from p2p_nertz.sim.liar_games import check_liars, game, marks
@@ -65,3 +66,45 @@ def test_claim_over_the_member_over_votes_the_game_ends(players: int, seed: int)
         (liar, DropReason.WITHHELD)
     ]
     assert liar in peer.final.dropped
+
+
+@pytest.mark.parametrize(("players", "seed"), [(3, 19), (4, 19)])
+def test_claim_over_a_tie_with_the_liar_its_extra_round_ends(players: int, seed: int) -> None:
+    # Session 40 (docs/protocol.md §13, *a liar's claim on an over member's feed, on real
+    # nodes at four players*): the liar's round-1 score ties an honest member's, so the
+    # tiebreak adds an extra round between the two. The liar, voted out, asks back and every
+    # honest member readmits it (for the next round, which never comes); the honest member
+    # tied plays the extra round alone and signs a second result, and the game ends. At four
+    # players the path of the real nodes' runs that outlasted the test's bound (there every
+    # honest member readmits the liar; at three, the member tied). ~1-1.5 CPU-s each.
+    config, liars = game(seed, players=(players, players), lies=(Lie.BEAT_AHEAD,))
+    liars = tuple(dataclasses.replace(liar, times=0) for liar in liars)
+    faults = dataclasses.replace(config.faults, deck_cheats=marks(liars))
+    sim = _ClaimOver(dataclasses.replace(config, faults=faults), liars)
+    result = sim.run()
+    assert check(result) + check_liars(result) == []
+    assert result.finished
+    liar = liars[0].seat
+    honest = [s for s in range(players) if s != liar]
+    peers = [result.peers[s] for s in honest]
+    assert all(p is not None for p in peers)
+    final = peers[0].final  # type: ignore[union-attr]
+    if final.round.number != 2 or liar not in final.round.seats:
+        pytest.fail("no extra round with the liar (the tie this test needs is gone)")
+    (tied,) = final.round.seats - {liar}
+    readmitted = set()
+    for s, p in zip(honest, peers, strict=True):
+        assert p is not None and p.final.phase is Phase.OVER and liar in p.final.dropped
+        results = [e for e in p.events(s) if e.kind is Kind.RESULT]
+        assert len(results) == (2 if s == tied else 1)
+        rejoins = [
+            b.seat
+            for e in p.events(s)
+            if e.kind is Kind.DROP
+            and isinstance(b := parse_body(e.kind, e.body, players), Drop)
+            and b.reason is DropReason.REJOIN
+        ]
+        assert rejoins in ([], [liar])
+        readmitted |= {s} if rejoins else set()
+    assert tied in readmitted and (players == 3 or readmitted == set(honest))
+    assert len({p.final.digest() for p in peers if p is not None}) == 1
