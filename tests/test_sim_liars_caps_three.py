@@ -47,9 +47,10 @@ def test_liars_caps_three_the_honest_members_own_log_keeps_its_live_drop() -> No
     # (deck_mismatch, illegal_move): an honest member named by its own record. Seat 0's own
     # fold took the second point too (it waits at 82 for seat 1), and its vote *withheld* on
     # seat 2 (263, counting 64) freezes its cover: seat 2, hearing it, never ends (300 s).
-    # That wait has a second cause of its own (§13): the vote's frontier names seat 1's feed
+    # That wait had a second cause of its own (§13): the vote's frontier names seat 1's feed
     # past seat 2's cut (38 against 22), which seat 2's own events never name, so seat 2
-    # joins the vote for good (unjoined's third test) and never votes seat 0 out.
+    # joined the vote for good (unjoined's third test) and never voted seat 0 out; that test
+    # now reads the vote only to the cut (tests/test_unjoined_cuts.py, same session).
     assert _play(179) == []
 
 

@@ -31,6 +31,7 @@ from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.listening import Listening, silence_vote_at
 from p2p_nertz.protocol.phase_waits import Awaited, Debtors
 from p2p_nertz.protocol.proofs import Proofs
+from p2p_nertz.protocol.roster import named_within_cuts
 from p2p_nertz.protocol.share_store import ShareStore
 from p2p_nertz.protocol.share_waits import Owed, ShareWaits
 from p2p_nertz.protocol.state import GameState, Phase
@@ -717,18 +718,14 @@ def _announced(
         # (soak seed 2449: every claim on it lost, forever).
         cut = dropped.get(q)
         held[q] = min(held[q], seq if cut is None else max(seq, cut))
-    for q, cut in dropped.items():
-        # None of a member's events past the cut our final fold dropped it at counts here,
-        # ever (§9.2): we announce none of them, as a voter announces no more than its
-        # vote. Announced, they let a peer whose fold keeps the member in make them final,
-        # and the drops resting on them, in the past of what we made final; and they took
-        # back, for whoever held the announcement, a cut Unheld offered. Two groups of
-        # honest peers made different drops final (--late-withdrawals seeds 18, 54 and 78
-        # at three players; docs/protocol.md §13, two drops each resting on a cap lifted
-        # after it).
-        if q != seat:
-            held[q] = min(held[q], cut)
-    return held
+    # None of a member's events past the cut our final fold dropped it at counts here, ever
+    # (§9.2): we announce none of them, as a voter announces no more than its vote.
+    # Announced, they let a peer whose fold keeps the member in make them final, and the
+    # drops resting on them, in the past of what we made final; and they took back, for
+    # whoever held the announcement, a cut Unheld offered. Two groups of honest peers made
+    # different drops final (--late-withdrawals seeds 18, 54 and 78 at three players;
+    # docs/protocol.md §13, two drops each resting on a cap lifted after it).
+    return named_within_cuts(held, dropped, seat)
 
 
 def _due(

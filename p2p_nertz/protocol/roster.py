@@ -30,7 +30,7 @@ the same in every fold of the same events.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
@@ -48,6 +48,7 @@ __all__ = [
     "frozen_below",
     "lasting_caps",
     "lifted_trials",
+    "named_within_cuts",
     "standing_votes",
     "vote_cut",
     "voted_gone",
@@ -1229,6 +1230,20 @@ def voted_past_cut(roster: Roster, seat: int, frontier: tuple[int, ...], q: int,
         if author == seat and body is not None and body.seat == q:
             last = body
     return last is not None and last.reason in _CAPPED and last.last_seq == frontier[q]
+
+
+def named_within_cuts(held: Sequence[int], dropped: Mapping[int, int], seat: int) -> list[int]:
+    """What an event of ``seat`` holding ``held`` of each feed (by seat) can name in its
+    frontier where ``dropped`` (seat -> cut) drops members: none of a dropped member's events
+    past its cut, which count nowhere (docs/protocol.md §9.2). One rule read two ways: what
+    we announce (``membership._announced``, our final fold's cuts), and how far a vote's
+    frontier can ask its target's signed word to reach (``unjoined.unjoined``, the held
+    fold's cuts: *a vote withheld that never ends*). ``seat``'s own feed is never capped."""
+    named = list(held)
+    for q, cut in dropped.items():
+        if q != seat:
+            named[q] = min(named[q], cut)
+    return named
 
 
 def voted_gone(roster: Roster, seat: int) -> bool:

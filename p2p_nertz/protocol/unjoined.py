@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
+from p2p_nertz.protocol.roster import named_within_cuts
 
 if TYPE_CHECKING:
     from p2p_nertz.protocol.envelope import Message
@@ -101,8 +102,10 @@ def unjoined(
     the voter's final fold when it voted, which lacked that event, is part of ours, so where
     it waited for ``target``'s phase event ours does too (1), unless that event is held here
     and reaches the voter within a round trip. (3) ``target``'s last event held here says, in
-    its signed frontier, that it holds all the vote's frontier says the voter held: any cover
-    the voter was owed, it holds in ``target``'s own words, not in beats sent to it alone.
+    its signed frontier, that it holds all the vote's frontier says the voter held, of a
+    member the held ``roster`` drops up to its cut (no event names more: the voter's own
+    cover targets stop there too, ``membership._counts``): any cover the voter was owed, it
+    holds in ``target``'s own words, not in beats sent to it alone.
     A liar whose fold parted from the table's (the module docstring) meets all three."""
     if target in roster.dropped:
         return False
@@ -112,8 +115,12 @@ def unjoined(
         return False  # (nothing of it held back here, or not what holds our finality)
     last = feed[-1]
     said = getattr(parse_body(last.kind, last.body, len(feeds)), "frontier", None)
-    return said is not None and all(
-        have >= had
-        for r, (have, had) in enumerate(zip(said, vote.frontier, strict=True))
-        if r != target
+    if said is None:
+        return False
+    # (A member the held fold drops: no event names its feed past the cut, so the vote's
+    # frontier asks no more of it than that. Read whole, a voter whose fold kept it in asked
+    # for ever what ``target`` may never sign: --two-liars --back readmit seed 179, §9.2.)
+    asked = named_within_cuts(vote.frontier, roster.dropped, target)
+    return all(
+        have >= had for r, (have, had) in enumerate(zip(said, asked, strict=True)) if r != target
     )
