@@ -22,7 +22,7 @@ import pytest
 from peer_helpers import PeerNetwork, beat_of, forge, snapshot
 
 from p2p_nertz.audit import FindingKind
-from p2p_nertz.protocol.bodies import Commit, Drop, Join, parse_body
+from p2p_nertz.protocol.bodies import Commit, Drop, DropReason, Join, parse_body
 from p2p_nertz.protocol.envelope import EnvelopeCache, Kind, Message, decode_message
 from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.outbox import BEAT_LEAD, Outbox
@@ -187,18 +187,42 @@ def _a_fork_at_the_brink() -> tuple[PeerNetwork, Peer, Peer, Peer, Message, byte
     return net, voter, plain, judge, vote, other
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an honest member's vote counting fewer events than its clock took is refused as a "
-    "leap (docs/protocol.md §13, A leap named by some honest members only, (1); open)",
-)
 def test_clock_leaps_a_vote_below_a_leap_its_voter_took_is_not_refused() -> None:
     # Corner (1): the voter took the brink whole into its clock (it named it), then proved
     # the fork and voted counting seat 2's join only: its vote names nothing timed within
-    # 2^32 of its clock, and every member refuses it, an honest member held back.
-    _, _, _, judge, vote, _ = _a_fork_at_the_brink()
-    assert vote.lamport > judge.events(OTHER)[1].lamport
-    assert _jumps(judge.feed(vote.wire, 0.0)) == []
+    # 2^32 of its clock, and every member refused it until session 40, an honest member held
+    # back. A vote on proof may now lead what it names by the bound once more (the fork's
+    # version it held, itself at most the bound past what the vote names); no more, and no
+    # other event may.
+    net, _, _, judge, vote, _ = _a_fork_at_the_brink()
+    body = parse_body(vote.kind, vote.body, 3)
+    assert isinstance(body, Drop)
+    top = max(judge.events(s)[f - 1].lamport for s, f in enumerate(body.frontier) if f)
+    assert vote.lamport > judge.events(OTHER)[1].lamport > top + MAX_CLOCK_JUMP
+    wires = sorted((m for s in range(3) for m in judge.events(s)), key=lambda m: m.lamport)
+    farthest = top + 2 * (1 + MAX_CLOCK_JUMP)
+    liars = {
+        "past the doubled bound": forge(
+            judge, net.identities[RECEIVER], body, frontier=body.frontier, lamport=farthest + 1
+        ),
+        "a vote not on proof": forge(
+            judge,
+            net.identities[RECEIVER],
+            dataclasses.replace(body, reason=DropReason.SILENT, fork_seq=0, proof=()),
+            frontier=body.frontier,
+            lamport=vote.lamport,
+        ),
+    }
+    for what, wire in liars.items():
+        copy = net.clone(STEPPER)
+        for message in wires:
+            copy.feed(message.wire, 0.0)
+        assert len(_jumps(copy.feed(wire, 0.0))) == 1, what
+        assert copy.held(RECEIVER) == 1, what
+    at_bound = forge(
+        judge, net.identities[RECEIVER], body, frontier=body.frontier, lamport=farthest
+    )
+    assert _jumps(judge.feed(at_bound, 0.0)) == [] and judge.held(RECEIVER) == 2
 
 
 def test_clock_leaps_an_event_naming_a_forked_brink_has_one_verdict() -> None:

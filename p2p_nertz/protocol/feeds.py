@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import gt
 
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, Want
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Drop, DropReason, EventBody, Want
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.state import GameState, voted_chain
@@ -361,7 +361,7 @@ class Feeds:
         feeds = self.feeds
         named = functools.partial(version_time, feeds, body.frontier_ids, versions or {})
         top, _ = named_top(functools.partial(held_time, feeds), seat, frontier, forked_at, named)
-        if leaps(message.lamport, top):
+        if leaps(message.lamport, top, body):
             # No honest author leads what it names by that much (§5.3); following it would
             # exhaust the clock. The same answer at every member holding what it names.
             return ChainCode.CLOCK_JUMP, (
@@ -773,15 +773,23 @@ def version_time(
     return None
 
 
-def leaps(lamport: int, top: int) -> bool:
+def leaps(lamport: int, top: int, body: EventBody | None = None) -> bool:
     """Whether an event timed ``lamport`` leaps past the events it names, the latest timed
     ``top`` (:func:`named_top`): by more than :data:`MAX_CLOCK_JUMP` past ``top + 1``, which
     no honest author's event does (docs/protocol.md §5.3, *the leap bound*). Every member and
-    the audit refuse such an event (``clock_jump``).
+    the audit refuse such an event (``clock_jump``). A vote on proof (``body``: an
+    equivocation drop) may lead by the bound once more: it counts its member's feed below
+    the fork, whose version its author may hold and have taken whole into its clock, timed
+    up to the bound past what the vote names (session 40).
 
     >>> leaps(1 + 1 + MAX_CLOCK_JUMP, 1), leaps(1 + 2 + MAX_CLOCK_JUMP, 1)
     (False, True)
+    >>> vote = Drop((1, 0), 1, 0, DropReason.EQUIVOCATION, 1)
+    >>> leaps(2 * (1 + MAX_CLOCK_JUMP) + 1, 1, vote), leaps(2 * (1 + MAX_CLOCK_JUMP) + 2, 1, vote)
+    (False, True)
     """
+    if type(body) is Drop and body.reason is DropReason.EQUIVOCATION:
+        top += 1 + MAX_CLOCK_JUMP  # (the fork's version it held, named by no frontier)
     return lamport > top + 1 + MAX_CLOCK_JUMP
 
 
