@@ -22,7 +22,7 @@ import pytest
 from peer_helpers import PeerNetwork, beat_of, forge, snapshot
 
 from p2p_nertz.audit import FindingKind
-from p2p_nertz.protocol.bodies import Commit, Drop, Join, parse_body
+from p2p_nertz.protocol.bodies import Commit, Drop, DropReason, Join, parse_body
 from p2p_nertz.protocol.envelope import EnvelopeCache, Kind, Message, decode_message
 from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.outbox import BEAT_LEAD, Outbox
@@ -158,12 +158,12 @@ def test_clock_leaps_the_audit_refuses_the_leap_every_peer_refused(seed: int, pl
     assert max(s for s, _ in result.audit.state.counted_ids.items(liar)) < jump.seq
 
 
-def _a_fork_at_the_brink() -> tuple[PeerNetwork, Peer, Peer, Peer, Message]:
+def _a_fork_at_the_brink() -> tuple[PeerNetwork, Peer, Peer, Peer, Message, bytes]:
     """Seat 2 (a liar) signs its second event, a commit, in two versions: ``brink``, timed
     at the bound itself past the events it names (``1 + MAX_CLOCK_JUMP`` past them: taken
     everywhere), and another at the next tick. Seat 0's ``voter`` gets both (it proves the
     fork and votes, counting seat 2's join), seat 0's ``plain`` copy and seat 1's ``judge``
-    ``brink`` only. Returns them and the vote."""
+    ``brink`` only. Returns them, the vote and the other version."""
     net = PeerNetwork(3, seed=0)
     voter, plain, judge = net.clone(RECEIVER), net.clone(RECEIVER), net.clone(STEPPER)
     for peer in (voter, plain):
@@ -184,35 +184,64 @@ def _a_fork_at_the_brink() -> tuple[PeerNetwork, Peer, Peer, Peer, Message]:
     vote = voter.events(RECEIVER)[-1]
     body = parse_body(vote.kind, vote.body, 3)
     assert isinstance(body, Drop) and body.seat == OTHER and body.frontier[OTHER] == 1
-    return net, voter, plain, judge, vote
+    return net, voter, plain, judge, vote, other
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an honest member's vote counting fewer events than its clock took is refused as a "
-    "leap (docs/protocol.md §13, A leap named by some honest members only, (1); open)",
-)
 def test_clock_leaps_a_vote_below_a_leap_its_voter_took_is_not_refused() -> None:
     # Corner (1): the voter took the brink whole into its clock (it named it), then proved
     # the fork and voted counting seat 2's join only: its vote names nothing timed within
-    # 2^32 of its clock, and every member refuses it, an honest member held back.
-    _, _, _, judge, vote = _a_fork_at_the_brink()
-    assert vote.lamport > judge.events(OTHER)[1].lamport
-    assert _jumps(judge.feed(vote.wire, 0.0)) == []
+    # 2^32 of its clock, and every member refused it until session 40, an honest member held
+    # back. A vote on proof may now lead what it names by the bound once more (the fork's
+    # version it held, itself at most the bound past what the vote names); no more, and no
+    # other event may.
+    net, _, _, judge, vote, _ = _a_fork_at_the_brink()
+    body = parse_body(vote.kind, vote.body, 3)
+    assert isinstance(body, Drop)
+    top = max(judge.events(s)[f - 1].lamport for s, f in enumerate(body.frontier) if f)
+    assert vote.lamport > judge.events(OTHER)[1].lamport > top + MAX_CLOCK_JUMP
+    wires = sorted((m for s in range(3) for m in judge.events(s)), key=lambda m: m.lamport)
+    farthest = top + 2 * (1 + MAX_CLOCK_JUMP)
+    liars = {
+        "past the doubled bound": forge(
+            judge, net.identities[RECEIVER], body, frontier=body.frontier, lamport=farthest + 1
+        ),
+        "a vote not on proof": forge(
+            judge,
+            net.identities[RECEIVER],
+            dataclasses.replace(body, reason=DropReason.SILENT, fork_seq=0, proof=()),
+            frontier=body.frontier,
+            lamport=vote.lamport,
+        ),
+    }
+    for what, wire in liars.items():
+        copy = net.clone(STEPPER)
+        for message in wires:
+            copy.feed(message.wire, 0.0)
+        assert len(_jumps(copy.feed(wire, 0.0))) == 1, what
+        assert copy.held(RECEIVER) == 1, what
+    at_bound = forge(
+        judge, net.identities[RECEIVER], body, frontier=body.frontier, lamport=farthest
+    )
+    assert _jumps(judge.feed(at_bound, 0.0)) == [] and judge.held(RECEIVER) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a receiver that proved a fork does not count the forked event an honest author "
-    "names, and refuses what every other member takes (docs/protocol.md §13, A leap named "
-    "by some honest members only, (2); open)",
-)
 def test_clock_leaps_an_event_naming_a_forked_brink_has_one_verdict() -> None:
     # Corner (2): the judge, which holds the brink and never saw the fork, signs a commit
     # naming it, timed one above it. The plain copy takes it; the voter, which proved seat
-    # 2 forked at that seq, leaves the brink out of what the commit names (it may be the other
-    # version, §9.4) and refuses it as a leap: two verdicts on one signed event.
-    net, voter, plain, judge, _ = _a_fork_at_the_brink()
+    # 2 forked at that seq, left the brink out of what the commit names (it may be the other
+    # version, §9.4) and refused it as a leap until session 40: two verdicts on one signed
+    # event. Now a forked entry counts the version the frontier names by id, as the audit's.
+    # A copy of seat 0 that holds the other version and proved the fork by the brink (the
+    # brink in its proof alone) takes it too, reading the brink's time from the proof.
+    net, voter, plain, judge, _, other = _a_fork_at_the_brink()
+    flipped = net.clone(RECEIVER)
+    flipped.feed(judge.events(STEPPER)[0].wire, 0.0)
+    for message in (forge(flipped, net.identities[OTHER], Join(())), other):
+        assert _jumps(flipped.feed(message, 0.0)) == []
+    brink = judge.events(OTHER)[1]
+    flipped.feed(brink.wire, 0.0)
+    assert flipped.held(OTHER) == 2 and flipped.events(OTHER)[1].id != brink.id  # (proven)
     event = forge(judge, net.identities[STEPPER], Commit((), 1, b"j" * 32, b"j" * 32))
-    assert _jumps(plain.feed(event, 0.0)) == [] and plain.held(STEPPER) == 2
-    assert _jumps(voter.feed(event, 0.0)) == []
+    assert decode_message(event).lamport == brink.lamport + 1
+    for peer in (plain, voter, flipped):
+        assert _jumps(peer.feed(event, 0.0)) == [] and peer.held(STEPPER) == 2

@@ -81,7 +81,7 @@ def test_ready_yields_events_in_chain_order_once_their_causal_past_is_held() -> 
         (1, 1),
     ]
     assert not store.waiting(0) and not store.waiting(1)
-    assert store.chain_problem(0, leave0, (1, 0), Source.NETWORK, {}) is not None  # held now
+    assert store.chain_problem(0, leave0, Leave((1, 0)), Source.NETWORK, {}) is not None  # held now
 
 
 def test_ready_refuses_an_event_off_the_chain_that_counts_with_its_code() -> None:
@@ -147,15 +147,15 @@ def test_chain_problem_names_a_wrong_predecessor_and_a_time_below_the_frontier()
     store.feeds[0].append(join0)
     fork = event(0, 1, Join((0, 0)), None, 7)  # another version of event 1
     stray = event(0, 2, Leave((1, 0)), fork, 8)  # follows that one, not ours
-    problem = store.chain_problem(0, stray, (1, 0), Source.NETWORK, {})
+    problem = store.chain_problem(0, stray, Leave((1, 0)), Source.NETWORK, {})
     assert problem is not None and problem[0] is ChainCode.BROKEN_CHAIN
     assert "does not follow" in problem[1]
     early = event(1, 1, Join((1, 0)), None, 5)  # holds join0, timed no higher
-    problem = store.chain_problem(1, early, (1, 0), Source.NETWORK, {})
+    problem = store.chain_problem(1, early, Join((1, 0)), Source.NETWORK, {})
     assert problem is not None and problem[0] is ChainCode.BROKEN_CHAIN
     assert "not above the events it has seen" in problem[1]
     # Read back from our own log, its times were checked when it first came.
-    assert store.chain_problem(1, early, (1, 0), Source.LOG, {}) is None
+    assert store.chain_problem(1, early, Join((1, 0)), Source.LOG, {}) is None
 
 
 def test_contradiction_tells_a_fork_from_a_lie_about_time() -> None:

@@ -253,7 +253,7 @@ class Delivery:
         if self.settled or not leaps(message.lamport, self.feeds[seat].last_lamport):
             return False  # (the usual case: not past its own previous event by the bound)
         top, unheld = _named_top(self.feeds, self.version_times, seat, body)
-        if not (unheld and leaps(message.lamport, top)):
+        if not (unheld and leaps(message.lamport, top, body)):
             return False
         for q in range(self.seats):
             if q != seat:
@@ -276,7 +276,7 @@ class Delivery:
         refused = LinkFault.OWN_ACK in faults or not in_order
         if leaps(lamport, feed.last_lamport):  # (else it is no leap: its own event is named)
             top = _named_top(self.feeds, self.version_times, seat, body)[0]
-            if leaps(lamport, top):
+            if leaps(lamport, top, body):
                 self._leap(event, top)
                 refused = True
         feeds = self.feeds

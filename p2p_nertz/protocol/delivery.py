@@ -405,7 +405,7 @@ class Delivery:
                         yield from self._clock_lie(seat, lie, message, None)
                         self._refuse(step, (ChainCode.BROKEN_CHAIN, _LIE.format(message.seq)), now)
                         continue
-                problem = self._chain_problem(seat, message, body.frontier, source)
+                problem = self._chain_problem(seat, message, body, source)
                 if problem is None:
                     self.deliver(seat, message, body, now, source=source)
                     continue
@@ -437,14 +437,14 @@ class Delivery:
         membership.proof.probe_refused(seat, message, clash, held=len(feed), head=head, at=at)
 
     def _chain_problem(
-        self, seat: int, message: Message, frontier: tuple[int, ...], source: Source
+        self, seat: int, message: Message, body: EventBody, source: Source
     ) -> tuple[ChainCode, str] | None:
-        """Why a ready event may not be delivered: it is timed below what is final and may
-        count, or is not the next link of its author's chain (:meth:`Feeds.chain_problem`)."""
+        """Why a ready event may not be delivered: too late, or off its author's chain."""
         if self.folds.too_late(seat, message.seq, message.lamport, self.finality.stable):
             return ChainCode.BROKEN_CHAIN, _LATE.format(message.seq, message.lamport)
+        proof = self.membership.proof  # (a forked event's version named, by its id: §5.3)
         return self.store.chain_problem(
-            seat, message, frontier, source, self.membership.proof.forked_at
+            seat, message, body, source, proof.forked_at, versions=proof.pairs
         )
 
     def deliver(

@@ -28,11 +28,12 @@ and sends what a want asks for; nothing here calls back into it. Where an event 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import gt
 
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, EventBody, Want
+from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Drop, DropReason, EventBody, Want
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.state import GameState, voted_chain
@@ -54,8 +55,10 @@ __all__ = [
     "leaps",
     "matches",
     "may_name_other_version",
+    "held_time",
     "named_top",
     "timed_after",
+    "version_time",
 ]
 
 MAX_CLOCK_JUMP = 1 << 32
@@ -327,15 +330,18 @@ class Feeds:
         self,
         seat: int,
         message: Message,
-        frontier: tuple[int, ...],
+        body: EventBody,
         source: Source,
         forked_at: dict[int, int],
+        *,
+        versions: Mapping[tuple[int, int], tuple[Message, ...]] | None = None,
     ) -> tuple[ChainCode, str] | None:
         """Why a ready event is not the next link of its author's chain, if it is not (with
         its code): it names another predecessor, its frontier names another event before it,
         or (received, not read back from our log) it is not timed above every event it says
-        it holds, or is timed more than :data:`MAX_CLOCK_JUMP` past them (a leap)."""
-        feed = self.feeds[seat]
+        it holds, or more than :data:`MAX_CLOCK_JUMP` past them (a leap: of a forked feed, the
+        version named by id, held or in a proof kept, ``versions``: :func:`version_time`)."""
+        frontier, feed = body.frontier, self.feeds[seat]
         last = feed[-1].id if feed else None
         faults = link_faults(message.seq, message.prev, frontier[seat], last)
         if faults:
@@ -352,19 +358,16 @@ class Feeds:
                 f"Lamport time {message.lamport} is not above the events it has seen "
                 f"(seat {clash[0]} event {clash[1]})"
             )
-        top, _ = named_top(self._time_of, seat, frontier, forked_at)  # (unheld: past a cap)
-        if leaps(message.lamport, top):
+        feeds = self.feeds
+        named = functools.partial(version_time, feeds, body.frontier_ids, versions or {})
+        top, _ = named_top(functools.partial(held_time, feeds), seat, frontier, forked_at, named)
+        if leaps(message.lamport, top, body):
             # No honest author leads what it names by that much (§5.3); following it would
             # exhaust the clock. The same answer at every member holding what it names.
             return ChainCode.CLOCK_JUMP, (
                 f"Lamport time {message.lamport} is far past the events it names ({top})"
             )
         return None
-
-    def _time_of(self, q: int, seq: int) -> int | None:
-        """The Lamport time of ``q``'s event ``seq`` held here (``None``: not held)."""
-        feed = self.feeds[q]
-        return feed[seq - 1].lamport if seq <= len(feed) else None
 
     def past_missing(self, frontier: tuple[int, ...]) -> bool:
         """Whether an event naming ``frontier`` must still wait for part of its causal past."""
@@ -708,7 +711,8 @@ def named_top(
     not held): its author's own previous event, and each other named event held, but one of
     a feed proven forked (``forked_at``: seat -> first seq seen forked) that may be the other
     version, unless ``version_time(q, f)`` gives the time of the very version the frontier
-    names (the audit's, which may read both: ``None`` where it has not); and whether a
+    names by id (the audit's, which may read both; a peer's, of the version it holds or a
+    proof it keeps, since session 40: ``None`` where it has neither); and whether a
     named event is not held (past a feed's cap at a peer; not read yet by the audit). What
     an event leaps from
     (:func:`leaps`): the peer's rule (:meth:`Feeds.chain_problem`) and the audit's
@@ -741,15 +745,51 @@ def named_top(
     return top, unheld
 
 
-def leaps(lamport: int, top: int) -> bool:
+def held_time(feeds: Sequence[Sequence[Message]], q: int, seq: int) -> int | None:
+    """The Lamport time of ``q``'s event ``seq`` held in ``feeds`` (``None``: not held)."""
+    feed = feeds[q]
+    return feed[seq - 1].lamport if seq <= len(feed) else None
+
+
+def version_time(
+    feeds: Sequence[Sequence[Message]],
+    ids: tuple[bytes, ...],
+    versions: Mapping[tuple[int, int], tuple[Message, ...]],
+    q: int,
+    seq: int,
+) -> int | None:
+    """The Lamport time of the version of ``q``'s event ``seq`` that ``ids`` (an event's
+    ``frontier_ids``) names, held (``feeds``) or kept in a proof (``versions``: (seat, seq) ->
+    its two messages, ``Proofs.pairs``); ``None``: not known here (an event of the other branch
+    past the fork, or past a cap). A peer's ``version_time`` for :func:`named_top` (§5.3)."""
+    named = ids[q] if ids else b""
+    if not named:
+        return None
+    if seq <= len(feeds[q]) and feeds[q][seq - 1].id.startswith(named):
+        return feeds[q][seq - 1].lamport
+    for version in versions.get((q, seq), ()):
+        if version.is_event and version.seq == seq and version.id.startswith(named):
+            return version.lamport
+    return None
+
+
+def leaps(lamport: int, top: int, body: EventBody | None = None) -> bool:
     """Whether an event timed ``lamport`` leaps past the events it names, the latest timed
     ``top`` (:func:`named_top`): by more than :data:`MAX_CLOCK_JUMP` past ``top + 1``, which
     no honest author's event does (docs/protocol.md §5.3, *the leap bound*). Every member and
-    the audit refuse such an event (``clock_jump``).
+    the audit refuse such an event (``clock_jump``). A vote on proof (``body``: an
+    equivocation drop) may lead by the bound once more: it counts its member's feed below
+    the fork, whose version its author may hold and have taken whole into its clock, timed
+    up to the bound past what the vote names (session 40).
 
     >>> leaps(1 + 1 + MAX_CLOCK_JUMP, 1), leaps(1 + 2 + MAX_CLOCK_JUMP, 1)
     (False, True)
+    >>> vote = Drop((1, 0), 1, 0, DropReason.EQUIVOCATION, 1)
+    >>> leaps(2 * (1 + MAX_CLOCK_JUMP) + 1, 1, vote), leaps(2 * (1 + MAX_CLOCK_JUMP) + 2, 1, vote)
+    (False, True)
     """
+    if type(body) is Drop and body.reason is DropReason.EQUIVOCATION:
+        top += 1 + MAX_CLOCK_JUMP  # (the fork's version it held, named by no frontier)
     return lamport > top + 1 + MAX_CLOCK_JUMP
 
 

@@ -283,7 +283,7 @@ class Spectator:
                 self.rejected += 1
                 continue
             seat, message, body = step.seat, step.message, step.body
-            if store.chain_problem(seat, message, body.frontier, step.source, self._forked_at):
+            if store.chain_problem(seat, message, body, step.source, self._forked_at):
                 self.rejected += 1  # not the chain we hold: a forger or a forked author
                 continue
             self._feeds[seat].append(message)
