@@ -25,6 +25,7 @@ from p2p_nertz.lobby.messages import (
     decode,
     encode,
 )
+from p2p_nertz.protocol.envelope import PROTOCOL_VERSION
 from p2p_nertz.protocol.identity import (
     Identity,
     InvalidKeyError,
@@ -238,7 +239,14 @@ def _sign_as_mixed_key(message: bytes) -> bytes:
 
 def test_lobby_refuses_a_hello_signed_by_a_mixed_order_key() -> None:
     payload = msgpack.packb(
-        [3, "hello", bytes(32), SIGNER, bytes(32), ["Mallory", "tcp://127.0.0.1:5555", True, b""]],
+        [
+            3,
+            "hello",
+            bytes(32),
+            SIGNER,
+            bytes(32),
+            ["Mallory", "tcp://127.0.0.1:5555", True, b"", PROTOCOL_VERSION],
+        ],
         use_bin_type=True,
     )
     signed = b"p2p-nertz/v1/lobby\0" + payload
