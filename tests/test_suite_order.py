@@ -5,6 +5,7 @@ over the first part of each share."""
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 from collections import Counter
@@ -136,6 +137,49 @@ _SHARING = re.compile(
 )
 
 
+def _reaching(helper: Path) -> set[str]:
+    """The names of ``helper`` (a tests/ helper module) that reach a game it caches or a
+    fixture it keeps: its cached functions, and the functions and classes whose source names
+    one of those, to a fixed point (a name's use, not a call traced: enough for these files)."""
+    tree = ast.parse(helper.read_text())
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+    found = {
+        d.name
+        for d in defs
+        if _SHARING.search("".join(f"@{ast.unparse(x)}\n" for x in d.decorator_list))
+    }
+    found |= {d.name for d in defs if "fixture" in "".join(map(ast.unparse, d.decorator_list))}
+    while True:
+        more = {
+            d.name
+            for d in defs
+            if d.name not in found
+            and any(isinstance(n, ast.Name) and n.id in found for n in ast.walk(d))
+        }
+        if not more:
+            return found
+        found |= more
+
+
+def _reaches_a_shared_game(module: Path, helpers: dict[str, set[str]]) -> bool:
+    """Whether ``module``'s source may reach a game shared among its tests: it caches or
+    keeps one itself, or imports from a helper a name that reaches one (:func:`_reaching`;
+    a whole helper imported as a module counts)."""
+    text = module.read_text()
+    if _SHARING.search(text):
+        return True
+    for node in ast.parse(text).body:  # (the module's imports: one inside a test is one test's)
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            helper = helpers.get(node.module.removeprefix("tests."))
+            if helper is not None and any(a.name in helper for a in node.names):
+                return True
+        elif isinstance(node, ast.Import) and any(
+            a.name.removeprefix("tests.") in helpers for a in node.names
+        ):
+            return True
+    return False
+
+
 def _items(collector: pytest.Collector) -> Iterator[pytest.Item]:
     for node in collector.collect():
         if isinstance(node, pytest.Item):
@@ -152,12 +196,12 @@ def test_every_module_that_shares_a_game_has_its_tests_found(
     see fails here, not silently on the workers), and deals each group to one worker among a
     collection of the suite's size."""
     here = Path(__file__).parent
-    helpers = [p.stem for p in here.glob("*.py") if not p.stem.startswith("test_")]
-    helpers = [h for h in helpers if _SHARING.search((here / f"{h}.py").read_text())]
-    uses = re.compile(rf"^(from|import) (tests\.)?({'|'.join(helpers)})\b", re.MULTILINE)
-    modules = sorted(
-        p for p in here.glob("test_*.py") if _SHARING.search(t := p.read_text()) or uses.search(t)
-    )
+    helpers = {
+        p.stem: _reaching(p)
+        for p in here.glob("*.py")
+        if not p.stem.startswith("test_") and _SHARING.search(p.read_text())
+    }
+    modules = sorted(p for p in here.glob("test_*.py") if _reaches_a_shared_game(p, helpers))
     assert len(modules) >= 20
     everything: list[pytest.Item] = []
     for path in modules:
