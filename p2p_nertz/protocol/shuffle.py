@@ -232,12 +232,10 @@ class DeckRound:
     ) -> None:
         """``seat``'s stage of one deck: the schedule's member, after its input, of full size.
 
-        A stage whose input is not in because its author held that input, an event of a
-        member past the cut a drop made (``past_cut`` of the input's maker's seat: the fold
-        reaches the drop later in the order, which restarts the deal, docs/shuffle.md §8.4),
-        or a stage lost so, is a race lost to the cut, not a cheat: it counts nowhere,
-        without blame, and nor does a stage on it (a fork of a ``deck_stage`` given to one
-        member, the forker cut below it: session 40)."""
+        A stage on an input not in, an event of a member past the cut a drop made that its
+        author held (``past_cut`` of the input's maker's seat; the drop, later in the order,
+        restarts the deal, docs/shuffle.md §8.4) or a stage lost so, is a race lost to the
+        cut, not a cheat: void, without blame (a forked ``deck_stage``, session 40)."""
         i = self.member(seat)
         n = len(self.members)
         d, s = message.deck, message.stage
