@@ -6,7 +6,7 @@ connection (:data:`p2p_nertz.runtime.mesh.ROUTER_HWM`, sized to the longest hear
 window a member's timers give). Only a member's key gets a connection past the CURVE handshake
 (docs/protocol.md §4.7), so the worst a sender can do is a member's: open ``--connections``
 connections with its key, each under a routing id of its own, and fill each with frames of the
-largest size allowed (``MAX_FRAME``, 4096 bytes) while the node's loop reads nothing.
+largest size allowed (``MAX_FRAME``, a drop's 12,288 bytes) while the node's loop reads nothing.
 
 For each mark of ``--marks`` (by default session 21's and the mesh's own) this starts the mesh's
 own ROUTER (a real

@@ -21,6 +21,7 @@ from p2p_nertz.protocol.envelope import (
     MAX_BODY_DEPTH,
     MAX_COUNTER,
     MAX_MESSAGE_SIZE,
+    MAX_VOTE_SIZE,
     PROTOCOL_VERSION,
     PROTOCOL_VERSIONS,
     SHARES_KINDS,
@@ -332,6 +333,20 @@ def test_decode_accepts_exactly_max_size() -> None:
         _event(body=bytes(largest + 1))
 
 
+def test_a_drop_may_be_larger_than_any_other_message() -> None:
+    """A vote on proof carries two messages of the member (session 40, docs/protocol.md §4.2):
+    a drop is accepted up to ``MAX_VOTE_SIZE``, every other kind up to ``MAX_MESSAGE_SIZE``."""
+    base = len(_event(kind=Kind.DROP, body=bytes(300)))
+    largest = 300 + MAX_VOTE_SIZE - base
+    assert len(_event(kind=Kind.DROP, body=bytes(largest))) == MAX_VOTE_SIZE
+    assert decode_message(_event(kind=Kind.DROP, body=bytes(largest))).body == bytes(largest)
+    with pytest.raises(LocalProtocolError, match="oversize"):
+        _event(kind=Kind.DROP, body=bytes(largest + 1))
+    for kind in (Kind.JOIN, Kind.DECK_STAGE, Kind.LEAVE):
+        with pytest.raises(LocalProtocolError, match="oversize"):
+            _event(kind=kind, body=bytes(MAX_MESSAGE_SIZE), version=SHARES_VERSION)
+
+
 def test_decode_accepts_max_body_depth() -> None:
     body = _nested(MAX_BODY_DEPTH)
     assert decode_message(_event(body=body)).body == _freeze(body)
@@ -362,8 +377,14 @@ _wide_lamport = _VALID_PAYLOAD.replace(b"\xc0\x01\x01\x81", b"\xc0\xcc\x01\x01\x
 assert _wide_lamport != _VALID_PAYLOAD
 
 REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
-    "oversize-bytes": (RejectReason.OVERSIZE, bytes(MAX_MESSAGE_SIZE + 1), {}),
+    "oversize-bytes": (RejectReason.OVERSIZE, bytes(MAX_VOTE_SIZE + 1), {}),
     "oversize-signed": (RejectReason.OVERSIZE, _raw(body=bytes(MAX_MESSAGE_SIZE)), {}),
+    "oversize-drop": (RejectReason.OVERSIZE, _raw(kind=Kind.DROP, body=bytes(MAX_VOTE_SIZE)), {}),
+    "oversize-beat": (
+        RejectReason.OVERSIZE,
+        _raw(kind=Kind.BEAT, seq=0, body=bytes(MAX_MESSAGE_SIZE)),
+        {},
+    ),
     "empty": (RejectReason.MALFORMED, b"", {}),
     "reserved-byte": (RejectReason.MALFORMED, b"\xc1", {}),
     "truncated": (RejectReason.MALFORMED, VALID[:-1], {}),

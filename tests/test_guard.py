@@ -14,7 +14,7 @@ import pytest
 import zmq
 
 from p2p_nertz.protocol import envelope
-from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE, Kind, encode_message
+from p2p_nertz.protocol.envelope import MAX_VOTE_SIZE, Kind, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer, Rejected
 from p2p_nertz.protocol.spec import GameSpec
@@ -306,7 +306,7 @@ def test_a_nodes_router_bounds_what_one_connection_can_make_it_hold(tmp_path: Pa
         router = node._mesh.router
         assert router is not None
         # (The largest message in its CURVE box: tests/test_mesh_curve.py sends one.)
-        assert router._sock.get(zmq.MAXMSGSIZE) == MAX_FRAME == MAX_MESSAGE_SIZE + CURVE_BOX_BYTES
+        assert router._sock.get(zmq.MAXMSGSIZE) == MAX_FRAME == MAX_VOTE_SIZE + CURVE_BOX_BYTES
         assert router._sock.get(zmq.RCVHWM) == ROUTER_HWM
     finally:
         node._mesh.close()

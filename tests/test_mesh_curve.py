@@ -16,7 +16,7 @@ import zmq.utils.monitor
 import zmq.utils.z85
 
 from p2p_nertz.errors import TransportBrokenError
-from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE
+from p2p_nertz.protocol.envelope import MAX_VOTE_SIZE
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.runtime.gate import (
@@ -192,8 +192,8 @@ def test_a_message_of_the_largest_legal_size_comes_in_through_its_curve_box(
     # zmq bounds the boxed message (CURVE adds 33 bytes): at MAXMSGSIZE 4096 a member that
     # sent a legal message of 4064 bytes or more was cut off, the message never delivered.
     bob = member_in(ctx, ann, BOB, claims=BOB)
-    largest = bytes(range(256)) * (MAX_MESSAGE_SIZE // 256)
-    assert len(largest) == MAX_MESSAGE_SIZE
+    largest = bytes(range(256)) * (MAX_VOTE_SIZE // 256)  # (a drop's, session 40)
+    assert len(largest) == MAX_VOTE_SIZE
     bob.send(largest)
     bob.send(b"after it")
     assert receive(ann) == [routing_id(BOB.peer_id), largest, zap_user_id(BOB.peer_id)]

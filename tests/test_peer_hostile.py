@@ -42,7 +42,7 @@ from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason, Play, Ready, 
 from p2p_nertz.protocol.delivery import ANSWER_BURST
 from p2p_nertz.protocol.envelope import (
     MAX_COUNTER,
-    MAX_MESSAGE_SIZE,
+    MAX_VOTE_SIZE,
     SIGNATURE_DOMAIN,
     InvalidMessageError,
     Kind,
@@ -208,9 +208,9 @@ def test_feed_every_truncation_of_a_valid_event_is_rejected(
 def test_feed_oversize_message_is_rejected(victim: tuple[Peer, float], mid: PeerNetwork) -> None:
     peer, now = victim
     wire = forge(peer, mid.identities[B], _pass(peer))
-    assert_refused(peer, wire + bytes(MAX_MESSAGE_SIZE + 1 - len(wire)), now, "oversize")
-    # Well framed and signed, but too big: refused before anything is parsed.
-    payload = msgpack.packb([1, b"x" * MAX_MESSAGE_SIZE], use_bin_type=True)
+    assert_refused(peer, wire + bytes(MAX_VOTE_SIZE + 1 - len(wire)), now, "oversize")
+    # Well framed and signed, but too big even for a drop: refused before anything is parsed.
+    payload = msgpack.packb([1, b"x" * MAX_VOTE_SIZE], use_bin_type=True)
     signature = mid.identities[B].sign(SIGNATURE_DOMAIN + payload)
     assert_refused(peer, msgpack.packb([payload, signature], use_bin_type=True), now, "oversize")
 

@@ -29,6 +29,7 @@ from p2p_nertz.protocol.envelope import (
     KIND_DROP,
     KIND_JOIN,
     MAX_MESSAGE_SIZE,
+    MAX_VOTE_SIZE,
     Kind,
     decode_message,
     encode_message,
@@ -180,8 +181,8 @@ def _tuples(value: object) -> object:
 
 def test_the_largest_vote_on_proof_fits_a_message() -> None:
     """Eight seats, every seq and clock at its widest, 64 quoted ids, and a proof of two
-    messages of :data:`PROOF_MESSAGE_MAX` bytes each: within ``MAX_MESSAGE_SIZE``, and it
-    reads back as it was signed."""
+    messages of :data:`PROOF_MESSAGE_MAX` bytes each: within ``MAX_VOTE_SIZE`` (a drop's
+    limit, session 40), and it reads back as it was signed."""
     spec = _spec(8)
     key = key_of(spec, 0)
     wide = (1 << 63) - 1
@@ -206,15 +207,16 @@ def test_the_largest_vote_on_proof_fits_a_message() -> None:
         body=encode_body(body),
         version=spec.wire_version,
     )
-    assert len(wire) <= MAX_MESSAGE_SIZE
+    assert MAX_MESSAGE_SIZE < len(wire) <= MAX_VOTE_SIZE
     message = decode_message(wire, game_id=spec.game_id, roster=spec.peer_ids)
     assert parse_body(message.kind, message.body, 8) == body
 
 
 def test_an_honest_peer_carries_no_proof_a_vote_cannot_hold() -> None:
-    """A fork whose version is over ``PROOF_MESSAGE_MAX`` (a shuffle's ``deck_stage`` is up
-    to ~3.6 KB) is kept as proven, but gives no proof to vote with (``Author.vote_fork``
-    then signs no vote: one it signed would be a ``bad_body`` at every receiver)."""
+    """A fork whose version is over ``PROOF_MESSAGE_MAX`` (session 40: only a drop can be, a
+    vote on proof of a shuffle event, ~8 KB) is kept as proven, but gives no proof to vote
+    with (``Author.vote_fork`` then signs no vote: one it signed would be a ``bad_body`` at
+    every receiver). Open: docs/protocol.md §13, *a fork of a drop too large to vote on*."""
     spec = _spec(3)
     key = key_of(spec, TARGET)
     small, _ = fork_proof(spec, TARGET, FORK)
@@ -224,7 +226,7 @@ def test_an_honest_peer_carries_no_proof_a_vote_cannot_hold() -> None:
         seq=FORK,
         prev=bytes(32),
         lamport=7,
-        kind=Kind.LEAVE,
+        kind=Kind.DROP,
         body=[b"\7" * PROOF_MESSAGE_MAX],
         version=spec.wire_version,
     )

@@ -71,6 +71,7 @@ from p2p_nertz.protocol.envelope import (
     KIND_BEAT,
     KIND_CLAIM,
     KIND_MOVE,
+    MAX_MESSAGE_SIZE,
     Body,
     InvalidMessageError,
     Kind,
@@ -756,13 +757,15 @@ def _parse_drop(body: Body, seats: int) -> Drop:
     return dataclasses.replace(vote, ids=tuple(prefixes), frontier_ids=frontier_ids, proof=proof)
 
 
-#: The largest signed message a vote on proof may carry in its proof (session 39): the largest
-#: vote on proof (eight seats, 64 quoted ids, every seq and clock at its widest) with two such
-#: messages is within :data:`~p2p_nertz.protocol.envelope.MAX_MESSAGE_SIZE`
-#: (``tests/test_vote_proof.py`` builds it). Every message of a commit game is far smaller
-#: (under 1 KB); a shuffle game's ``deck_stage`` and ``deck_shares`` (up to ~3.6 KB) are not,
-#: and a fork of one is proven, logged and relayed, but not voted on (docs/protocol.md §9.4).
-PROOF_MESSAGE_MAX = 1500
+#: The largest signed message a vote on proof may carry in its proof: any message but a drop
+#: over it (:data:`~p2p_nertz.protocol.envelope.MAX_MESSAGE_SIZE`). The largest vote on proof
+#: (eight seats, 64 quoted ids, every seq and clock at its widest) with two such messages is
+#: within :data:`~p2p_nertz.protocol.envelope.MAX_VOTE_SIZE` (``tests/test_vote_proof.py``
+#: builds it), so a fork of a shuffle's ``deck_stage`` or ``deck_shares`` (up to ~3.6 KB) is
+#: voted on as any other (session 40; session 39 bounded it to 1,500 bytes in a 4,096-byte
+#: drop, and such a fork froze a table). A fork of a drop larger than this (a vote on proof of
+#: a shuffle event) is still not carried: docs/protocol.md §13.
+PROOF_MESSAGE_MAX = MAX_MESSAGE_SIZE
 
 
 def fits(proof: Sequence[bytes]) -> bool:

@@ -94,7 +94,8 @@ Decoding
 :func:`decode_message` checks, in this order, so that cheap checks guard expensive ones and
 nothing looks at a field before it is known to be well formed:
 
-1. size: at most :data:`MAX_MESSAGE_SIZE` bytes (``oversize``);
+1. size: at most :data:`MAX_VOTE_SIZE` bytes (``oversize``; at most :data:`MAX_MESSAGE_SIZE`
+   but for a ``drop``, checked once the kind is known);
 2. framing: one msgpack value within hard limits, ``[bin, bin]``, 64-byte signature, canonical
    (``malformed``, ``non_canonical``);
 3. payload: an array whose version is one this codec reads (``bad_version``; checked before
@@ -159,6 +160,7 @@ __all__ = [
     "MAX_BODY_DEPTH",
     "MAX_COUNTER",
     "MAX_MESSAGE_SIZE",
+    "MAX_VOTE_SIZE",
     "MESSAGE_ID_SIZE",
     "PROTOCOL_VERSION",
     "PROTOCOL_VERSIONS",
@@ -205,7 +207,14 @@ SIGNATURE_DOMAIN: Final = b"p2p-nertz/v1/msg\0"
 """The tag prefixed to the payload bytes before signing (domain separation)."""
 
 MAX_MESSAGE_SIZE: Final = 4096
-"""The largest message accepted, in bytes of wire form (framing, payload and signature)."""
+"""The largest message accepted, in bytes of wire form (framing, payload and signature), but
+a ``drop`` (:data:`MAX_VOTE_SIZE`)."""
+
+MAX_VOTE_SIZE: Final = 3 * MAX_MESSAGE_SIZE
+"""The largest ``drop`` accepted (session 40): a vote on proof carries its proof, two signed
+messages of the member of up to :data:`MAX_MESSAGE_SIZE` each (a fork of a shuffle's
+``deck_stage`` is ~3.5 KB), beside a vote of at most ~1.1 KB (eight seats, 64 quoted ids,
+every number at its widest: ``tests/test_vote_proof.py`` builds it). docs/protocol.md §4.2."""
 
 MAX_BODY_DEPTH: Final = 16
 """How deep arrays and maps may nest in a body (a scalar body has depth 0)."""
@@ -294,7 +303,7 @@ class RejectReason(enum.StrEnum):
     """Why a message was rejected; the value is a short code for counters and logs."""
 
     OVERSIZE = "oversize"
-    """Longer than :data:`MAX_MESSAGE_SIZE`."""
+    """Longer than :data:`MAX_MESSAGE_SIZE` (a ``drop``: :data:`MAX_VOTE_SIZE`)."""
     MALFORMED = "malformed"
     """Not msgpack within the limits, or a field of the wrong type, size or range."""
     NON_CANONICAL = "non_canonical"
@@ -498,7 +507,8 @@ def encode_message(
 
     Raises:
         LocalProtocolError: a field is out of range or of the wrong type, the body is not a
-            bounded msgpack value, or the message would exceed :data:`MAX_MESSAGE_SIZE`.
+            bounded msgpack value, or the message would exceed :data:`MAX_MESSAGE_SIZE` (a
+            ``drop``: :data:`MAX_VOTE_SIZE`).
     """
     if not isinstance(kind, Kind):
         raise LocalProtocolError(f"kind must be a Kind, got {kind!r}")
@@ -612,7 +622,7 @@ def decode_message(
         if exact:
             raw = data  # (its size is checked by _parse; a memo hit was parsed, so within it)
         else:
-            _check_size(memoryview(data).nbytes)  # before copying anything
+            _check_size(memoryview(data).nbytes, MAX_VOTE_SIZE)  # before copying anything
             raw = bytes(data)
         message = cache._parsed.get(raw) if cache is not None else None
         cached = message is not None
@@ -774,10 +784,10 @@ def _unpack(data: bytes, what: str) -> Any:
             strict_map_key=True,
             object_pairs_hook=_freeze_map,
             ext_hook=_refuse_ext,
-            max_str_len=MAX_MESSAGE_SIZE,
-            max_bin_len=MAX_MESSAGE_SIZE,
-            max_array_len=MAX_MESSAGE_SIZE,
-            max_map_len=MAX_MESSAGE_SIZE,
+            max_str_len=MAX_VOTE_SIZE,
+            max_bin_len=MAX_VOTE_SIZE,
+            max_array_len=MAX_VOTE_SIZE,
+            max_map_len=MAX_VOTE_SIZE,
             max_ext_len=0,
         )
     except Exception as exc:  # msgpack reports bad input with many unrelated exception types
@@ -799,7 +809,7 @@ def _frame(data: bytes) -> tuple[bytes, bytes]:
     """
     size = len(data)
     if size > MAX_MESSAGE_SIZE:
-        _check_size(size)
+        _check_size(size, MAX_VOTE_SIZE)
     frame = _unpack(data, "the message")
     if not (
         type(frame) is tuple
@@ -867,6 +877,8 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
             )
     elif seq != 0 or prev is not None:
         raise _Rejected(RejectReason.MALFORMED, f"{kind.name.lower()} needs seq 0 and prev nil")
+    if len(data) > MAX_MESSAGE_SIZE and code != Kind.DROP:
+        _check_size(len(data), MAX_MESSAGE_SIZE)
     _check_body(body)
     if _pack(fields) != payload:
         raise _Rejected(RejectReason.NON_CANONICAL, "the payload is not minimal msgpack")
@@ -1054,11 +1066,9 @@ def looks_like_share_beat(data: bytes) -> bool:
     return size > 0 and len(data) > at + size and data[at + size] in _SHARE_BEAT_CODES
 
 
-def _check_size(size: int) -> None:
-    if size > MAX_MESSAGE_SIZE:
-        raise _Rejected(
-            RejectReason.OVERSIZE, f"{size} bytes, over the limit of {MAX_MESSAGE_SIZE}"
-        )
+def _check_size(size: int, limit: int) -> None:
+    if size > limit:
+        raise _Rejected(RejectReason.OVERSIZE, f"{size} bytes, over the limit of {limit}")
 
 
 def _check_bin(name: str, value: object, size: int) -> None:

@@ -32,7 +32,7 @@ import msgpack  # type: ignore[import-untyped]
 from p2p_nertz.errors import RemoteProtocolError
 from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import (
-    MAX_MESSAGE_SIZE,
+    MAX_VOTE_SIZE,
     InvalidMessageError,
     Kind,
     Message,
@@ -158,7 +158,7 @@ def check_proof(
         pair = msgpack.unpackb(
             data,
             raw=False,
-            max_bin_len=MAX_MESSAGE_SIZE,
+            max_bin_len=MAX_VOTE_SIZE,  # (a fork of a drop too: §13)
             max_str_len=0,
             max_array_len=2,
             max_map_len=0,

@@ -252,24 +252,25 @@ class Roster:
             return None
         return cut, chain
 
-    def saw_cut(self, seat: int, frontier: tuple[int, ...]) -> bool:
+    def saw_cut(self, seat: int, frontier: tuple[int, ...], of: int | None = None) -> bool:
         """Whether an event of ``seat`` with this frontier holds events of a member past the
         cut a drop made: its author saw cards on the lake that count nowhere now (a fork sent
         to a member asleep cut the forker below its fork, and with it the foundations it had
         started, which the others had built on: found by session 9's scan, 2 and 4 players):
         past a drop folded, or an event read that did not count, or past the fork of a member
-        known to have forked."""
-        if any(frontier[q] > cut for q, cut in self.dropped.items() if q != seat):
+        known to have forked. ``of``: of that member only (a stage on a cut one, session 40)."""
+        skip = {seat} if of is None else {q for q in range(len(frontier)) if q != of} | {seat}
+        if any(frontier[q] > cut for q, cut in self.dropped.items() if q not in skip):
             return True
         # (A cut the fold has not reached yet in the order: the events past it were read, and
         # did not count, before this one. Only the signed frontier says what its author held:
         # a vote against the member is no proof of holding its events past the cut, or a
         # voter's move on a sealed card escaped its finding, docs/shuffle.md §9.)
-        if any(q != seat and frontier[q] >= first for q, first in self.uncounted.items()):
+        if any(q not in skip and frontier[q] >= first for q, first in self.uncounted.items()):
             return True
         # (A member known to fork whose drop this fold has not reached yet: the cap below its
         # fork, with_forks, is what its drop will cut at most.)
-        return any(frontier[q] > cap[1] for q, cap in self.vote_caps.items() if q != seat)
+        return any(frontier[q] > cap[1] for q, cap in self.vote_caps.items() if q not in skip)
 
     # -- what the events decide -------------------------------------------------------------
     def read_uncounted(self, seat: int, seq: int, body: object = None, lamport: int = 0) -> None:

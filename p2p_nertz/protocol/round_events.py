@@ -19,6 +19,7 @@ from p2p_nertz.deck.wire import DeckAnswer, DeckComplain, DeckKey, DeckOpen, Dec
 from p2p_nertz.protocol.bodies import Commit, DeckEvent, Ready, Result, Reveal, RevealWhat
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.fold_values import Event, Phase, RefusalCode, Refuse
+from p2p_nertz.protocol.roster import Roster
 from p2p_nertz.protocol.rounds import RoundState
 from p2p_nertz.protocol.shuffle import DEALT
 from p2p_nertz.rules import Rules
@@ -44,10 +45,15 @@ class RoundEvents:
     seat: int | None = None
     secrets: Callable[[int], bytes] | None = None
 
-    def take(self, event: Event, now: Phase, rs: RoundState) -> None:
+    def take(self, event: Event, now: Phase, rs: RoundState, roster: Roster) -> None:
         """Fold ``event`` (of a kind of :data:`KINDS`) into ``rs``, the game being in phase
-        ``now``; raise :class:`~p2p_nertz.protocol.fold_values.Refuse` if it is wrong here."""
-        _TAKERS[event.kind](self, event, now, rs)
+        ``now``; raise :class:`~p2p_nertz.protocol.fold_values.Refuse` if it is wrong here.
+        ``roster``: the fold's, for what a stage's author saw of a cut."""
+        if event.kind is Kind.DECK_STAGE:
+            seat, frontier = event.seat, event.body.frontier
+            self._deck_event(event, now, rs, lambda q: roster.saw_cut(seat, frontier, of=q))
+        else:
+            _TAKERS[event.kind](self, event, now, rs)
 
     def _commit(self, event: Event, now: Phase, rs: RoundState) -> None:
         body = event.body
@@ -76,8 +82,15 @@ class RoundEvents:
         own = seat == self.seat and self.secrets is not None
         rs.take_deal(seat, body.visible, self.rules, self.secrets if own else None)
 
-    def _deck_event(self, event: Event, now: Phase, rs: RoundState) -> None:
-        """An event of the dealerless shuffle (docs/shuffle.md §8.1, §10.7)."""
+    def _deck_event(
+        self,
+        event: Event,
+        now: Phase,
+        rs: RoundState,
+        past_cut: Callable[[int], bool] | None = None,
+    ) -> None:
+        """An event of the dealerless shuffle (docs/shuffle.md §8.1, §10.7); ``past_cut``, for
+        a stage: whether its author held events of a member past the cut a drop made."""
         body = event.body
         assert isinstance(body, DeckEvent)
         if rs.deck is None:
@@ -102,7 +115,7 @@ class RoundEvents:
             rs.deck.take_key(seat, message)
         elif isinstance(message, DeckStage):
             _expect(now, rs, Phase.DEAL, message.round, seat)
-            rs.deck.take_stage(seat, message)
+            rs.deck.take_stage(seat, message, past_cut)
         elif isinstance(message, DeckShares):
             # Shares come in play, and after it for turn-ups of the moves still in the air.
             if message.round != rs.number or now not in (Phase.PLAY, Phase.OPEN):

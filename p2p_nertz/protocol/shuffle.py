@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from p2p_nertz.deck.check import Fault, check_dealings, check_keys, check_stages
@@ -129,6 +129,8 @@ class DeckRound:
     partials: dict[tuple[int, int, int], dict[int, bytes]] = field(default_factory=dict)
     #: (deck, position, of, maker) of each share held from a carried opening alone (§10.14)
     carried: frozenset[tuple[int, int, int, int]] = frozenset()
+    #: (deck, stage) of each stage lost to a drop's cut (:meth:`take_stage`): not taken
+    void: frozenset[tuple[int, int]] = frozenset()
     #: the members dropped since the deal: the others open their shares for them (§6.4)
     gone: frozenset[int] = frozenset()
     opened: dict[tuple[int, int], Card | None] = field(default_factory=dict)
@@ -225,18 +227,29 @@ class DeckRound:
         return len(self.keys) == len(self.members)
 
     # -- deal --------------------------------------------------------------------------------
-    def take_stage(self, seat: int, message: DeckStage) -> None:
-        """``seat``'s stage of one deck: the schedule's member, after its input, of full size."""
+    def take_stage(
+        self, seat: int, message: DeckStage, past_cut: Callable[[int], bool] | None = None
+    ) -> None:
+        """``seat``'s stage of one deck: the schedule's member, after its input, of full size.
+
+        A stage on an input not in, an event of a member past the cut a drop made that its
+        author held (``past_cut`` of the input's maker's seat; the drop, later in the order,
+        restarts the deal, docs/shuffle.md §8.4) or a stage lost so, is a race lost to the
+        cut, not a cheat: void, without blame (a forked ``deck_stage``, session 40)."""
         i = self.member(seat)
         n = len(self.members)
         d, s = message.deck, message.stage
         if not (d < n and s < n) or member_at(stage=s, deck=d, members=n) != i:
             raise Refuse(_C.BAD_STAGE, f"stage {s} of deck {d} is not member {i}'s to make")
-        if (d, s) in self.stages:
+        if (d, s) in self.stages or (d, s) in self.void:
             raise Refuse(_C.REPEATED, f"a second stage {s} of deck {d}")
         if len(message.ciphers) != self.size:
             raise Refuse(_C.BAD_STAGE, f"a stage of {len(message.ciphers)} cards, not {self.size}")
         if s > 0 and (d, s - 1) not in self.stages:
+            maker = self.members[member_at(stage=s - 1, deck=d, members=n)]
+            if (d, s - 1) in self.void or (past_cut is not None and past_cut(maker)):
+                self.void |= {(d, s)}
+                return
             raise Refuse(_C.BAD_STAGE, f"stage {s} of deck {d} before the stage it shuffles")
         self.stages[(d, s)] = message.ciphers
 

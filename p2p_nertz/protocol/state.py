@@ -483,7 +483,7 @@ class GameState:
         self.joined |= {event.seat}
 
     def _round_event(self, event: Event, notices: list[Notice]) -> None:
-        self._round_events.take(event, self.phase, self.round)
+        self._round_events.take(event, self.phase, self.round, self.roster)
 
     def _play(self, event: Event, notices: list[Notice]) -> None:
         if self.round.play(event, self.rules, self.roster, notices):

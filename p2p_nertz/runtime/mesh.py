@@ -53,7 +53,7 @@ import zmq
 
 from p2p_nertz.defaults import DROP_AFTER, SUSPECT_AFTER
 from p2p_nertz.errors import TransportBrokenError, TransportClosedError
-from p2p_nertz.protocol.envelope import MAX_MESSAGE_SIZE
+from p2p_nertz.protocol.envelope import MAX_VOTE_SIZE
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.spec import MAX_SPEC_SIZE
 from p2p_nertz.runtime.gate import Gate, client_keys, server_keys, zap_user_id
@@ -96,10 +96,11 @@ WATCH_SPEC_TAG: Final = b"NERTZ-SPEC\0"
 """The first message a node pushes to a spectator: this tag, then the game spec's wire form
 (a spectator checks that it hashes to the game it wants; no envelope starts with this tag)."""
 
-MAX_FRAME: Final = MAX_MESSAGE_SIZE + CURVE_BOX_BYTES
+MAX_FRAME: Final = MAX_VOTE_SIZE + CURVE_BOX_BYTES
 """The largest frame any socket of the node accepts (``MAXMSGSIZE``): the largest legal
-message of docs/protocol.md §4.2, whose 4096 bytes count its msgpack framing and signature,
-in its CURVE box (zmq counts the box's 33 bytes, not its own frame header: until session 32
+message of docs/protocol.md §4.2, a drop's 12,288 bytes (any other message's 4,096; session
+40: a vote on proof carries two messages of the member), framing and signature counted, in its
+CURVE box (zmq counts the box's 33 bytes, not its own frame header: until session 32
 a legal message of 4064 bytes or more cut its sender off). A peer sending a larger frame is
 disconnected by zmq before the frame is held, so the ROUTER holds at most its HWM of these."""
 
@@ -142,7 +143,7 @@ ROUTER_HWM: Final = math.ceil((HEARTBEAT_IVL_MS + LINK_TIMEOUT_MAX_MS) / 1000 * 
 """The ROUTER's receive high-water mark, per connection, in messages (992): what zmq holds
 for one sender before it stops reading that sender's TCP connection (flow control: nothing is
 lost, the sender waits). With :data:`MAX_FRAME` it bounds what one connection, a member's
-flood included, can make the node hold to 992 × 4 KiB (~3.9 MiB; strangers are cut off at the
+flood included, can make the node hold to 992 × 12 KiB (~11.7 MiB; strangers are cut off at the
 CURVE handshake). Honest members send a few dozen messages a second at most (docs/protocol.md
 §9.7) and the receive task drains every pipe in bursts of
 :data:`~p2p_nertz.runtime.node.MAX_BURST`, so only a flood or a stopped node fills it.
