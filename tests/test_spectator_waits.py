@@ -22,7 +22,7 @@ import pytest
 from p2p_nertz.protocol.bodies import Join
 from p2p_nertz.protocol.effects import Record
 from p2p_nertz.protocol.finality import KNOWN
-from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Send
+from p2p_nertz.protocol.peer import Effect, Peer, Send
 from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.protocol.unmet import (
@@ -34,20 +34,17 @@ from p2p_nertz.protocol.unmet import (
     OwedEnd,
     UnmetTeller,
 )
-from p2p_nertz.rules import Rules
 from p2p_nertz.sim.network import Crash, Faults
 from p2p_nertz.ui.render import render
 from p2p_nertz.ui.tracker import Tracker
 from p2p_nertz.ui.view import drop_words, owed_words
 from tests.peer_helpers import PeerNetwork
-from tests.test_peer_leave import _NoReady, _NoSecret, _Withholder
+from tests.test_peer_leave import _NoReady
 from tests.test_spectator import SPEC, signed
+from tests.test_ui_table_owing import TIMEOUT, WITHHOLDERS, _game
 from tests.test_ui_table_waits import _frozen, _plain
 
 pytestmark = pytest.mark.timeout(600)  # (a hang guard, for a loaded machine)
-
-#: The players' phase timer, well past the teller's while (as tests/test_ui_table_owing.py).
-TIMEOUT = 20.0
 
 Notices = list[tuple[float, Owed | DropWaits]]
 
@@ -106,24 +103,7 @@ def _watched(net: PeerNetwork) -> _Watcher:
     return watcher
 
 
-def _game(factory: type[Peer], players: int, seed: int) -> PeerNetwork:
-    return PeerNetwork(
-        players,
-        seed=seed,
-        rules=Rules(target=None, rounds=1),
-        config=PeerConfig(phase_timeout=TIMEOUT),
-        factories={players - 1: factory},
-    )
-
-
-@pytest.mark.parametrize(
-    ("factory", "seed", "phase", "noun"),
-    [
-        pytest.param(_Withholder, 1, Phase.NONCE, "nonce", id="nonce"),
-        pytest.param(_NoReady, 2, Phase.PLAY, "ready", id="ready"),
-        pytest.param(_NoSecret, 4, Phase.REVEAL, "secret", id="secret"),
-    ],
-)
+@pytest.mark.parametrize(("factory", "seed", "phase", "noun"), WITHHOLDERS)
 def test_spectator_waits_a_member_owing_its_phase_event_is_told_then_dropped(
     factory: type[Peer], seed: int, phase: Phase, noun: str
 ) -> None:

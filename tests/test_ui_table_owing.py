@@ -104,14 +104,16 @@ def _game(factory: type[Peer], players: int, seed: int) -> PeerNetwork:
     )
 
 
-@pytest.mark.parametrize(
-    ("factory", "seed", "phase", "noun"),
-    [
-        pytest.param(_Withholder, 1, Phase.NONCE, "nonce", id="nonce"),
-        pytest.param(_NoReady, 2, Phase.PLAY, "ready", id="ready"),
-        pytest.param(_NoSecret, 4, Phase.REVEAL, "secret", id="secret"),
-    ],
-)
+#: the withholders of a phase event at three players, each with a seed it is told in
+#: (tests/test_spectator_waits.py watches the same games)
+WITHHOLDERS = [
+    pytest.param(_Withholder, 1, Phase.NONCE, "nonce", id="nonce"),
+    pytest.param(_NoReady, 2, Phase.PLAY, "ready", id="ready"),
+    pytest.param(_NoSecret, 4, Phase.REVEAL, "secret", id="secret"),
+]
+
+
+@pytest.mark.parametrize(("factory", "seed", "phase", "noun"), WITHHOLDERS)
 def test_owing_a_phase_event_is_told_before_the_vote_and_ended_dropped(
     factory: type[Peer], seed: int, phase: Phase, noun: str
 ) -> None:
