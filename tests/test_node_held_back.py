@@ -21,6 +21,7 @@ import re
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +62,13 @@ def _until(proc: Any, events: set[str]) -> dict[str, dict[str, Any]]:
     raise AssertionError(f"Ann ended before {events - set(found)}: {found}")
 
 
-def _watcher(tmp_path: Path, keys: bytes, salt: bytes) -> tuple[Tty, str]:
-    """``nertz watch`` of :func:`node_game`'s game on a port it binds itself, and the
-    ``--watcher`` address it says the members push to (as ``tests/test_cli_watch.py``)."""
-    _, spec = node_spec(NAMES, RULES, keys=keys, salt=salt)
+def watch_game(
+    tmp_path: Path, keys: bytes, salt: bytes, names: Sequence[str] = NAMES
+) -> tuple[Tty, str]:
+    """``nertz watch`` of :func:`node_game`'s game of ``names`` (:data:`RULES`) on a port it
+    binds itself, and the ``--watcher`` address it says the members push to (as
+    ``tests/test_cli_watch.py``; tests/test_node_owing.py's watcher too)."""
+    _, spec = node_spec(names, RULES, keys=keys, salt=salt)
     (tmp_path / "watched.spec").write_bytes(spec.to_wire())
     spy = Identity.generate(derive_seed(b"test-node-held-back-watcher"))
     write_key(tmp_path / "spy.key", spy)
@@ -80,7 +84,7 @@ def _watcher(tmp_path: Path, keys: bytes, salt: bytes) -> tuple[Tty, str]:
 
 def test_a_node_says_on_whom_the_table_waits_in_json(tmp_path: Path) -> None:
     keys, salt = b"test-node-held-back", b"held-back"
-    watcher, address = _watcher(tmp_path, keys, salt)
+    watcher, address = watch_game(tmp_path, keys, salt)
     spec, procs, _ = node_game(
         tmp_path, NAMES, RULES, keys=keys, salt=salt,
         args=lambda n: [*TIMERS, "--speed", "1", "--progress", "--watcher", address],

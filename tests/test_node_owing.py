@@ -18,25 +18,19 @@ killed member's last events sometimes in flight and relayed later (session 40's 
 from __future__ import annotations
 
 import json
-import re
 import signal
 import sys
-import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import node_game, node_spec, stop_all
-from test_cli_play import Tty
+from cli_helpers import node_game, stop_all
+from test_node_held_back import watch_game
 
-from cli.keyfile import write_key
 from cli.node_cmd import notice_line
-from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.protocol.unmet import Owed, OwedEnd, Owing
-from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules
 from p2p_nertz.testing.said import lines
 
@@ -65,23 +59,6 @@ def _until(proc: Any, name: str, events: set[str]) -> dict[str, dict[str, Any]]:
     raise AssertionError(f"{name} ended before {events - set(found)}: {found}")
 
 
-def _watcher(tmp_path: Path, names: Sequence[str], keys: bytes, salt: bytes) -> tuple[Tty, str]:
-    """``nertz watch`` of :func:`node_game`'s game on a port it binds itself, and the
-    ``--watcher`` address it says the members push to (as ``tests/test_node_held_back.py``)."""
-    _, spec = node_spec(names, RULES, keys=keys, salt=salt)
-    (tmp_path / "watched.spec").write_bytes(spec.to_wire())
-    spy = Identity.generate(derive_seed(b"test-node-owing-watcher"))
-    write_key(tmp_path / "spy.key", spy)
-    watcher = Tty(["watch", "--spec", str(tmp_path / "watched.spec"),
-                   "--key", str(tmp_path / "spy.key"), "--bind", "127.0.0.1:0"])  # fmt: skip
-    pattern = rb"members push here with: --watcher (tcp://127\.0\.0\.1:\d+#\w+)"
-    deadline = time.monotonic() + 60.0
-    while (said := re.search(pattern, watcher.raw)) is None:
-        if time.monotonic() > deadline or not watcher.pump(0.1):
-            raise AssertionError(f"the watcher never said its address: {watcher.raw[-400:]!r}")
-    return watcher, said.group(1).decode()
-
-
 def _timed(timeout: float, *, withhold: bool = False) -> list[str]:
     return [sys.executable, str(TIMED), str(timeout), *(["--withhold"] if withhold else []), "--"]
 
@@ -100,7 +77,7 @@ def _owing(line: dict[str, Any], seat: int, names: list[str], ended: OwedEnd | N
 
 def test_node_owing_a_ready_withheld_is_told_then_dropped_and_watched(tmp_path: Path) -> None:
     names, keys, salt = ("Ann", "Bob", "Cy"), b"test-node-owing-3", b"owing-3"
-    watcher, address = _watcher(tmp_path, names, keys, salt)
+    watcher, address = watch_game(tmp_path, keys, salt, names)
     spec, procs, _ = node_game(
         tmp_path, names, RULES, keys=keys, salt=salt,
         args=lambda n: [*TIMERS, "--watcher", address],
