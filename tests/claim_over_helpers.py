@@ -22,6 +22,22 @@ from p2p_nertz.sim.cheats import signed_as
 LEAP = 1000
 
 
+def _claim_one_past(
+    peer: Peer, kind: Kind, body: Beat, q: int, told: list[int], *, tick: bool
+) -> bytes:
+    """``body`` signed as a beat that claims ``q``'s feed one event past what ``q`` signed (an
+    id nobody signed), ``q`` appended to ``told``: the lie of both liars here."""
+    outbox = peer._outbox
+    held, ids = list(body.held), list(body.held_ids)
+    held[q] = peer.held(q) + 1
+    ids[q] = hashlib.sha256(b"never signed").digest()[:ID_PREFIX]
+    lamport = outbox.clock + tick
+    outbox.clock += tick
+    told.append(q)
+    lie = dataclasses.replace(body, held=tuple(held), held_ids=tuple(ids))
+    return signed_as(peer, kind, lie, lamport)
+
+
 def claim_past_result(peer: Peer, told: list[int], *, ack_first: bool = True) -> None:
     """Wrap ``peer``'s beat signing so that it lies as the module docstring says; each lying
     beat appends the member claimed to ``told``. (The liar reaches into the core on purpose.)"""
@@ -39,15 +55,7 @@ def claim_past_result(peer: Peer, told: list[int], *, ack_first: bool = True) ->
             acked.extend(ended[:1])
             if ack_first or not acked:
                 return honest(kind, body, tick=tick)
-        target = acked[0]
-        held, ids = list(body.held), list(body.held_ids)
-        held[target] = peer.held(target) + 1
-        ids[target] = hashlib.sha256(b"never signed").digest()[:ID_PREFIX]
-        lamport = outbox.clock + tick
-        outbox.clock += tick
-        told.append(target)
-        lie = dataclasses.replace(body, held=tuple(held), held_ids=tuple(ids))
-        return signed_as(peer, kind, lie, lamport)
+        return _claim_one_past(peer, kind, body, acked[0], told, tick=tick)
 
     outbox.sign_beat = sign_beat  # type: ignore[method-assign]
 
@@ -123,13 +131,7 @@ def claim_on_arrival(peer: Peer, told: list[int]) -> None:
             ids[q] = peer.events(q)[-1].id[:ID_PREFIX]
             ack = dataclasses.replace(body, held=tuple(held), held_ids=tuple(ids))
             return honest_beat(kind, ack, tick=tick)
-        held[q] = peer.held(q) + 1
-        ids[q] = hashlib.sha256(b"never signed").digest()[:ID_PREFIX]
-        lamport = outbox.clock + tick
-        outbox.clock += tick
-        told.append(q)
-        lie = dataclasses.replace(body, held=tuple(held), held_ids=tuple(ids))
-        return signed_as(peer, kind, lie, lamport)
+        return _claim_one_past(peer, kind, body, q, told, tick=tick)
 
     def answer_want(to: PeerId, want: Want) -> None:
         asked = target and to == peer.spec.peer_ids[target[0]] and want.seat == target[0]
