@@ -34,7 +34,7 @@ from p2p_nertz.protocol.unmet import (
     OwedEnd,
     UnmetTeller,
 )
-from p2p_nertz.sim.network import Crash, Faults
+from p2p_nertz.sim.network import Crash, Faults, SimResult, Simulation
 from p2p_nertz.ui.render import render
 from p2p_nertz.ui.tracker import Tracker
 from p2p_nertz.ui.view import drop_words, owed_words
@@ -103,6 +103,17 @@ def _watched(net: PeerNetwork) -> _Watcher:
     return watcher
 
 
+def _watched_run(sim: Simulation) -> tuple[_Watcher, SimResult]:
+    """``sim`` played to its end, and a watcher fed what its members pushed, when they did."""
+    sim.config = dataclasses.replace(sim.config, record_effects=True)
+    result = sim.run()
+    assert result.finished
+    watcher = _Watcher(result.spec)
+    for now, _, effect in result.effects:
+        watcher.feed(_pushed([effect]), now)
+    return watcher, result
+
+
 @pytest.mark.parametrize(("factory", "seed", "phase", "noun"), WITHHOLDERS)
 def test_spectator_waits_a_member_owing_its_phase_event_is_told_then_dropped(
     factory: type[Peer], seed: int, phase: Phase, noun: str
@@ -146,12 +157,7 @@ def test_spectator_waits_a_drop_decided_not_final_says_what_it_waits_on() -> Non
     # member, and the liar's feed, held back, holds the stable time below the time that
     # decides it. The spectator, fed what the members push, tells it as they do, then final.
     sim, liar, victim = _frozen(5, 0, None)
-    sim.config = dataclasses.replace(sim.config, record_effects=True)
-    result = sim.run()
-    assert result.finished
-    watcher = _Watcher(result.spec)
-    for now, _, effect in result.effects:
-        watcher.feed(_pushed([effect]), now)
+    watcher, result = _watched_run(sim)
     watcher.read(result.effects[-1][0], force=True)
     pending = DropPending(victim, (KNOWN, liar))
     assert [n for _, n in watcher.told if isinstance(n, DropWaits)] == [
@@ -174,12 +180,7 @@ def test_spectator_waits_loss_and_a_member_back_tell_nothing_owed(players: int) 
     faults = Faults(loss=0.1, duplicate=0.05, reorder=0.1, jitter=0.02)
     faults = dataclasses.replace(faults, crashes=(Crash(players - 1, 3.0, 6.0),))
     sim = _plain(players, faults)
-    sim.config = dataclasses.replace(sim.config, record_effects=True)
-    result = sim.run()
-    assert result.finished
-    watcher = _Watcher(result.spec)
-    for now, _, effect in result.effects:
-        watcher.feed(_pushed([effect]), now)
+    watcher, _ = _watched_run(sim)
     assert watcher.told == []
     assert watcher.spectator.final.phase is Phase.OVER
 
