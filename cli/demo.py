@@ -368,7 +368,8 @@ def _report(
         print(f"  {c.name:<4} {c.fingerprint}  {team_totals[team]:5d}")
     # (Winners are seats, or teams, from 0; the demo's players are named P1, P2, …)
     who = ", ".join(f"team {w + 1}" if rules.pairs else f"P{w + 1}" for w in final["winners"])
-    print(f"{plural(len(final['winners']), 'winner')}: {who} with {max(team_totals)}")
+    best = max(team_totals[w] for w in final["winners"])  # (not always the highest total)
+    print(f"{plural(len(final['winners']), 'winner')}: {who} with {best}")
     if dropped:
         print(f"all {len(finals)} nodes still in agree: digest {final['digest']}")
     else:

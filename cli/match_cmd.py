@@ -102,5 +102,5 @@ def _cmd_match(args: argparse.Namespace) -> int:
         )
     else:
         decided = decided_by(final.termination, rules)  # (words, as at the table)
-        print(f"winner: {winners} with {max(final.totals)} ({decided})")
+        print(f"winner: {winners} with {final.winning_total} ({decided})")
     return EXIT_OK

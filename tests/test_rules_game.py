@@ -8,7 +8,15 @@ import pytest
 from helpers_rules import IDLE, script, table_from
 
 from p2p_nertz.errors import InvalidRulesError, NertzError
-from p2p_nertz.rules import Game, GameResult, Rules, Termination
+from p2p_nertz.rules import (
+    Game,
+    GameResult,
+    PlayerScore,
+    RoundScore,
+    RoundStatus,
+    Rules,
+    Termination,
+)
 from p2p_nertz.rules.game import MAX_EXTRA_ROUNDS
 
 
@@ -171,6 +179,159 @@ def test_racing_demon_ties_use_the_same_tiebreak() -> None:
     assert game.result == GameResult((1,), (4, 5), Termination.EXTRA_ROUND)
 
 
+# -- a tie-break round you did not play (rules.md: the game, a house rule; session 41) ------
+
+
+def extra_round(game: Game, totals: tuple[int, ...], *, absent: tuple[int, ...] = ()) -> RoundScore:
+    """The round score a table gives: ``totals`` per seat, the seats ``absent`` and the seats
+    not due (outside the tie) not dealt in (``played=False``, 0), as ``Table.score`` has it."""
+    due = set(game.seats_next_round())
+    players = []
+    for seat, total in enumerate(totals):
+        if seat in absent or seat not in due:
+            players.append(PlayerScore(seat, 0, 0, 2, played=False))
+        else:  # (a round score of any sign: the lake's +1s, a false call's penalty)
+            players.append(PlayerScore(seat, max(total, 0), 0, 2, penalty=max(-total, 0)))
+    teams = tuple(game.rules.team_of(s) for s in range(game.players))
+    return RoundScore(tuple(players), teams, RoundStatus.BLOCKED)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_tiebreak_a_member_voted_out_before_the_extra_round_loses_it(players: int) -> None:
+    # four40's real games: the liar voted out before the extra round scored 0 there and won
+    # it over the honest member playing alone to blocked with Nerts cards left; or tied it
+    # again. Now whoever played it wins, whatever it scored.
+    tied = play_rounds(
+        Game(Rules(target=None, rounds=1), players=players), (9, 9) + (1,) * (players - 2)
+    )
+    assert tied.teams_next_round() == (0, 1)
+    for alone in (-14, 0, 3):
+        game = tied.record(extra_round(tied, (alone, 0) + (0,) * (players - 2), absent=(1,)))
+        assert game.playing[-1] == (0,)
+        assert game.result == GameResult((0,), game.totals, Termination.ABSENCE)
+        assert game.totals[:2] == (9 + alone, 9)
+        assert game.result.winning_total == 9 + alone
+
+
+def test_tiebreak_a_member_dealt_in_then_gone_forfeits_the_extra_round_and_loses_it() -> None:
+    # Dropped after the deal (gone silent, or caught): it forfeits the round, −26; the one
+    # who played it out wins even below that (false calls), at every table size from two.
+    for players in (2, 3, 4):
+        tied = play_rounds(Game(Rules(target=10), players=players), (12, 12) + (3,) * (players - 2))
+        scores = extra_round(tied, (-30, -26) + (0,) * (players - 2))
+        game = tied.record(scores, forfeit=(1,))
+        assert game.result == GameResult(
+            (0,), (-18, -14, *(3,) * (players - 2)), Termination.ABSENCE
+        )
+        # Without the forfeit both played it out: the better score wins, as ever.
+        assert tied.record(scores).result == GameResult(
+            (1,), (-18, -14, *(3,) * (players - 2)), Termination.EXTRA_ROUND
+        )
+
+
+def test_tiebreak_a_member_voted_out_and_readmitted_for_the_extra_round_plays_it() -> None:
+    # Readmitted at the round's start (docs/protocol.md §9.8), dealt in: it plays the round
+    # and the scores decide; voted out again in it (forfeit) or before its deal, it loses.
+    tied = play_rounds(Game(Rules(target=None, rounds=1), players=3), (7, 7, 2))
+    back = tied.record(extra_round(tied, (-4, 5, 0)))
+    assert back.result == GameResult((1,), (3, 12, 2), Termination.EXTRA_ROUND)
+    again = tied.record(extra_round(tied, (-4, 5, 0)), forfeit=(1,))
+    assert again.result == GameResult((0,), (3, 12, 2), Termination.ABSENCE)
+
+
+def test_tiebreak_nobody_played_the_extra_round_the_scores_decide_as_ever() -> None:
+    tied = play_rounds(Game(Rules(target=10), players=3), (11, 11, 0))
+    # Both absent: 0 and 0, tied still; the next extra round is between the same two.
+    game = tied.record(extra_round(tied, (0, 0, 0), absent=(0, 1)))
+    assert game.playing[-1] == () and not game.over and game.teams_next_round() == (0, 1)
+    # Both forfeiting: the better forfeit (fewer false calls) wins, as before the rule.
+    game = tied.record(extra_round(tied, (-26, -31, 0)), forfeit=(0, 1))
+    assert game.result == GameResult((0,), (-15, -20, 0), Termination.EXTRA_ROUND)
+    # Absent at 0 against a forfeit: neither played; the 0 wins.
+    game = tied.record(extra_round(tied, (-26, 0, 0), absent=(1,)), forfeit=(0,))
+    assert game.result == GameResult((1,), (-15, 11, 0), Termination.EXTRA_ROUND)
+
+
+def test_tiebreak_three_tied_the_absent_one_out_the_two_who_played_go_on() -> None:
+    tied = play_rounds(Game(Rules(target=10), players=4), (10, 10, 10, 3))
+    assert tied.teams_next_round() == (0, 1, 2)
+    # Seat 2 absent at 0, the two who played tied below it: they play the next one alone.
+    game = tied.record(extra_round(tied, (-2, -2, 0, 0), absent=(2,)))
+    assert not game.over and game.teams_next_round() == (0, 1)
+    assert game.seats_next_round() == (0, 1)
+    game = game.record(extra_round(game, (4, 1, 0, 0)))
+    assert game.result == GameResult((0,), (12, 9, 10, 3), Termination.EXTRA_ROUND)
+    # Only one of the three played: it wins at once, the others' scores aside.
+    game = tied.record(extra_round(tied, (0, -6, 0, 0), absent=(0, 2)))
+    assert game.result == GameResult((1,), (10, 4, 10, 3), Termination.ABSENCE)
+
+
+def test_tiebreak_a_tie_with_a_member_who_left_and_one_voted_out() -> None:
+    # The leaver forfeits the game, out at once (rules.md: leaving the game); the member
+    # voted out stays in the running but loses the extra round to the one who played it.
+    tied = play_rounds(Game(Rules(target=20), players=3), (21, 21, 21))
+    game = tied.leave(0)
+    assert not game.over and game.teams_next_round() == (1, 2)
+    game = game.record(extra_round(game, (0, 0, -8), absent=(1,)))
+    assert game.result == GameResult((2,), (21, 21, 13), Termination.ABSENCE)
+    # Left and voted out alone in the tie: the one voted out wins, no round played.
+    assert play_rounds(Game(Rules(target=20), players=3), (21, 21, 3)).leave(0).result == (
+        GameResult((1,), (21, 21, 3), Termination.TARGET)
+    )
+
+
+def test_tiebreak_in_pairs_one_partner_playing_is_enough() -> None:
+    tied = play_rounds(Game(Rules(pairs=True, target=20), players=4), (25, 25))
+    assert tied.seats_next_round() == (0, 1, 2, 3)
+    # Seat 0 voted out, seat 1 plays for team 0: both teams played, the scores decide.
+    game = tied.record(extra_round(tied, (0, 6, 3, 2), absent=(0,)))
+    assert game.playing[-1] == (0, 1)
+    assert game.result == GameResult((0,), (31, 30), Termination.EXTRA_ROUND)
+    # Seat 1 forfeits, seat 0 plays: still played.
+    game = tied.record(extra_round(tied, (1, -26, 3, 2)), forfeit=(1,))
+    assert game.result == GameResult((1,), (0, 30), Termination.EXTRA_ROUND)
+    # Both partners of team 1 voted out (or one out, one forfeiting): team 0 wins it.
+    for absent, forfeit in (((2, 3), ()), ((2,), (3,))):
+        game = tied.record(extra_round(tied, (-9, -4, 0, -26), absent=absent), forfeit=forfeit)
+        assert game.result is not None and game.result.winners == (0,)
+        assert game.result.termination is Termination.ABSENCE
+
+
+def test_tiebreak_racing_demon_a_tie_broken_the_same_way() -> None:
+    tied = play_rounds(Game(Rules(target=None, rounds=2), players=3), (5, 5, 0), (4, 4, 2))
+    assert tied.teams_next_round() == (0, 1)
+    game = tied.record(extra_round(tied, (0, -3, 0), absent=(0,)))
+    assert game.result == GameResult((1,), (9, 6, 2), Termination.ABSENCE)
+
+
+def test_tiebreak_the_shared_end_comes_only_after_extra_rounds_both_played() -> None:
+    tied = play_rounds(Game(Rules(target=10), players=2), (12, 12))
+    game = tied
+    for _ in range(MAX_EXTRA_ROUNDS):
+        assert not game.over
+        game = game.record(extra_round(game, (-2, -2)))
+    assert game.result == GameResult((0, 1), (2, 2), Termination.SHARED)
+    # Tied in every extra round but the last, where one was voted out: the other wins it.
+    game = tied
+    for _ in range(MAX_EXTRA_ROUNDS - 1):
+        game = game.record(extra_round(game, (-2, -2)))
+    game = game.record(extra_round(game, (-2, 0), absent=(1,)))
+    assert game.result == GameResult((0,), (2, 4), Termination.ABSENCE)
+    # Nobody played any of them: shared as before.
+    game = tied
+    for _ in range(MAX_EXTRA_ROUNDS):
+        game = game.record(extra_round(game, (0, 0), absent=(0, 1)))
+    assert game.result == GameResult((0, 1), (12, 12), Termination.SHARED)
+
+
+def test_tiebreak_regulation_rounds_do_not_ask_who_played() -> None:
+    # A member voted out of a regular round scores 0 there and its total counts as it
+    # stands (rules.md: leaving the game): only an extra round asks who played it.
+    game = Game(Rules(target=None, rounds=1), players=2)
+    game = game.record(extra_round(game, (-3, 0), absent=(1,)))
+    assert game.result == GameResult((1,), (-3, 0), Termination.ROUNDS)
+
+
 # -- Rules --------------------------------------------------------------------------------
 
 
@@ -307,6 +468,7 @@ def test_leaver_frozen_total_still_highest_at_three_and_four_players_does_not_wi
         game = game.record((0, -2) + (-6,) * (players - 2))
         assert game.result is not None and game.result.winners == (1,)
         assert game.result.totals[:2] == (60, 58) and max(game.result.totals) == 60
+        assert game.result.winning_total == 58  # (the table's words: "winner: … with 58")
         assert game.result.termination is Termination.ROUNDS
     # To a target: tied on totals with a player who left, the other wins at once.
     tied = play_rounds(Game(Rules(target=10), players=3), (12, 12, 1))

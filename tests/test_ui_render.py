@@ -26,6 +26,7 @@ from p2p_nertz.rules import (
     Move,
     Outcome,
     Pile,
+    PlayerScore,
     Resolution,
     RoundStatus,
     Rules,
@@ -266,6 +267,27 @@ def test_render_and_the_page_name_a_pairs_game_s_winner_alike() -> None:
     )
     assert "game over — winner: team 1 with " in render(view).text()
     assert view_json(view)["board"]["result"]["winners"] == ["team 1"]
+
+
+def test_render_and_the_page_say_a_tie_won_by_playing_the_extra_round() -> None:
+    # rules.md: the game (session 41): Bob, voted out before the extra round, sat it out;
+    # Alice, playing it alone to blocked with Nerts cards left, won it by playing it.
+    from p2p_nertz.web.model import view_json
+
+    rules = Rules(target=None, rounds=1)
+    table = table_from(BOB, BOB, rules=rules)
+    game = Game(rules, 2).record((4, 4))
+    score = table.score()
+    bob = PlayerScore(1, 0, 0, rules.nerts_card_penalty, played=False)  # (as Table.score)
+    score = replace(score, players=(score.players[0], bob), status=RoundStatus.BLOCKED)
+    game = game.record(score)
+    assert game.result is not None and game.result.termination is Termination.ABSENCE
+    board = Board(2, score, game.totals, table.lake, game.result)
+    view = view_of(table, rules=rules, board=board)
+    line = f"game over — winner: Alice (seat 0) with {game.totals[0]}"
+    assert f"{line} (tied: alone to play the extra round)" in render(view).text()
+    assert game.totals[0] < game.totals[1]  # (below the total of the member who sat it out)
+    assert view_json(view)["board"]["result"]["decided"] == "tied: alone to play the extra round"
 
 
 @pytest.mark.parametrize("provisional", [False, True])

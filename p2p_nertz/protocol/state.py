@@ -665,7 +665,7 @@ class GameState:
         rs = self.round
         assert rs.expected is not None
         self.abandonment.scored(rs.result_seqs)
-        self.game = self.game.record(rs.expected)
+        self.game = self.game.record(rs.expected, forfeit=rs.forfeit)
         self.scores += (rs.expected,)
         assert rs.digest is not None
         self.history += ((rs.number, rs.digest, tuple(p.total for p in rs.expected.players)),)

@@ -3,8 +3,10 @@
 RULES.md: the game. Rounds are played until one or more teams reach the target; the highest
 total wins. If the best totals are equal, the better score in the last round wins; if that is
 equal too, the tied teams play an extra round between them, and so on. Racing Demon plays a
-fixed number of rounds with the same tiebreak. A player who leaves the game forfeits it: its
-team is never among the winners (rules.md: leaving the game).
+fixed number of rounds with the same tiebreak. A tied team none of whose players played an
+extra round (voted out before it, or forfeiting it) loses it to every tied team that played
+it (rules.md: the game, a house rule). A player who leaves the game forfeits it: its team is
+never among the winners (rules.md: leaving the game).
 
 >>> game = Game(Rules(target=10), players=2)
 >>> game.seats_next_round()
@@ -17,7 +19,7 @@ GameResult(winners=(0,), totals=(12, 7), termination=<Termination.TARGET: 'targe
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from p2p_nertz.rules.config import Rules
@@ -36,6 +38,8 @@ class Termination(enum.Enum):
     ROUNDS = "rounds"  #: the highest total after the fixed rounds (Racing Demon)
     LAST_ROUND = "last round"  #: tied totals, decided by the last round's score
     EXTRA_ROUND = "extra round"  #: tied totals and last round, decided by extra round(s)
+    #: tied totals and last round; the only tied team that played an extra round won it
+    ABSENCE = "absence"
     SHARED = "shared"  #: still tied after the extra rounds allowed: the win is shared
     ABANDONED = "abandoned"  #: ended early by the last member left (the highest total wins)
 
@@ -48,6 +52,17 @@ class GameResult:
     totals: tuple[int, ...]
     termination: Termination
 
+    @property
+    def winning_total(self) -> int:
+        """The winners' total (one, shared by every winner). Not always the highest total: a
+        team that left the game, or that missed an extra round it was tied for, may stand
+        higher (rules.md: the game).
+
+        >>> GameResult((1,), (30, 12), Termination.ABSENCE).winning_total
+        12
+        """
+        return max(self.totals[w] for w in self.winners)
+
 
 @dataclass(frozen=True, slots=True)
 class Game:
@@ -57,7 +72,9 @@ class Game:
         rules: the rules.
         players: the number of seats.
         history: each round's team scores (a team sitting out an extra round scores 0).
-        playing: for each round, the teams that played it.
+        playing: for each round, the teams that played it: due to play it (every team, or
+            the tied teams of an extra round) and with a player dealt in that did not forfeit
+            it (:meth:`record`).
         result: the result once the game is over, else ``None``.
         out: the teams out of contention, in order: a player of theirs left the game
             (:meth:`leave`), so they are never among the winners.
@@ -163,8 +180,17 @@ class Game:
         teams = set(self.teams_next_round())
         return tuple(s for s in range(self.players) if self.rules.team_of(s) in teams)
 
-    def record(self, scores: RoundScore | Sequence[int]) -> Game:
+    def record(self, scores: RoundScore | Sequence[int], *, forfeit: Iterable[int] = ()) -> Game:
         """The game after one more round, given its team scores.
+
+        A team played the round if it was due to (:meth:`teams_next_round`) and one of its
+        players did: dealt in (a :class:`RoundScore`'s ``played``; plain scores: every seat)
+        and not among the seats that ``forfeit`` it (gone after the deal, or caught). Only an
+        extra round asks who played it (rules.md: the game).
+
+        >>> game = Game(Rules(target=None, rounds=1), players=2).record((3, 3))
+        >>> game.record((-4, 0), forfeit=(1,)).result.winners
+        (0,)
 
         Raises:
             ValueError: if the game is already over or the scores do not fit the teams.
@@ -174,8 +200,15 @@ class Game:
         team_scores = scores.team_totals if isinstance(scores, RoundScore) else tuple(scores)
         if len(team_scores) != self.teams:
             raise ValueError(f"{len(team_scores)} scores for {self.teams} teams")
-        playing = self.teams_next_round()
-        team_scores = tuple(p if t in playing else 0 for t, p in enumerate(team_scores))
+        due = self.teams_next_round()
+        team_scores = tuple(p if t in due else 0 for t, p in enumerate(team_scores))
+        if isinstance(scores, RoundScore):
+            dealt = {p.seat for p in scores.players if p.played}
+        else:
+            dealt = set(range(self.players))
+        team_of = self.rules.team_of
+        played = {team_of(s) for s in dealt - set(forfeit)}
+        playing = tuple(t for t in due if t in played)
         game = replace(self, history=(*self.history, team_scores), playing=(*self.playing, playing))
         return replace(game, result=game._decide())
 
@@ -230,10 +263,18 @@ class Game:
             top = max(last[t] for t in leaders)
             leaders = tuple(t for t in leaders if last[t] == top)
             stage = Termination.LAST_ROUND
-        # Extra rounds are played between the teams still tied; the better score wins.
-        for scores in self.history[regular:]:
+        # Extra rounds are played between the teams still tied; the better score wins. A team
+        # that did not play one loses it to every team that did (rules.md: the game, a house
+        # rule: a player voted out before it scores 0 there, which beat a player alone at a
+        # blocked table); if none of them played it, the scores decide as ever.
+        extra = zip(self.history[regular:], self.playing[regular:], strict=True)
+        for scores, playing in extra:
             if len(leaders) == 1:
                 break
+            present = tuple(t for t in leaders if t in playing)
+            if len(present) == 1:
+                return present, Termination.ABSENCE
+            leaders = present or leaders
             top = max(scores[t] for t in leaders)
             leaders = tuple(t for t in leaders if scores[t] == top)
             stage = Termination.EXTRA_ROUND

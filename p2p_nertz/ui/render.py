@@ -660,7 +660,7 @@ class _BoardPainter:
             pen.row()
             .add("game over — winner: ", Style.BOLD)
             .add(winners, Style.GOOD)
-            .add(f" with {max(result.totals)}", Style.BOLD)
+            .add(f" with {result.winning_total}", Style.BOLD)
             .add(f" ({decided_by(result.termination, view.rules)})", Style.DIM)
             .spans()
         ]

@@ -384,7 +384,7 @@ def _board(view: TableView, board: Board, symbols: bool) -> dict[str, Any]:
             "teams": list(result.winners),
             "termination": result.termination.value,
             "decided": decided_by(result.termination, view.rules),
-            "top": max(result.totals),
+            "top": result.winning_total,
         },
         "provisional": view.provisional,
         "pace": None if board.pace is None else pace_words(board.pace, page=True),
