@@ -22,7 +22,7 @@ from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Termination
 from p2p_nertz.sim import liar_games
-from p2p_nertz.sim.invariants import check
+from p2p_nertz.sim.invariants import audit_logs, check
 from p2p_nertz.sim.liar_games import check_liars, game, marks
 from p2p_nertz.sim.liars import Lie
 from tests.claim_over_helpers import claim_past_result
@@ -116,4 +116,7 @@ def test_claim_over_a_tie_with_the_liar_its_extra_round_ends(players: int, seed:
     assert final.game.result is not None and final.game.result.winners == (tied,)
     assert final.game.result.termination is Termination.ABSENCE
     assert final.game.playing[-1] == (tied,)
+    # The audit of every log (and so `nertz audit`) decides it the same, through the fold.
+    audited = audit_logs(result).state
+    assert audited is not None and audited.game.result == final.game.result
     assert len({p.final.digest() for p in peers if p is not None}) == 1
