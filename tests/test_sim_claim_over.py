@@ -21,7 +21,7 @@ from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Termination
-from p2p_nertz.sim import liar_games
+from p2p_nertz.sim import SimResult, liar_games
 from p2p_nertz.sim.invariants import audit_logs, check
 from p2p_nertz.sim.liar_games import check_liars, game, marks
 from p2p_nertz.sim.liars import Lie
@@ -45,19 +45,25 @@ class _ClaimOver(liar_games._Simulation):
         claim_past_result(peer, self.told)
 
 
-@pytest.mark.parametrize(("players", "seed"), [(3, 6), (4, 2)])
-def test_claim_over_the_member_over_votes_the_game_ends(players: int, seed: int) -> None:
+def _claim_over(players: int, seed: int) -> tuple[_ClaimOver, SimResult, int]:
+    """Liar game ``seed`` at ``players`` with the claim over (:class:`_ClaimOver`), played:
+    the simulation, its result and the liar's seat."""
     config, liars = game(seed, players=(players, players), lies=(Lie.BEAT_AHEAD,))
     liars = tuple(dataclasses.replace(liar, times=0) for liar in liars)
     faults = dataclasses.replace(config.faults, deck_cheats=marks(liars))
     sim = _ClaimOver(dataclasses.replace(config, faults=faults), liars)
-    result = sim.run()
+    return sim, sim.run(), liars[0].seat
+
+
+@pytest.mark.parametrize(("players", "seed"), [(3, 6), (4, 2)])
+def test_claim_over_the_member_over_votes_the_game_ends(players: int, seed: int) -> None:
+    sim, result, liar = _claim_over(players, seed)
     if not sim.told:
         pytest.fail("the claim is no longer made (every honest member over at once)")
     assert check(result) + check_liars(result) == []
     assert result.finished
     # The member claimed voted the liar out after its own result: the vote the others lacked.
-    claimed, liar = sim.told[0], liars[0].seat
+    claimed = sim.told[0]
     peer = result.peers[claimed]
     assert peer is not None
     own = peer.events(claimed)
@@ -83,14 +89,9 @@ def test_claim_over_a_tie_with_the_liar_its_extra_round_ends(players: int, seed:
     # winner). Alone to blocked, it scores -14 at four players (seed 19) and -4 at three
     # (seed 105), where before the liar's 0 won the game; 0 at three (seed 158), where before
     # the tie stood and the game went on; +4 (seed 19 at three) won before too.
-    config, liars = game(seed, players=(players, players), lies=(Lie.BEAT_AHEAD,))
-    liars = tuple(dataclasses.replace(liar, times=0) for liar in liars)
-    faults = dataclasses.replace(config.faults, deck_cheats=marks(liars))
-    sim = _ClaimOver(dataclasses.replace(config, faults=faults), liars)
-    result = sim.run()
+    _, result, liar = _claim_over(players, seed)
     assert check(result) + check_liars(result) == []
     assert result.finished
-    liar = liars[0].seat
     honest = [s for s in range(players) if s != liar]
     peers = [result.peers[s] for s in honest]
     assert all(p is not None for p in peers)
@@ -120,3 +121,23 @@ def test_claim_over_a_tie_with_the_liar_its_extra_round_ends(players: int, seed:
     audited = audit_logs(result).state
     assert audited is not None and audited.game.result == final.game.result
     assert len({p.final.digest() for p in peers if p is not None}) == 1
+
+
+def test_claim_over_a_tie_with_the_liar_dropped_in_its_extra_round_it_forfeits_it() -> None:
+    # Session 41 (rules.md: the game): seed 534 at three players, the liar tied with seat 0 is
+    # dealt into the extra round and voted out in it: it forfeits the round (-26; §8.9), so it
+    # did not play it out, and seat 0 wins it by playing (the fold hands the forfeits to the
+    # rules, `Game.record(forfeit=)`). ~0.5 CPU-s.
+    _, result, liar = _claim_over(3, 534)
+    assert check(result) + check_liars(result) == []
+    assert result.finished
+    peer = result.peers[(liar + 1) % 3]
+    assert peer is not None
+    final = peer.final
+    if final.round.number != 2 or liar not in final.round.playing:
+        pytest.fail("the liar is no longer dealt into an extra round (the tie is gone)")
+    (tied,) = final.round.seats - {liar}
+    assert liar in final.round.forfeit and liar in final.dropped
+    assert final.game.result is not None and final.game.result.winners == (tied,)
+    assert final.game.result.termination is Termination.ABSENCE
+    assert final.game.playing[-1] == (tied,)
