@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_run, json_lines_until, node_game
+from cli_helpers import SHORT_ROUND, cli_run, json_lines_until, node_game
 from cli_results import assert_audit_valid, final_event
 from script_helpers import load_script
 
@@ -73,7 +73,7 @@ def _under_way(
     """A game of Ann and Bob under way (a card in the lake: Bob has signed events), on
     ``timers``: the spec, the processes, their logs and their endpoints by seat."""
     spec, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        tmp_path, ["Ann", "Bob"], SHORT_ROUND,
         keys=b"test-red-faults-" + name.encode(), salt=b"red-faults-" + name.encode(),
         args=lambda n: ["--progress", *timers],
     )  # fmt: skip
@@ -332,7 +332,7 @@ def test_a_log_removed_mid_game_is_written_again_and_the_game_stays_valid(tmp_pa
     no log for that player, and a person starting the node again without it would sign again
     under seqs it had used."""
     _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        tmp_path, ["Ann", "Bob"], SHORT_ROUND,
         keys=b"test-red-faults-unlink", salt=b"red-faults-unlink",
         args=lambda n: ["--progress", *TIMERS],
     )  # fmt: skip
@@ -351,7 +351,7 @@ def test_a_log_removed_mid_game_is_written_again_and_the_game_stays_valid(tmp_pa
 @pytest.mark.timeout(300)
 def test_a_log_replaced_mid_game_stops_its_node_in_one_line(tmp_path: Path) -> None:
     _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob", "Cid"], Rules(target=None, rounds=1),
+        tmp_path, ["Ann", "Bob", "Cid"], SHORT_ROUND,
         keys=b"test-red-faults-replaced", salt=b"red-faults-replaced",
         args=lambda n: ["--progress", *TIMERS],
     )  # fmt: skip
@@ -386,7 +386,7 @@ def _slow_disk_game(
     site.mkdir()
     (site / "sitecustomize.py").write_text(load_script("scan_node_faults").SITECUSTOMIZE)
     _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob", "Cid"][:players], Rules(target=None, rounds=1),
+        tmp_path, ["Ann", "Bob", "Cid"][:players], SHORT_ROUND,
         keys=b"test-red-faults-" + name, salt=b"red-faults-%s-%d" % (name, players),
         args=lambda n: timers,
         wrap=lambda n: ["env", f"PYTHONPATH={site}", *syncs] if n == 1 else [],
