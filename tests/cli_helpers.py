@@ -235,7 +235,8 @@ the Nerts pile's cards to go to, the bots empty it in about half the moves of fo
 round (session 41, two nodes at full speed, load 45: 16-19 cards to the lake and 14 s of play
 against 33-50 and 20-26 s; the simulator's greedy games, seeds 0-5: 9 s against 25 at two
 players, 8 against 19 at three). Not for a fault that must last while the game plays on
-(a stop, a cut link): there the game's length is part of what the test shows."""
+(a stop, a cut link): there the game's length is part of what the test shows. A game of more
+rounds: ``dataclasses.replace(SHORT_ROUND, rounds=n)``."""
 
 #: How long :func:`json_lines_until` waits for its line: a whole game at a load of 40 (a hang's
 #: bound, never a timing assertion; a game of bots at speed 1 takes a minute or two there).
