@@ -238,6 +238,14 @@ players, 8 against 19 at three). Not for a fault that must last while the game p
 (a stop, a cut link): there the game's length is part of what the test shows. A game of more
 rounds: ``dataclasses.replace(SHORT_ROUND, rounds=n)``."""
 
+SHORT_ROUND_ARGS = (
+    "--rounds",
+    str(SHORT_ROUND.rounds),
+    "--work-piles",
+    str(SHORT_ROUND.work_piles),
+)
+""":data:`SHORT_ROUND` as the options of ``nertz demo`` and ``nertz host``."""
+
 #: How long :func:`json_lines_until` waits for its line: a whole game at a load of 40 (a hang's
 #: bound, never a timing assertion; a game of bots at speed 1 takes a minute or two there).
 GAME_BOUND = 240.0
