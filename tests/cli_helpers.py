@@ -230,13 +230,15 @@ def interrupted_by_sigterm(proc: subprocess.Popen[str], command: str) -> None:
 
 SHORT_ROUND = Rules(target=None, rounds=1, work_piles=6)
 """One round on six work piles (RULES.md: the Pounce variant), for a real game whose fault
-comes at its start or at one moment and which after it only has to end: with two piles more for
-the Nerts pile's cards to go to, the bots empty it in about half the moves of four piles'
-round (session 41, two nodes at full speed, load 45: 16-19 cards to the lake and 14 s of play
-against 33-50 and 20-26 s; the simulator's greedy games, seeds 0-5: 9 s against 25 at two
-players, 8 against 19 at three). Not for a fault that must last while the game plays on
-(a stop, a cut link): there the game's length is part of what the test shows. A game of more
-rounds: ``dataclasses.replace(SHORT_ROUND, rounds=n)``."""
+comes at its start or at one moment (a process killed, a log removed, a node stopped until
+the others vote it out: no round ends while a member is silent) and which after it only has
+to end: with two piles more for the Nerts pile's cards to go to, the bots empty it in about
+half the moves of four piles' round (session 41, two nodes at full speed, load 45: 16-19
+cards to the lake and 14 s of play against 33-50 and 20-26 s; the simulator's greedy games,
+seeds 0-5: 9 s against 25 at two players, 8 against 19 at three). Not for a fault the game
+must play on through (stops it survives, a cut or slow link, a flood) nor for a disk that
+must fill before the end: there the game's length is part of what the test shows. A game
+of more rounds: ``dataclasses.replace(SHORT_ROUND, rounds=n)``."""
 
 SHORT_ROUND_ARGS = (
     "--rounds",
