@@ -236,9 +236,10 @@ to end: with two piles more for the Nerts pile's cards to go to, the bots empty 
 half the moves of four piles' round (session 41, two nodes at full speed, load 45: 16-19
 cards to the lake and 14 s of play against 33-50 and 20-26 s; the simulator's greedy games,
 seeds 0-5: 9 s against 25 at two players, 8 against 19 at three). Not for a fault the game
-must play on through (stops it survives, a cut or slow link, a flood) nor for a disk that
-must fill before the end: there the game's length is part of what the test shows. A game
-of more rounds: ``dataclasses.replace(SHORT_ROUND, rounds=n)``."""
+must play on through (stops it survives, a cut or slow link, a flood): there the game's
+length is part of what the test shows. A game of more rounds (a log that must outgrow its
+disk before the end: about 30 KiB of one member's log a round at three players):
+``dataclasses.replace(SHORT_ROUND, rounds=n)``."""
 
 SHORT_ROUND_ARGS = (
     "--rounds",

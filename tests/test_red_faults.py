@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,6 @@ from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import read_session, recovery_unfinished
 from p2p_nertz.runtime.playerlock import SCOPE_ENV, PlayerLock
 
@@ -296,14 +296,15 @@ def test_a_node_whose_disk_fills_stops_in_words_and_the_others_end_alike(
     disk, kept = tmp_path / "disk", tmp_path / "kept"
     disk.mkdir()
     kept.mkdir()
-    # Bob's log alone on a 48 KiB disk of its own, which a game of two rounds fills in its
-    # first round or so; copied out when his node ends (the disk goes with its namespace).
+    # Bob's log alone on a 48 KiB disk of its own, which a game of three short rounds fills
+    # in its second (~30 KiB a round, ~95 KiB the game: session 41; the rounds after Bob's
+    # drop are short); copied out when his node ends (the disk goes with its namespace).
     mount = (
         f'mount -t tmpfs -o size=48k none {disk} && "$@"; code=$?; cp {disk}/1.log {kept}/; '
         "exit $code"
     )
     _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob", "Cid"], Rules(target=None, rounds=2),
+        tmp_path, ["Ann", "Bob", "Cid"], replace(SHORT_ROUND, rounds=3),
         keys=b"test-red-faults-disk", salt=b"red-faults-disk",
         args=lambda n: [*TIMERS, *(["--log", str(disk / "1.log")] if n == 1 else [])],
         wrap=lambda n: ["unshare", "-m", "sh", "-c", mount, "sh"] if n == 1 else [],
