@@ -228,6 +228,27 @@ def interrupted_by_sigterm(proc: subprocess.Popen[str], command: str) -> None:
     assert err.splitlines() == [f"nertz {command}: interrupted"], err
 
 
+SHORT_ROUND = Rules(target=None, rounds=1, work_piles=6)
+"""One round on six work piles (RULES.md: the Pounce variant), for a real game whose fault
+comes at its start or at one moment (a process killed, a log removed, a node stopped until
+the others vote it out: no round ends while a member is silent) and which after it only has
+to end: with two piles more for the Nerts pile's cards to go to, the bots empty it in about
+half the moves of four piles' round (session 41, two nodes at full speed, load 45: 16-19
+cards to the lake and 14 s of play against 33-50 and 20-26 s; the simulator's greedy games,
+seeds 0-5: 9 s against 25 at two players, 8 against 19 at three). Not for a fault the game
+must play on through (stops it survives, a cut or slow link, a flood): there the game's
+length is part of what the test shows. A game of more rounds (a log that must outgrow its
+disk before the end: about 30 KiB of one member's log a round at three players):
+``dataclasses.replace(SHORT_ROUND, rounds=n)``."""
+
+SHORT_ROUND_ARGS = (
+    "--rounds",
+    str(SHORT_ROUND.rounds),
+    "--work-piles",
+    str(SHORT_ROUND.work_piles),
+)
+""":data:`SHORT_ROUND` as the options of ``nertz demo`` and ``nertz host``."""
+
 #: How long :func:`json_lines_until` waits for its line: a whole game at a load of 40 (a hang's
 #: bound, never a timing assertion; a game of bots at speed 1 takes a minute or two there).
 GAME_BOUND = 240.0

@@ -18,10 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_popen, json_lines_until, node_game, stop_all
+from cli_helpers import SHORT_ROUND, cli_popen, json_lines_until, node_game, stop_all
 from cli_results import assert_audit_valid, final_event, json_events
 
-from p2p_nertz.rules import Rules
 from p2p_nertz.testing.said import reap
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
@@ -40,7 +39,7 @@ def test_cli_chaos_torn_a_node_killed_with_a_torn_log_resumes_and_finishes_with_
     _, procs, logs = node_game(
         tmp_path,
         ("Ann", "Bob", "Cy"),
-        Rules(target=None, rounds=1),
+        SHORT_ROUND,
         keys=b"test-cli-chaos-torn",
         salt=b"chaos-torn",
         args=lambda n: [*TIMERS, *(["--progress"] if n == 2 else [])],

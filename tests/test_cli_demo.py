@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_popen, cli_run, nertz
+from cli_helpers import SHORT_ROUND_ARGS, cli_popen, cli_run, nertz
 from key_helpers import secret_in
 
 from cli.demo import _tiebreak
@@ -182,7 +182,7 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     # (Timers long enough that a loaded machine does not make P1 and P2 drop each other.)
     work = tmp_path / "demo"
     demo = cli_popen(
-        [sys.executable, "-m", "cli", "demo", "--players", "3", "--rounds", "1", "--speed",
+        [sys.executable, "-m", "cli", "demo", "--players", "3", *SHORT_ROUND_ARGS, "--speed",
          "10", "--seed", "7", "--dir", str(work), "--suspect-after", "1", "--drop-after",
          "4", "--timeout", "120"],
         stdout=subprocess.PIPE,

@@ -14,13 +14,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until, node_game, stop_all
+from cli_helpers import SHORT_ROUND, json_lines_until, node_game, stop_all
 from cli_results import assert_audit_valid, final_event
 
 from cli.args import EXIT_GONE, EXIT_OK, EXIT_UNHEARD, gone_status
 from cli.node_cmd import say_gone
 from p2p_nertz.protocol.gone import GoneReason, TableGone
-from p2p_nertz.rules import Rules
 
 _POSIX = pytest.mark.skipif(
     not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP and SIGCONT (POSIX)"
@@ -41,7 +40,7 @@ def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_sta
     spec, procs, logs = node_game(
         tmp_path,
         ("Ann", "Bob", "Cy"),
-        Rules(target=None, rounds=1),
+        SHORT_ROUND,
         keys=b"test-cli-gone",
         salt=b"gone-sigstop",
         args=lambda n: [*TIMERS, *(["--progress"] if n == 2 else [])],

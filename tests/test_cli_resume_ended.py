@@ -13,14 +13,14 @@ import json
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_run, json_lines_until, node_game, stop_all
+from cli_helpers import SHORT_ROUND, cli_run, json_lines_until, node_game, stop_all
 
 from cli.args import EXIT_LEFT
 from cli.keyfile import load_identity
-from p2p_nertz.rules import Rules
 from p2p_nertz.ui.view import counted
 from tests.test_cli_play import Tty
 
@@ -48,7 +48,7 @@ def test_resume_and_node_on_the_log_of_a_game_we_left_say_so_and_start_nothing(
     tmp_path: Path,
 ) -> None:
     spec, procs, logs = node_game(
-        tmp_path, ("Ann", "Bob", "Cy"), Rules(target=None, rounds=3),
+        tmp_path, ("Ann", "Bob", "Cy"), replace(SHORT_ROUND, rounds=3),
         keys=b"test-cli-resume-ended-left", salt=b"resume-ended-left",
     )  # fmt: skip
     try:
@@ -88,7 +88,7 @@ def test_resume_and_node_on_the_log_of_a_game_we_left_say_so_and_start_nothing(
 
 def test_resume_of_a_finished_game_says_it_is_over_with_the_score(tmp_path: Path) -> None:
     _, procs, logs = node_game(
-        tmp_path, ("Ann", "Bob"), Rules(target=None, rounds=1),
+        tmp_path, ("Ann", "Bob"), SHORT_ROUND,
         keys=b"test-cli-resume-ended-over", salt=b"resume-ended-over",
     )  # fmt: skip
     try:

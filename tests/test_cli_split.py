@@ -12,13 +12,12 @@ of things is read from the processes' own JSON lines: no sleep stands in for it.
 from __future__ import annotations
 
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from cli_helpers import json_lines_until, node_game, stop_all
+from cli_helpers import SHORT_ROUND, json_lines_until, node_game, stop_all
 from cli_results import assert_audit_valid, final_event
-
-from p2p_nertz.rules import Rules
 
 pytestmark = pytest.mark.skipif(
     not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP and SIGCONT (POSIX)"
@@ -38,7 +37,7 @@ def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_re
     _, procs, logs = node_game(
         tmp_path,
         ("Ann", "Bob"),
-        Rules(target=None, rounds=6),
+        replace(SHORT_ROUND, rounds=6),
         keys=b"test-cli-split",
         salt=b"split-sigstop",
         args=lambda n: TIMERS,

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_run, foreground, make_key, nertz, one_error_line
+from cli_helpers import SHORT_ROUND_ARGS, cli_run, foreground, make_key, nertz, one_error_line
 
 from cli.args import LONGEST_WORD
 from p2p_nertz.testing.said import lines
@@ -74,7 +74,7 @@ def test_a_command_with_stdout_closed_does_its_work_and_says_nothing(tmp_path: P
 def test_a_closed_stdout_is_not_taken_by_the_games_log(tmp_path: Path) -> None:
     """With descriptor 1 closed, the first file ``nertz demo`` opened took number 1: what the
     command printed as its scoreboard would go into it. The logs must stay logs."""
-    demo = ["demo", "--bots", "2", "--rounds", "1", "--speed", "10", "--dir", str(tmp_path / "g")]
+    demo = ["demo", "--bots", "2", *SHORT_ROUND_ARGS, "--speed", "10", "--dir", str(tmp_path / "g")]
     done = _run_closed(demo, (1,), tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr

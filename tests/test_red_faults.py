@@ -30,10 +30,11 @@ import signal
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_run, json_lines_until, node_game
+from cli_helpers import SHORT_ROUND, cli_run, json_lines_until, node_game
 from cli_results import assert_audit_valid, final_event
 from script_helpers import load_script
 
@@ -44,7 +45,6 @@ from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.protocol.evidence import PROOF_NOTE
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
-from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import read_session, recovery_unfinished
 from p2p_nertz.runtime.playerlock import SCOPE_ENV, PlayerLock
 
@@ -73,7 +73,7 @@ def _under_way(
     """A game of Ann and Bob under way (a card in the lake: Bob has signed events), on
     ``timers``: the spec, the processes, their logs and their endpoints by seat."""
     spec, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        tmp_path, ["Ann", "Bob"], SHORT_ROUND,
         keys=b"test-red-faults-" + name.encode(), salt=b"red-faults-" + name.encode(),
         args=lambda n: ["--progress", *timers],
     )  # fmt: skip
@@ -296,14 +296,15 @@ def test_a_node_whose_disk_fills_stops_in_words_and_the_others_end_alike(
     disk, kept = tmp_path / "disk", tmp_path / "kept"
     disk.mkdir()
     kept.mkdir()
-    # Bob's log alone on a 48 KiB disk of its own, which a game of two rounds fills in its
-    # first round or so; copied out when his node ends (the disk goes with its namespace).
+    # Bob's log alone on a 48 KiB disk of its own, which a game of three short rounds fills
+    # in its second (~30 KiB a round, ~95 KiB the game: session 41; the rounds after Bob's
+    # drop are short); copied out when his node ends (the disk goes with its namespace).
     mount = (
         f'mount -t tmpfs -o size=48k none {disk} && "$@"; code=$?; cp {disk}/1.log {kept}/; '
         "exit $code"
     )
     _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob", "Cid"], Rules(target=None, rounds=2),
+        tmp_path, ["Ann", "Bob", "Cid"], replace(SHORT_ROUND, rounds=3),
         keys=b"test-red-faults-disk", salt=b"red-faults-disk",
         args=lambda n: [*TIMERS, *(["--log", str(disk / "1.log")] if n == 1 else [])],
         wrap=lambda n: ["unshare", "-m", "sh", "-c", mount, "sh"] if n == 1 else [],
@@ -332,7 +333,7 @@ def test_a_log_removed_mid_game_is_written_again_and_the_game_stays_valid(tmp_pa
     no log for that player, and a person starting the node again without it would sign again
     under seqs it had used."""
     _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        tmp_path, ["Ann", "Bob"], SHORT_ROUND,
         keys=b"test-red-faults-unlink", salt=b"red-faults-unlink",
         args=lambda n: ["--progress", *TIMERS],
     )  # fmt: skip
@@ -351,7 +352,7 @@ def test_a_log_removed_mid_game_is_written_again_and_the_game_stays_valid(tmp_pa
 @pytest.mark.timeout(300)
 def test_a_log_replaced_mid_game_stops_its_node_in_one_line(tmp_path: Path) -> None:
     _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob", "Cid"], Rules(target=None, rounds=1),
+        tmp_path, ["Ann", "Bob", "Cid"], SHORT_ROUND,
         keys=b"test-red-faults-replaced", salt=b"red-faults-replaced",
         args=lambda n: ["--progress", *TIMERS],
     )  # fmt: skip
@@ -386,7 +387,7 @@ def _slow_disk_game(
     site.mkdir()
     (site / "sitecustomize.py").write_text(load_script("scan_node_faults").SITECUSTOMIZE)
     _, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob", "Cid"][:players], Rules(target=None, rounds=1),
+        tmp_path, ["Ann", "Bob", "Cid"][:players], SHORT_ROUND,
         keys=b"test-red-faults-" + name, salt=b"red-faults-%s-%d" % (name, players),
         args=lambda n: timers,
         wrap=lambda n: ["env", f"PYTHONPATH={site}", *syncs] if n == 1 else [],

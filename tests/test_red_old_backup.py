@@ -28,13 +28,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_run, json_lines_until, node_game
+from cli_helpers import SHORT_ROUND, cli_run, json_lines_until, node_game
 from cli_results import assert_audit_valid, final_event
 
 from p2p_nertz.logfile.format import LogDecoder, RecordKind, TailState
 from p2p_nertz.logfile.store import read_log
 from p2p_nertz.protocol.recovery import RECOVERING_NOTE
-from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.nodelog import read_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -56,7 +55,7 @@ def test_old_copies_of_a_log_resumed_after_the_game_sign_nothing_and_say_why(
     tmp_path: Path,
 ) -> None:
     spec, procs, logs = node_game(
-        tmp_path, ["Ann", "Bob"], Rules(target=None, rounds=1),
+        tmp_path, ["Ann", "Bob"], SHORT_ROUND,
         keys=b"test-red-old-backup", salt=b"red-old-backup",
         args=lambda n: ["--progress", *TIMERS],
     )  # fmt: skip
