@@ -17,16 +17,19 @@ seat 1's steps (its clock nearly 2^33 ahead), the other has not.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import pytest
 from peer_helpers import PeerNetwork, beat_of, forge, snapshot
 
 from p2p_nertz.audit import FindingKind
-from p2p_nertz.protocol.bodies import Commit, Drop, DropReason, Join, parse_body
+from p2p_nertz.protocol.bodies import Commit, Drop, DropReason, Join, Want, held_ids, parse_body
+from p2p_nertz.protocol.effects import Send
 from p2p_nertz.protocol.envelope import EnvelopeCache, Kind, Message, decode_message
 from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.outbox import BEAT_LEAD, Outbox
 from p2p_nertz.protocol.peer import Peer, Rejected
+from p2p_nertz.protocol.proofs import VERSION_ASKS
 from p2p_nertz.sim.liar_games import game as liar_game
 from p2p_nertz.sim.liar_games import simulate as liar_simulate
 from p2p_nertz.sim.liars import Lie
@@ -295,23 +298,75 @@ def _a_branch_past_the_fork() -> tuple[PeerNetwork, dict[str, Peer], dict[str, b
     return net, peers, events
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (§13, a leap named by some honest members only): a named version past a "
-    "fork that neither the receiver's copy nor its proofs know counts for nothing",
-)
-def test_clock_leaps_an_event_naming_a_branch_past_the_fork_has_one_verdict() -> None:
+def _answered(
+    net: PeerNetwork, asker: Peer, holder: Peer, effects: Sequence[object], now: float
+) -> list[tuple[int, int]]:
+    """The wants among ``asker``'s ``effects`` for seat 2's events, each given to ``holder``,
+    and what ``holder`` sends back of seat 2's feed given to ``asker`` (its beats are not:
+    the forged events below were never signed by its own clock). Returns the (first, last)
+    asked."""
+    asked = []
+    for effect in effects:
+        if not isinstance(effect, Send):
+            continue
+        want = decode_message(effect.data)
+        if want.kind is not Kind.WANT:
+            continue
+        body = parse_body(want.kind, want.body, 3)
+        assert isinstance(body, Want)
+        if body.seat != OTHER:
+            continue
+        asked.append((body.first, body.last))
+        for answer in holder.feed(effect.data, now):
+            if isinstance(answer, Send):
+                message = decode_message(answer.data)
+                if message.is_event and message.author == net.identities[OTHER].peer_id:
+                    asker.feed(answer.data, now)
+    return asked
+
+
+def test_clock_leaps_an_event_naming_a_branch_past_the_fork_is_taken_once_its_version_is() -> None:
     # The judge, which never saw the fork, signs a commit naming b3, timed one above it:
     # the voter, which holds b3 too, takes it. The receiver knows b2 (its proof) but not b3,
-    # the version named: it counts nothing of seat 2's past its join, finds the commit
-    # 2(1 + 2^32) past what it names, and refuses it as a leap: two verdicts on one event
-    # (and the audit, reading every log, holds b3 and takes it).
+    # the version named: it counts nothing of seat 2's past its join and refuses the commit
+    # as a leap (until session 41, for good: two verdicts on one signed event, the audit
+    # reading b3 in the logs taking it too). Now it asks everyone for seat 2's event 3: the
+    # judge's answer, another version of one it holds, is kept as a proof's pair, and the
+    # commit, fetched again, is judged from it and taken.
     net, peers, events = _a_branch_past_the_fork()
     event = forge(peers["judge"], net.identities[STEPPER], Commit((), 1, b"j" * 32, b"j" * 32))
     assert decode_message(event).lamport == decode_message(events["b3"]).lamport + 1
     assert _jumps(peers["voter"].feed(event, 0.0)) == [] and peers["voter"].held(STEPPER) == 2
     receiver = peers["receiver"]
-    assert _jumps(receiver.feed(event, 0.0)) == [] and receiver.held(STEPPER) == 2
+    assert len(_jumps(receiver.feed(event, 0.0))) == 1 and receiver.held(STEPPER) == 1
+    assert _answered(net, receiver, peers["judge"], receiver.tick(1.0), 1.0) == [(3, 3)]
+    assert _jumps(receiver.feed(event, 1.0)) == [] and receiver.held(STEPPER) == 2
+
+
+def test_clock_leaps_a_version_named_that_nobody_holds_is_asked_for_a_few_times_and_refused() -> (
+    None
+):
+    # A liar's commit naming seat 2's event 3 by a made-up id, timed as if it were b3: no
+    # member holds that version, so the asks end (three) and the commit is refused each time
+    # it comes, as before session 41: no leap is taken on a version nobody can show.
+    net, peers, events = _a_branch_past_the_fork()
+    judge, receiver = peers["judge"], peers["receiver"]
+    ids = list(held_ids([judge.events(s) for s in range(3)], (1, 1, 3)))
+    ids[OTHER] = b"\x00" * len(ids[OTHER])
+    lie = forge(
+        judge,
+        net.identities[STEPPER],
+        Commit((), 1, b"j" * 32, b"j" * 32),
+        frontier_ids=tuple(ids),
+        lamport=decode_message(events["b3"]).lamport + 1,
+    )
+    asks = 0
+    for step in range(6):
+        effects = receiver.feed(lie, float(step))
+        assert len(_jumps(effects)) == 1
+        asks += len(_answered(net, receiver, judge, effects + receiver.tick(step + 0.5), step))
+        assert receiver.held(STEPPER) == 1
+    assert asks == VERSION_ASKS
 
 
 @pytest.mark.xfail(
