@@ -15,13 +15,15 @@ from __future__ import annotations
 import pytest
 
 from p2p_nertz.sim.liar_games import game, simulate
-from p2p_nertz.sim.liars import EDGE_LIES, Lie
+from p2p_nertz.sim.liars import EDGE_LIES, LIES, MORE_LIES, Lie
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
 
 def test_brink_branch_is_an_edge_lie_no_soak_seed_draws_but_by_name() -> None:
+    # (In no other list: every seed of the other mixes keeps its lie.)
     assert Lie.BRINK_BRANCH in EDGE_LIES
+    assert Lie.BRINK_BRANCH not in LIES and Lie.BRINK_BRANCH not in MORE_LIES
     _, liars = game(1, players=(4, 4), lies=(Lie.BRINK_BRANCH,))
     assert [x.lie for x in liars] == [Lie.BRINK_BRANCH]
 
