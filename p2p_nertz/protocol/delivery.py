@@ -418,23 +418,22 @@ class Delivery:
         self._reject(problem[0].value, problem[1], message.author)
         if self.chains.going_on_from(seat, message, body, source):
             return  # (the other version and this event wait again, in turn)
-        self._probe_fork(seat, message, body.frontier, source, now)
+        self._probe_fork(step, problem[0], now)
 
-    def _probe_fork(
-        self, seat: int, message: Message, frontier: tuple[int, ...], source: Source, now: float
-    ) -> None:
+    def _probe_fork(self, step: Ready, code: ChainCode, now: float) -> None:
         """After refusing an event for its chain: ask everyone for the other version of a fork
-        it shows, at the next beat (:meth:`Proofs.probe_refused`, §9.4)."""
-        membership = self.membership
-        clash = (
-            None
-            if source is Source.LOG
-            else self.store.time_clash(message, frontier, membership.proof.forked_at)
-        )
+        it shows, at the next beat (:meth:`Proofs.probe_refused`, §9.4); refused as a leap,
+        for the versions it names that we know nothing of (:meth:`Proofs.ask_versions`, §5.3)."""
+        seat, message, membership = step.seat, step.message, self.membership
+        clash = None
+        if step.source is not Source.LOG:
+            clash = self.store.time_clash(message, step.body.frontier, membership.proof.forked_at)
         feed = self.feeds[seat]
         head = feed[-1].id if feed else None
         at = now + self.beat_interval
         membership.proof.probe_refused(seat, message, clash, held=len(feed), head=head, at=at)
+        if code is ChainCode.CLOCK_JUMP:
+            membership.proof.ask_versions(self.feeds, step, at)
 
     def _chain_problem(
         self, seat: int, message: Message, body: EventBody, source: Source

@@ -58,6 +58,7 @@ __all__ = [
     "held_time",
     "named_top",
     "timed_after",
+    "unknown_versions",
     "version_time",
 ]
 
@@ -771,6 +772,32 @@ def version_time(
         if version.is_event and version.seq == seq and version.id.startswith(named):
             return version.lamport
     return None
+
+
+def unknown_versions(
+    feeds: Sequence[Sequence[Message]],
+    seat: int,
+    body: EventBody,
+    forked_at: Mapping[int, int],
+    versions: Mapping[tuple[int, int], tuple[Message, ...]],
+) -> list[tuple[int, int]]:
+    """The events (seat, seq) that ``body``'s frontier (of an event of ``seat``) names by an id
+    whose version is neither held here nor kept in a proof (``versions``): of a feed proven
+    forked, past the fork (the other branch: :func:`named_top` counts nothing of it), or held
+    under another id (a fork not proven here yet: counted at the version held). An event
+    refused as a leap was judged without them: a peer asks for them (``Proofs.ask_version``),
+    and judges it again, fetched again, from what it learns (``Proofs.ask_versions``; §5.3,
+    session 41)."""
+    ids = body.frontier_ids
+    unknown: list[tuple[int, int]] = []
+    for q, acked in enumerate(body.frontier):
+        if not acked or q == seat or not ids or not ids[q]:
+            continue
+        if acked > len(feeds[q]) and not may_name_other_version(acked, forked_at.get(q, 0)):
+            continue  # (past a cap, never forked here: no version to ask for)
+        if version_time(feeds, ids, versions, q, acked) is None:
+            unknown.append((q, acked))
+    return unknown
 
 
 def leaps(lamport: int, top: int, body: EventBody | None = None) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 
 from p2p_nertz.protocol.bodies import fits
 from p2p_nertz.protocol.envelope import Message
-from p2p_nertz.protocol.feeds import lies_about_time
+from p2p_nertz.protocol.feeds import Ready, lies_about_time, unknown_versions
 
 __all__ = ["Proofs"]
 
@@ -51,6 +51,9 @@ class Proofs:
         # (seat, seq) -> the two messages of each proof found, as logged: what our vote on
         # it carries (docs/protocol.md §9.2, *a vote on proof carries its proof*)
         self.pairs: dict[tuple[int, int], tuple[Message, Message]] = {}
+        # seat -> (seq, id prefix, asks left): a version of its event that an event refused
+        # as a leap named by an id we neither hold nor keep in a proof (:meth:`ask_versions`)
+        self.unknown: dict[int, tuple[int, bytes, int]] = {}
 
     # -- beats kept to catch a lie about time -----------------------------------------------
     def watch_beat(self, seat: int, message: Message, head: int, held: int) -> None:
@@ -168,13 +171,28 @@ class Proofs:
                 yield event
 
     # -- forks to probe --------------------------------------------------------------------
+    def ask_versions(self, feeds: Sequence[Sequence[Message]], refused: Ready, at: float) -> None:
+        """An event ``refused`` as a leap may name events by ids we neither hold nor keep in a
+        proof (:func:`~p2p_nertz.protocol.feeds.unknown_versions`): ask everyone for them from
+        ``at`` (:meth:`probes_due`). The answer, another version of an event of a forked feed,
+        is kept as a proof's pair (:meth:`found`), and the event, fetched again, is judged
+        from it (docs/protocol.md §5.3, *the leap bound*, session 41). One seq a feed (the
+        latest named), :data:`VERSION_ASKS` asks in all: an event naming the same version
+        again (fetched again, refused again) asks no more."""
+        body = refused.body
+        for q, seq in unknown_versions(feeds, refused.seat, body, self.forked_at, self.pairs):
+            named = body.frontier_ids[q]
+            if self.unknown.get(q, (0, b""))[:2] != (seq, named):
+                self.unknown[q] = (seq, named, VERSION_ASKS)
+                self.probe_at[q] = at
+
     def probes_due(
         self, now: float, dropped: dict[int, int], interval: float, voted: dict[int, int]
     ) -> list[tuple[int, int]]:
         """The forks others voted on that we hold no proof of, to ask everyone about now:
         (seat, seq). One holding another version than ours sends the proof; a fork proven,
         voted on (``voted``: seat -> the seq of our vote), or of a member dropped is no longer
-        probed."""
+        probed. And the versions named that we asked for (:meth:`ask_versions`), until known."""
         due = []
         for q, fork_seq in list(self.unproven.items()) if self.unproven else ():
             earlier = fork_seq < self.forked_at.get(q, 0)  # (its proof lets events in, §9.4)
@@ -183,6 +201,13 @@ class Proofs:
             elif now >= self.probe_at[q]:
                 self.probe_at[q] = now + interval
                 due.append((q, fork_seq))
+        for q, (seq, named, asks) in list(self.unknown.items()) if self.unknown else ():
+            if any(m.id.startswith(named) for m in self.pairs.get((q, seq), ())):
+                del self.unknown[q]  # (known now)
+            elif asks and now >= self.probe_at[q] and (q, seq) not in due:
+                self.unknown[q] = (seq, named, asks - 1)  # (none left: a made-up id, kept)
+                self.probe_at[q] = now + interval
+                due.append((q, seq))
         return due
 
     def probe_refused(
@@ -221,6 +246,10 @@ class Proofs:
             # proof we could never take this feed further (soak seed 442).
             self.unproven[seat] = held
             self.probe_at[seat] = at
+
+
+#: How many times a version named and unknown here is asked for (:meth:`Proofs.ask_version`).
+VERSION_ASKS = 3
 
 
 def _head(entry: tuple[int, int, Message]) -> int:

@@ -72,7 +72,10 @@ timed at the very bound the peers take, ``1 + MAX_CLOCK_JUMP`` past the latest e
 frontier names: not a lie every member can refuse, but the edge of the leap bound, where its
 corners are, docs/protocol.md §5.3 and §13); ``brink_fork`` (on the wire: an event signed
 again timed at that bound, sent to some members, the honest one to the others: a fork, its
-brink version taken whole by some clocks; three members at least).
+brink version taken whole by some clocks; three members at least). Session 41's, beside
+them: ``brink_branch`` (``brink_fork``'s fork, then every later event sent to the same members
+on that branch, each at the brink past the branch's last: versions past the fork that the
+other members know nothing of, several brinks taken whole by some clocks).
 
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
@@ -178,6 +181,8 @@ class Lie(enum.StrEnum):
     # Session 40's (:data:`EDGE_LIES`; in no other list, so that every seed keeps its lie):
     LAMPORT_BRINK = "lamport_brink"
     BRINK_FORK = "brink_fork"
+    # Session 41's (:data:`EDGE_LIES` too):
+    BRINK_BRANCH = "brink_branch"
 
 
 #: The lies added in session 35 (and ``vote_past``, session 37, last), each a check of the
@@ -200,7 +205,7 @@ MORE_LIES: tuple[Lie, ...] = (
 QUOTE_LIES: tuple[Lie, ...] = (Lie.QUOTE_AHEAD, Lie.QUOTE_PROOF)
 #: Session 40's: a time at the very edge of what the peers take (``lamport_brink``: the leap
 #: bound's corners, docs/protocol.md §13; no soak seed draws it but with ``--lie``).
-EDGE_LIES: tuple[Lie, ...] = (Lie.LAMPORT_BRINK, Lie.BRINK_FORK)
+EDGE_LIES: tuple[Lie, ...] = (Lie.LAMPORT_BRINK, Lie.BRINK_FORK, Lie.BRINK_BRANCH)
 #: Every lie before session 35, in a fixed order (a seed draws from it: the seeds pinned in
 #: the tests and named in docs/protocol.md §13 read it so).
 LIES: tuple[Lie, ...] = tuple(
@@ -229,7 +234,7 @@ _BODY = frozenset(
     }
 )
 #: The lies sent on the wire only (the log keeps the honest event).
-_WIRE = frozenset({Lie.SEQ_SKIP, Lie.SEQ_REUSE, Lie.VOTE_NO_SEAT, Lie.BRINK_FORK})
+_WIRE = frozenset({Lie.SEQ_SKIP, Lie.SEQ_REUSE, Lie.VOTE_NO_SEAT, Lie.BRINK_FORK, Lie.BRINK_BRANCH})
 #: The lies in beats and acks.
 _BEAT = frozenset(
     {
@@ -275,6 +280,8 @@ class _State:
         # honest wire -> the members the lie goes to, where the others get the honest one
         # (``brink_fork``): none here, every member gets the lie
         self.only: dict[bytes, frozenset[PeerId]] = {}
+        # (``brink_branch``) the last event of the branch sent to some members, and to whom
+        self.branch: tuple[Message, frozenset[PeerId]] | None = None
         self.flooded = 0
         self.last_play: Play | None = None
         self.last_deal: Commit | Ready | Result | None = None  # (deal_twice signs it again)
@@ -316,15 +323,15 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
             )
             if lie is not None and chance():
                 return _resign(peer, message, lie, replace=True)
+        elif liar.lie is Lie.BRINK_BRANCH:
+            _branch(peer, state, (feeds, seat, signed, message), chance)
         elif liar.lie in _WIRE:
             lied = _wire_lie(
                 liar.lie, state.rng, feeds=feeds, seat=seat, body=signed, message=message
             )
             # (a vote_no_seat's chance was taken as its vote was signed, in _extra)
-            voted = liar.lie is Lie.VOTE_NO_SEAT
-            if lied is not None and (voted or chance()):
-                wire = _resign(peer, message, lied, replace=False)[0].wire
-                state.swaps[message.wire] = wire
+            if lied is not None and (liar.lie is Lie.VOTE_NO_SEAT or chance()):
+                state.swaps[message.wire] = _resign(peer, message, lied, replace=False)[0].wire
                 if liar.lie is Lie.BRINK_FORK:  # (three members at least: _wire_lie)
                     state.only[message.wire] = _some_others(peer, seat, state.rng)
         return message, signed
@@ -372,6 +379,43 @@ def _some_others(peer: Peer, seat: int, rng: Rng) -> frozenset[PeerId]:
     others = [m for q, m in enumerate(peer.spec.peer_ids) if q != seat]
     rng.shuffle(others)
     return frozenset(others[: 1 + rng.below(len(others) - 1)])
+
+
+def _branch(
+    peer: Peer,
+    state: _State,
+    signed: tuple[Sequence[Sequence[Message]], int, EventBody, Message],
+    chance: Callable[[], bool],
+) -> None:
+    """``brink_branch``: at a chance, ``message`` signed again at the brink and sent to some
+    members (as ``brink_fork``); then every later event of the liar's goes to them on that
+    branch (its ``prev`` and own frontier id the branch's last event), each at the brink past
+    the branch's last event and what it names: events past the fork that the others know
+    nothing of, some clocks taking more than one brink of them whole (three members at
+    least; docs/protocol.md §13, *a leap named by some honest members only*). ``signed``:
+    the feeds it was signed over, its seat, body and message."""
+    feeds, seat, body, message = signed
+    branch = state.branch
+    if branch is None:
+        if len(feeds) < 3 or not chance():
+            return
+        last, chosen = None, _some_others(peer, seat, state.rng)
+    else:
+        last, chosen = branch
+        if message.seq != last.seq + 1:
+            return  # (a restart's replay: the branch goes on from where it is)
+    lamport = max(message.lamport + 1, _brink(feeds, seat, body))
+    prev = message.prev
+    if last is not None:
+        lamport = max(lamport, last.lamport + 1 + MAX_CLOCK_JUMP)
+        prev = last.id
+        ids = list(body.frontier_ids)
+        ids[seat] = last.id[:ID_PREFIX]
+        body = dataclasses.replace(body, frontier_ids=tuple(ids))
+    lied = _resign(peer, message, (body, lamport, message.seq, prev), replace=False)[0]
+    state.swaps[message.wire] = lied.wire
+    state.only[message.wire] = chosen
+    state.branch = (lied, chosen)
 
 
 def _sent(
