@@ -51,7 +51,8 @@ restored from its log, or readmitted after a cut that had it voted out (two roun
 a scan of one lie, every seed playing it; a seed's lie is then not the whole mix's).
 Beside the invariants above, the honest members must end the
 game within a bounded time where an end is promised, none of them dropped or refused, and
-every lie the peers proved must be proven by the audit. The soak prints, per lie, the games,
+every lie the peers proved must be proven by the audit, and a watcher of every member must end
+where the honest members end (session 41). The soak prints, per lie, the games,
 those in which a lie was told, in which the peers refused one of the liar's events, dropped
 it, and in which the audit named it.
 
@@ -210,7 +211,7 @@ def liar_one(
     seed, low, high, two, join, more, back, only = args
     lies = tuple(Lie(name) for name in only) if only else MORE_LIES if more else LIES
     config, liars = liar_game(seed, players=(low, high), two=two, lies=lies, join=join, back=back)
-    run = liar_simulate(config, liars)
+    run = liar_simulate(config, liars, watch=True)
     result, told = run.result, run.told
     liar = liars[0].seat
     honest = [
