@@ -108,9 +108,10 @@ class _Simulation(Simulation):
         self.liars = tuple(liars)  # (before the constructor installs the cheats)
         self.liar_states: dict[int, _State] = {}
         self.done_at: float | None = None
+        self.watcher: Spectator | None = None
         super().__init__(config)
-        # A watcher of every member, fed what their nodes push it when they do (session 41).
-        self.watcher = Spectator(self.spec) if watch else None
+        if watch:  # a watcher of every member, fed what their nodes push when (session 41)
+            self.watcher = Spectator(self.spec)
 
     def _apply(self, seat: int, effects: list[Effect], now: float, cut: int | None = None) -> bool:
         alive = super()._apply(seat, effects, now, cut)
