@@ -43,30 +43,22 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from p2p_nertz.audit import LogSource, audit
-from p2p_nertz.defaults import LINGER
 from p2p_nertz.protocol.local import abandoned_by
-from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.cheats import VoteFlapper
-from p2p_nertz.sim.invariants import UNION_AGREEMENT, check, forks, settled, watcher_ends
+from p2p_nertz.sim.invariants import UNION_AGREEMENT, check, forks
 from p2p_nertz.sim.liars import LIES, SCARCE, Liar, Lie, _State, install
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.mixes import noisy
-from p2p_nertz.sim.network import (
-    QUICK_TIMERS,
-    Crash,
-    Partition,
-    SimConfig,
-    Simulation,
-    pushed,
-)
+from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Partition, SimConfig
+from p2p_nertz.sim.watching import Watched
 
 if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
     from p2p_nertz.protocol.gone import TableGone
-    from p2p_nertz.protocol.peer import Effect, Peer
+    from p2p_nertz.protocol.peer import Peer
     from p2p_nertz.sim.network import SimResult
 
 __all__ = [
@@ -96,7 +88,7 @@ MAX_TIME = 150.0
 GRACE = 5.0
 
 
-class _Simulation(Simulation):
+class _Simulation(Watched):
     """A simulation whose liars are installed on start (and again on each restart), and
     which, once the honest peers are done, goes on until they hold as much of every liar's
     feed as each other, each of them with every event it holds final, for :data:`GRACE` at
@@ -108,20 +100,7 @@ class _Simulation(Simulation):
         self.liars = tuple(liars)  # (before the constructor installs the cheats)
         self.liar_states: dict[int, _State] = {}
         self.done_at: float | None = None
-        self.watcher: Spectator | None = None
-        super().__init__(config)
-        if watch:  # a watcher of every member, fed what their nodes push when (session 41)
-            self.watcher = Spectator(self.spec)
-
-    def _apply(self, seat: int, effects: list[Effect], now: float, cut: int | None = None) -> bool:
-        alive = super()._apply(seat, effects, now, cut)
-        if self.watcher is None:
-            return alive
-        for effect in effects if cut is None else effects[:cut]:
-            wire = pushed(effect)
-            if wire is not None:
-                self.watcher.feed(wire, now)
-        return alive
+        super().__init__(config, watch=watch)
 
     def _done(self, now: float) -> bool:
         if not (super()._done(now) or self._abandoned(now)):
@@ -280,10 +259,7 @@ def simulate(config: SimConfig, liars: Sequence[Liar], *, watch: bool = False) -
     sim = _Simulation(config, liars, watch=watch)
     result = sim.run()
     problems = check(result) + check_liars(result)
-    if sim.watcher is not None:
-        ends = [final.digest() for final in settled(result)]
-        sim.play_on(result.time + LINGER)  # (the nodes' linger, read by the watcher alone)
-        problems += watcher_ends(sim.watcher.final, ends)
+    problems += sim.watched_end(result)  # (the nodes' linger, read by the watcher alone)
     if liars_majority(config.players, config.faults.cheaters):
         problems = [p for p in problems if p != UNION_AGREEMENT] + owed_alone(result)
     holding = held_open(result)
