@@ -8,11 +8,16 @@ timer of a few seconds (``tests/timed_node.py``: 60 s by default, no option of t
 A member that beats but never signs its ``ready`` (``timed_node.py --withhold``) is told owing
 it by the others after :data:`~p2p_nertz.protocol.unmet.UNMET_AFTER` seconds; at three
 players the two others vote it out *withheld* at the phase timer (the end: ``dropped``); at
-two, released by a signal, it signs it (the end: ``given``). A drop decided, not final, is
-tested in the simulator and on a spectator fed as nodes push (``tests/test_ui_table_waits.py``,
-``tests/test_spectator_waits.py``): on real nodes the five-player table of those tests (a
-member killed, a liar naming two of its events past those the liar holds) is a race, the
-killed member's last events sometimes in flight and relayed later (session 40's note).
+two, released by a signal, it signs it (the end: ``given``).
+
+A drop decided, not final (session 41): on real nodes the five-player table of the simulator's
+tests (``tests/test_ui_table_waits.py``: a member killed, a liar naming two of its events past
+those the liar holds) is a race, the killed member's last events sometimes in flight and
+relayed later (session 40). At three players it holds for as long as a test likes: Cy killed,
+Bob votes it out first (a shorter ``--drop-after``) and Ann's vote decides the drop; Bob's node
+stops right as it holds that vote (``timed_node.py --stop-at-drop``: its effects wait, as a
+stopped process's would), so its word on Ann's vote, which the drop's finality needs, never
+comes until a signal releases it; Ann alone cannot drop Bob (one of the two members left).
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import node_game, stop_all
+from cli_helpers import json_lines_until, node_game, stop_all
 from test_node_held_back import watch_game
 
 from cli.node_cmd import notice_line
+from p2p_nertz.protocol.finality import KNOWN
 from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.state import Phase
-from p2p_nertz.protocol.unmet import Owed, OwedEnd, Owing
+from p2p_nertz.protocol.unmet import DropEnd, DropPending, DropWaits, Owed, OwedEnd, Owing
 from p2p_nertz.rules import Rules
 from p2p_nertz.testing.said import lines
 
@@ -59,8 +65,9 @@ def _until(proc: Any, name: str, events: set[str]) -> dict[str, dict[str, Any]]:
     raise AssertionError(f"{name} ended before {events - set(found)}: {found}")
 
 
-def _timed(timeout: float, *, withhold: bool = False) -> list[str]:
-    return [sys.executable, str(TIMED), str(timeout), *(["--withhold"] if withhold else []), "--"]
+def _timed(timeout: float, *, withhold: bool = False, stop: bool = False) -> list[str]:
+    options = [*(["--withhold"] if withhold else []), *(["--stop-at-drop"] if stop else [])]
+    return [sys.executable, str(TIMED), str(timeout), *options, "--"]
 
 
 def _owing(line: dict[str, Any], seat: int, names: list[str], ended: OwedEnd | None) -> None:
@@ -121,3 +128,50 @@ def test_node_owing_a_ready_given_at_two_players_is_told_given(tmp_path: Path) -
         _owing(over, seat["Bob"], names_, OwedEnd.GIVEN)
     finally:
         stop_all(procs)
+
+
+def test_node_drop_waits_on_a_stopped_member_told_then_final_and_watched(tmp_path: Path) -> None:
+    names, keys, salt = ("Ann", "Bob", "Cy"), b"test-node-drop-waits", b"drop-waits"
+    watcher, address = watch_game(tmp_path, keys, salt, names)
+    drop_after = {0: "8", 1: "2", 2: "3"}  # (Bob votes first, Ann's vote decides)
+    spec, procs, _ = node_game(
+        tmp_path, names, RULES, keys=keys, salt=salt,
+        args=lambda n: ["--suspect-after", "1", "--drop-after", drop_after[n],
+                        "--speed", "1", "--progress", "--watcher", address],
+        wrap=lambda n: _timed(60.0, stop=True) if n == 1 else [],
+    )  # fmt: skip
+    seat = {m.name: s for s, m in enumerate(spec.members)}
+    try:
+        ann, bob, cy = procs
+        json_lines_until(ann, "lake")  # the round is in play
+        cy.kill()
+        cy.wait(timeout=60)
+        told = _until(ann, "Ann", {"drop_waits"})["drop_waits"]
+        assert (told["seat"], told["name"]) == (seat["Cy"], "Cy")
+        # What holds it back is Bob: its events (it can still send one timed before Ann's
+        # vote: its last beat came before), or its word on Ann's events (a beat of Bob's was
+        # timed past the vote before the vote reached it), as the clocks fell.
+        on = told["on"]
+        if on["kind"] == "events":
+            assert (on["seat"], on["name"]) == (seat["Bob"], "Bob")
+            term = (KNOWN, seat["Bob"])
+        else:
+            assert on == {"kind": "word", "seat": seat["Ann"], "name": "Ann"} | {
+                "by": seat["Bob"], "by_name": "Bob"
+            }  # fmt: skip
+            term = (seat["Bob"], seat["Ann"])
+        names_ = [m.name for m in spec.members]
+        pending = DropPending(seat["Cy"], term)
+        assert told["words"] == notice_line(DropWaits(pending), names_)[1]
+        assert told["words"].startswith("Cy's drop is decided, not final: it waits on Bob's")
+        # The watcher tells it too, by the same rule: its row, or the one-row summary.
+        screen = watcher.wait(lambda t: told["words"] in t or "Cy: drop not final" in t)
+        assert told["words"] in screen or "Cy: drop not final" in screen
+        bob.send_signal(signal.SIGUSR1)  # (its word comes: the drop is final)
+        over = _until(ann, "Ann", {"drop_waits_over"})["drop_waits_over"]
+        assert (over["seat"], over["why"]) == (seat["Cy"], DropEnd.FINAL.value)
+        assert over["words"] == notice_line(DropWaits(pending, DropEnd.FINAL), names_)[1]
+        watcher.wait(lambda t: told["words"] not in t and "Cy: drop not final" not in t)
+    finally:
+        stop_all(procs)
+        watcher.close()

@@ -25,6 +25,7 @@ from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import SimConfig, SimResult, Simulation, liar_games
+from p2p_nertz.sim.invariants import settled, watcher_ends
 from p2p_nertz.sim.liars import LIES, Lie
 
 # Soak seeds: 0 a drop at 5 players; 1 a member readmitted; 3 a cheater and two drops; 11 a
@@ -185,3 +186,24 @@ def test_a_watcher_ends_with_a_member_left_alone_at_the_end(
     assert spectator.final.game.result == ending.game.result
     assert spectator.final.dropped == ending.dropped
     assert spectator.rejected == 0
+
+
+def test_the_liar_fuzzer_holds_a_watcher_to_where_the_honest_members_end() -> None:
+    """The fuzzer's watcher check (``liar_games.simulate(watch=True)``, session 41): before the
+    nodes' linger the watcher of seed 11 (two players, the honest member alone at the end)
+    is told stalled at ``result``; after it, it ends where the honest member ends. A watcher
+    check that cannot fail would say nothing: the stall and another end are both named."""
+    config, liars = liar_games.game(11, players=(2, 5), lies=LIES)
+    assert liar_games.simulate(config, liars, watch=True).result.violations == []
+    sim = liar_games._Simulation(config, liars, watch=True)
+    result = sim.run()
+    ends = [final.digest() for final in settled(result)]
+    assert sim.watcher is not None and ends
+    assert watcher_ends(sim.watcher.final, ends) == [
+        "watcher: stalled at result, round 1, where the honest members are over"
+    ]
+    sim.play_on(result.time + LINGER)
+    assert watcher_ends(sim.watcher.final, ends) == []
+    assert watcher_ends(sim.watcher.final, ["another end"]) == [
+        f"watcher: ends on another state than the honest members: {sim.watcher.final.game.result}"
+    ]

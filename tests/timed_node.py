@@ -1,7 +1,7 @@
-"""``nertz node`` with a short phase timer, withholding its ``ready`` if asked (tests only;
-session 40).
+"""``nertz node`` with a short phase timer, withholding its ``ready`` if asked, or stopping at
+a drop decided (tests only; sessions 40, 41).
 
-    python tests/timed_node.py PHASE_TIMEOUT [--withhold] -- PYTHON -m cli node ARGS...
+    python tests/timed_node.py PHASE_TIMEOUT [--withhold|--stop-at-drop] -- PYTHON -m cli node ...
 
 Runs the command after it in this process with every node's ``phase_timeout`` (the wait
 before a member heard that withholds is voted out, 60 s by default and no option of the
@@ -9,7 +9,13 @@ commands: docs/protocol.md §9.2) set to ``PHASE_TIMEOUT`` seconds, so that a te
 vote within seconds (``tests/test_node_owing.py``). With ``--withhold`` its node's core never
 signs its ``ready`` (the round's play waits for it) until the first ``SIGUSR1``, while it beats
 as any member: a member heard that owes its phase event (``tests/test_peer_leave.py``'s
-``_NoReady``, on a real node).
+``_NoReady``, on a real node). With ``--stop-at-drop`` its node carries out nothing more (sends
+nothing, logs nothing, pushes nothing to a watcher: a process stopped) from the first input
+after which its held votes drop a member, until the first ``SIGUSR1``; its core takes every
+input meanwhile, and what it did is carried out then, in order (a stopped process's sockets
+queue what it is sent): a member whose word on the vote that decided the drop never comes
+(session 41, ``tests/test_node_owing.py``), at a chosen point, where a ``SIGSTOP`` from
+outside races the votes.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 import cli.node_cmd
 import p2p_nertz.runtime.node as runtime_node
@@ -46,28 +52,50 @@ class _Withholding(Peer):
         return super()._flush(now)
 
 
+class _Stopping(Peer):
+    """A member whose effects wait, from the first input after which its held votes drop a
+    member, until released (``--stop-at-drop``); then they are all carried out, in order."""
+
+    released = False
+    waiting: ClassVar[list[Any]] = []
+
+    def _flush(self, now: float) -> list[Any]:
+        effects = super()._flush(now)
+        if _Stopping.released:
+            effects, _Stopping.waiting = _Stopping.waiting + effects, []
+            return effects
+        if _Stopping.waiting or self.tentative.dropped:
+            _Stopping.waiting.extend(effects)
+            return []
+        return effects
+
+
 class _WithholdingNode(PeerNode):
-    """A real node whose core is a :class:`_Withholding` (a first start: a restart would be
-    honest, and no test restarts it)."""
+    """A real node whose core is a :attr:`core` (a first start: a restart would be honest,
+    and no test restarts it)."""
+
+    core: type[Peer] = _Withholding
 
     def _make_peer(self, recovery: Recovery) -> list[Any]:
         if recovery.records:
             return super()._make_peer(recovery)
         now = self._clock()
-        self._peer = _Withholding(self.identity, self.spec, now, self._config)
+        self._peer = self.core(self.identity, self.spec, now, self._config)
         return self._peer.start(now)
 
 
 def _release(signum: int, frame: object) -> None:
-    _Withholding.released = True  # (its next input, a beat a moment away, signs the ready)
+    # (Its next input, a beat a moment away, signs the ready or carries out what waits.)
+    _Withholding.released = _Stopping.released = True
 
 
 def main() -> int:
     cut = sys.argv.index("--")
-    timeout, withhold = float(sys.argv[1]), "--withhold" in sys.argv[2:cut]
+    timeout, options = float(sys.argv[1]), sys.argv[2:cut]
     command = sys.argv[cut + 1 :]
     runtime_node.NODE_CONFIG = dataclasses.replace(runtime_node.NODE_CONFIG, phase_timeout=timeout)
-    if withhold:
+    if "--withhold" in options or "--stop-at-drop" in options:
+        _WithholdingNode.core = _Stopping if "--stop-at-drop" in options else _Withholding
         signal.signal(signal.SIGUSR1, _release)
         cli.node_cmd.PeerNode = _WithholdingNode  # type: ignore[misc]
     from cli.main import main as nertz

@@ -42,7 +42,10 @@ those, the spectator keeps when it last heard each member (its beats, its new ev
 caller's clock: :meth:`feed`'s ``now``), when its final phase began and since when every
 member still in has been heard, as ``Membership`` does for a peer. It keeps no stall records:
 what finality alone waits for from a member (its events past a head it announced, its cover,
-a relay) is the peers' to tell. Pure: the clock is passed in, no I/O.
+a relay) is a debt to a peer that asks, and a watcher asks for nothing and is owed nothing
+(what it lacks may be a push dropped on a flood: no member's fault); the vote *withheld*
+such a debt ends in is on the wire, and told (docs/protocol.md §9.5, session 41). Pure: the
+clock is passed in, no I/O.
 """
 
 from __future__ import annotations

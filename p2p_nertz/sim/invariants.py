@@ -21,7 +21,7 @@ Each failed check is one line in the returned list, naming the seat, the round a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from p2p_nertz.audit import AuditReport, LogSource, audit
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from p2p_nertz.protocol.spec import GameSpec
     from p2p_nertz.sim.network import SimResult
 
-__all__ = ["UNION_AGREEMENT", "audit_logs", "check", "outcomes", "settled"]
+__all__ = ["UNION_AGREEMENT", "audit_logs", "check", "outcomes", "settled", "watcher_ends"]
 
 #: The problem :func:`check` reports where the audit of every log reaches another state than
 #: the honest peers that finished (a guarantee a liars' majority cannot be held to:
@@ -154,6 +154,26 @@ def settled(result: SimResult) -> list[GameState]:
     peers = _honest(result)
     counted = [(seat, p) for seat, p in peers if seat not in p.final.dropped]
     return [p.final for _, p in _finished(counted)]
+
+
+def watcher_ends(final: GameState, ends: Sequence[str]) -> list[str]:
+    """A watcher of every member (docs/protocol.md §9.5), fed what their nodes push it, ends
+    where the honest members that finished end (``final``: its final fold): over, on the same
+    state (the lake, the results, the drops: :meth:`GameState.digest`). ``ends``: those
+    members' digests at the game's end (:func:`settled`); the watcher is read after the
+    nodes' linger (a member left alone at the end acks the last events then: spect40, session
+    40). Nothing is asked of a watcher where no honest member finished (a freeze is the
+    peers' fault, told by :func:`check`)."""
+    if not ends:
+        return []
+    if final.phase is not Phase.OVER:
+        return [
+            f"watcher: stalled at {final.phase.value}, round {final.round.number}, where the "
+            f"honest members are over"
+        ]
+    if final.digest() not in ends:
+        return [f"watcher: ends on another state than the honest members: {final.game.result}"]
+    return []
 
 
 def _honest(result: SimResult) -> _Seats:

@@ -27,7 +27,11 @@ plays it and checks DESIGN.md §8 for the honest members
   over, where an end is promised (as above): a real node stops there, where the simulator
   notes the answer (``SimResult.gone``) and plays on; the two once parted over a member left
   alone in the game by a vote on proof (the real scan's seed 81: the node stopped, exit 3;
-  the simulator played the round out).
+  the simulator played the round out);
+* where asked (``scripts/soak.py --liars`` asks), a watcher of every member (docs/protocol.md
+  §9.5), fed what their nodes push it as they push it, ends where the honest members that
+  finished end, after the nodes' linger (:func:`~p2p_nertz.sim.invariants.watcher_ends`;
+  session 41): the same lake and results, the same drops, over.
 
 ``scripts/soak.py --liars`` plays thousands of them; ``tests/test_sim_liars.py`` a few dozen.
 """
@@ -48,7 +52,8 @@ from p2p_nertz.sim.invariants import UNION_AGREEMENT, check, forks
 from p2p_nertz.sim.liars import LIES, SCARCE, Liar, Lie, _State, install
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.mixes import noisy
-from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Partition, SimConfig, Simulation
+from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Partition, SimConfig
+from p2p_nertz.sim.watching import Watched
 
 if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
@@ -83,7 +88,7 @@ MAX_TIME = 150.0
 GRACE = 5.0
 
 
-class _Simulation(Simulation):
+class _Simulation(Watched):
     """A simulation whose liars are installed on start (and again on each restart), and
     which, once the honest peers are done, goes on until they hold as much of every liar's
     feed as each other, each of them with every event it holds final, for :data:`GRACE` at
@@ -91,11 +96,11 @@ class _Simulation(Simulation):
     peer only, whose fold refused it, a violation the others' folds have not folded yet (soak
     seed 64: the honest ends differed by it)."""
 
-    def __init__(self, config: SimConfig, liars: Sequence[Liar]) -> None:
+    def __init__(self, config: SimConfig, liars: Sequence[Liar], *, watch: bool = False) -> None:
         self.liars = tuple(liars)  # (before the constructor installs the cheats)
         self.liar_states: dict[int, _State] = {}
         self.done_at: float | None = None
-        super().__init__(config)
+        super().__init__(config, watch=watch)
 
     def _done(self, now: float) -> bool:
         if not (super()._done(now) or self._abandoned(now)):
@@ -241,16 +246,20 @@ class LiarRun:
     held_open: tuple[int, ...] = ()
 
 
-def simulate(config: SimConfig, liars: Sequence[Liar]) -> LiarRun:
+def simulate(config: SimConfig, liars: Sequence[Liar], *, watch: bool = False) -> LiarRun:
     """Run ``config`` with ``liars`` (``config``'s faults must list :func:`marks` of them) and
     check the invariants (:func:`check` and :func:`check_liars`); the run's violations leave
-    out the end a liar holding play open stops (:func:`held_open`), which the run names."""
+    out the end a liar holding play open stops (:func:`held_open`), which the run names.
+    ``watch``: a watcher of every member too, held to
+    :func:`~p2p_nertz.sim.invariants.watcher_ends` (``scripts/soak.py --liars`` always; a
+    test of another invariant leaves it out: it costs ~30% more CPU, a fold of every event)."""
     missing = [liar.seat for liar in liars if liar.seat not in config.faults.cheaters]
     if missing:
         raise ValueError(f"liars not among the run's cheaters (marks): {missing}")
-    sim = _Simulation(config, liars)
+    sim = _Simulation(config, liars, watch=watch)
     result = sim.run()
     problems = check(result) + check_liars(result)
+    problems += sim.watched_end(result)  # (the nodes' linger, read by the watcher alone)
     if liars_majority(config.players, config.faults.cheaters):
         problems = [p for p in problems if p != UNION_AGREEMENT] + owed_alone(result)
     holding = held_open(result)

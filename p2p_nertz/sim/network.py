@@ -97,6 +97,7 @@ __all__ = [
     "Schedule",
     "SimResult",
     "Simulation",
+    "pushed",
     "run",
 ]
 
@@ -493,6 +494,7 @@ class Simulation:
             for seat in range(n)
         ]
         self.queue: list[tuple[float, int, int, int, bytes]] = []
+        self._crash_plan: dict[tuple[int, float], Crash] = {}  # (:meth:`run`'s, by seat, time)
         self.counter = 0
         self.generation = [0] * n  # a restart invalidates what was queued for the old process
         self.tick_at: list[float | None] = [None] * n
@@ -652,7 +654,7 @@ class Simulation:
         (:data:`~p2p_nertz.defaults.LINGER`): its acks of the last events, which a member
         alone at the end needs from nobody, reach the others and a watcher then (session 40).
         The result's ``time`` and ``finished`` are the end's; ``effects`` hold the linger's."""
-        crash_plan = self._start()
+        crash_plan = self._crash_plan = self._start()
         now, stop = 0.0, None
         while self.queue:
             now, _, kind, seat, data = heapq.heappop(self.queue)
@@ -665,10 +667,16 @@ class Simulation:
                 break
         self.result.time = now
         self.result.finished = self._done(now)
-        while stop is not None and self.queue and self.queue[0][0] <= stop:
-            at, _, kind, seat, data = heapq.heappop(self.queue)
-            self._happen(kind, seat, data, at, crash_plan)
+        if stop is not None:
+            self.play_on(stop)
         return self.result
+
+    def play_on(self, stop: float) -> None:
+        """After :meth:`run`, play what happens up to ``stop`` (a linger, as ``run``'s, once
+        whatever read the run's end has read it: the liar fuzzer's watcher, session 41)."""
+        while self.queue and self.queue[0][0] <= stop:
+            at, _, kind, seat, data = heapq.heappop(self.queue)
+            self._happen(kind, seat, data, at, self._crash_plan)
 
     def _start(self) -> dict[tuple[int, float], Crash]:
         """Start every peer and its bot, schedule the faults; return the crashes planned, by
@@ -934,6 +942,15 @@ class Simulation:
             and s not in other.final.dropped
             and s not in cheaters
         )
+
+
+def pushed(effect: Effect) -> bytes | None:
+    """What a member's node pushes its watchers of one of its core's effects (``runtime.mesh``:
+    ``--watcher``): every event it logs, and every message it sends to all (its beats and
+    acks, its events); ``None`` for the rest."""
+    if isinstance(effect, Record) or (isinstance(effect, Send) and effect.to is None):
+        return effect.data
+    return None
 
 
 def _author(wire: bytes, cache: EnvelopeCache) -> bytes | None:
