@@ -701,20 +701,7 @@ def decode_message(
             message = _parse(raw, cache)
         if not bare and _bare(message):
             raise _Rejected(RejectReason.MALFORMED, _BARE)
-        if version is not None and message.version != version and not _among(message, version):
-            raise _Rejected(
-                RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
-            )
-        if game_id is not None and message.game_id != game_id:
-            raise _Rejected(
-                RejectReason.WRONG_GAME,
-                f"game id {message.game_id.hex()[:16]}..., expected {game_id.hex()[:16]}...",
-            )
-        if roster is not None and message.author not in roster:
-            raise _Rejected(
-                RejectReason.UNKNOWN_AUTHOR,
-                f"author {fingerprint(message.author)} is not in the roster",
-            )
+        _check_context(message, version, game_id, roster)
         if cache is None or message.id not in cache._verified:
             if not verify(message.author, message.signature, SIGNATURE_DOMAIN + message.payload):
                 raise _Rejected(RejectReason.BAD_SIGNATURE, "the signature does not verify")
@@ -738,6 +725,30 @@ def decode_message(
 
 
 _BARE: Final = "the drop names a carried part by its digest and does not carry it"
+
+
+def _check_context(
+    message: Message,
+    version: int | Collection[int] | None,
+    game_id: bytes | None,
+    roster: Collection[bytes] | None,
+) -> None:
+    """Check ``message`` against the caller's context of :func:`decode_message`, in order:
+    the game's version, its game id, its roster (each if given)."""
+    if version is not None and message.version != version and not _among(message, version):
+        raise _Rejected(
+            RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
+        )
+    if game_id is not None and message.game_id != game_id:
+        raise _Rejected(
+            RejectReason.WRONG_GAME,
+            f"game id {message.game_id.hex()[:16]}..., expected {game_id.hex()[:16]}...",
+        )
+    if roster is not None and message.author not in roster:
+        raise _Rejected(
+            RejectReason.UNKNOWN_AUTHOR,
+            f"author {fingerprint(message.author)} is not in the roster",
+        )
 
 
 def _bare(message: Message) -> bool:
