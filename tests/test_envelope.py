@@ -18,6 +18,7 @@ import p2p_nertz.protocol
 from p2p_nertz.errors import LocalProtocolError, RemoteProtocolError
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.envelope import (
+    CARRIED_DOMAIN,
     MAX_BODY_DEPTH,
     MAX_COUNTER,
     MAX_MESSAGE_SIZE,
@@ -30,6 +31,7 @@ from p2p_nertz.protocol.envelope import (
     SIGNATURE_DOMAIN,
     Body,
     BodyValidator,
+    Carried,
     EnvelopeCache,
     InvalidMessageError,
     Kind,
@@ -39,6 +41,7 @@ from p2p_nertz.protocol.envelope import (
     defined_kinds,
     encode_message,
     looks_like_beat,
+    verify_batch,
 )
 from p2p_nertz.protocol.identity import Identity, fingerprint
 
@@ -219,10 +222,10 @@ def test_encode_is_deterministic(fields: dict[str, Any]) -> None:
 def test_encode_known_bytes_are_stable() -> None:
     # Golden value: the wire format is a contract with every other peer and every old log.
     assert _signed(_pack(_fields())) == VALID  # the documented layout, packed independently
-    assert VALID[:5] == b"\x92\xc4\x56\x98\x05"  # [bin8 payload (86 bytes): [8 fields: version 5,
+    assert VALID[:5] == b"\x92\xc4\x56\x98\x07"  # [bin8 payload (86 bytes): [8 fields: version 7,
     assert VALID[-66:-64] == b"\xc4\x40"  # ..., bin8 signature (64 bytes)]
     assert hashlib.sha256(VALID).hexdigest() == (
-        "911e043799302b83ffa77dca8a477affe636d4f98b7d84d0e3da7e788316bddb"
+        "737ec0bb70e7dbf9de8608b7720779120f16efe8b1dbf021da45ea31183c031b"
     )
 
 
@@ -333,18 +336,74 @@ def test_decode_accepts_exactly_max_size() -> None:
         _event(body=bytes(largest + 1))
 
 
+def _carrying(size: int) -> Body:
+    """A drop's body that carries one bin of ``size`` bytes beside its payload."""
+    return [1, Carried((bytes(size),))]
+
+
 def test_a_drop_may_be_larger_than_any_other_message() -> None:
-    """A vote on proof carries two messages of the member (session 40, docs/protocol.md §4.2):
-    a drop is accepted up to ``MAX_VOTE_SIZE``, every other kind up to ``MAX_MESSAGE_SIZE``."""
-    base = len(_event(kind=Kind.DROP, body=bytes(300)))
+    """A vote on proof carries two messages of the member (session 40, docs/protocol.md §4.2),
+    beside its signed payload (session 41): a drop is accepted up to ``MAX_VOTE_SIZE`` with
+    its carried part, its signed part and every other message up to ``MAX_MESSAGE_SIZE``."""
+    base = len(_event(kind=Kind.DROP, body=_carrying(300)))
     largest = 300 + MAX_VOTE_SIZE - base
-    assert len(_event(kind=Kind.DROP, body=bytes(largest))) == MAX_VOTE_SIZE
-    assert decode_message(_event(kind=Kind.DROP, body=bytes(largest))).body == bytes(largest)
+    wire = _event(kind=Kind.DROP, body=_carrying(largest))
+    assert len(wire) == MAX_VOTE_SIZE
+    message = decode_message(wire)
+    assert message.body == (1, (bytes(largest),)) and type(message.body[-1]) is Carried
+    assert message.wire == wire and len(message.signed_wire) < MAX_MESSAGE_SIZE
     with pytest.raises(LocalProtocolError, match="oversize"):
-        _event(kind=Kind.DROP, body=bytes(largest + 1))
-    for kind in (Kind.JOIN, Kind.DECK_STAGE, Kind.LEAVE):
+        _event(kind=Kind.DROP, body=_carrying(largest + 1))
+    for kind in (Kind.DROP, Kind.JOIN, Kind.DECK_STAGE, Kind.LEAVE):  # (a drop signed inline)
         with pytest.raises(LocalProtocolError, match="oversize"):
             _event(kind=kind, body=bytes(MAX_MESSAGE_SIZE), version=SHARES_VERSION)
+    with pytest.raises(LocalProtocolError, match="carries nothing beside"):
+        _event(kind=Kind.JOIN, body=_carrying(10))
+
+
+def _carried_wire(
+    carried: bytes,
+    *,
+    digest: bytes | None = None,
+    kind: Kind = Kind.DROP,
+    third: object = None,
+    signed: bytes = b"",
+) -> bytes:
+    """A correctly signed message of ``kind`` whose body (``signed`` first) names ``carried``
+    by ``digest`` (its own by default), its wire carrying ``third`` (``carried`` by default)."""
+    named = hashlib.sha256(CARRIED_DOMAIN + carried).digest() if digest is None else digest
+    payload = _pack(_fields(kind=kind.value, seq=2, prev=PREV, body=[signed, named]))
+    part = carried if third is None else third
+    return _pack([payload, ALICE.sign(SIGNATURE_DOMAIN + payload), part])
+
+
+_ARRAY = _pack([b"x" * 10])
+_DROP_NAMING = _carried_wire(_ARRAY)  # (a drop with its carried part)
+
+
+def _bin16(data: bytes) -> bytes:
+    """``data`` as a msgpack bin 16 (a header wider than it needs below 256 bytes)."""
+    return b"\xc5" + len(data).to_bytes(2, "big") + data
+
+
+def test_a_drop_carries_its_part_beside_the_signed_payload() -> None:
+    """The carried part is named by its digest in the signed body (session 41): the id and
+    the signature cover the payload alone; the drop's signed part alone is refused in a feed
+    (``malformed``, blaming nobody: anyone can strip one) but read ``bare`` for a proof."""
+    message = decode_message(_DROP_NAMING, game_id=GAME, roster={ALICE.peer_id})
+    assert message.body == (b"", (b"x" * 10,)) and message.carried == _ARRAY
+    assert message.id == hashlib.sha256(message.payload + message.signature).digest()
+    bare = message.signed_wire
+    with pytest.raises(InvalidMessageError, match="does not carry it") as refused:
+        decode_message(bare, game_id=GAME, roster={ALICE.peer_id})
+    assert refused.value.reason is RejectReason.MALFORMED and refused.value.evidence is None
+    read = decode_message(bare, game_id=GAME, roster={ALICE.peer_id}, bare=True)
+    assert read.id == message.id and read.carried is None and type(read.body[-1]) is bytes
+    cache = EnvelopeCache()  # (a cache holding it read bare refuses it as a feed's still)
+    decode_message(bare, bare=True, cache=cache)
+    with pytest.raises(InvalidMessageError, match="does not carry it"):
+        decode_message(bare, cache=cache)
+    assert verify_batch([bare], game_id=GAME, roster={ALICE.peer_id}, cache=cache) == []
 
 
 def test_decode_accepts_max_body_depth() -> None:
@@ -398,6 +457,34 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
         _pack([_VALID_PAYLOAD, _VALID_SIGNATURE, b""]),
         {},
     ),
+    "frame-four-items": (
+        RejectReason.MALFORMED,
+        _pack([_VALID_PAYLOAD, _VALID_SIGNATURE, b"", b""]),
+        {},
+    ),
+    # A carried part (session 41): a drop's alone, matching its digest, one canonical array.
+    "carried-by-a-move": (RejectReason.MALFORMED, _carried_wire(_ARRAY, kind=Kind.MOVE), {}),
+    "carried-other-digest": (RejectReason.MALFORMED, _carried_wire(_ARRAY, digest=bytes(32)), {}),
+    "carried-not-bin": (RejectReason.MALFORMED, _carried_wire(_ARRAY, third=[b"x"]), {}),
+    "carried-not-array": (RejectReason.MALFORMED, _carried_wire(_pack(b"x")), {}),
+    "carried-not-msgpack": (RejectReason.MALFORMED, _carried_wire(b"\xc1"), {}),
+    "carried-non-canonical": (RejectReason.NON_CANONICAL, _carried_wire(b"\xdc\x00\x00"), {}),
+    "carried-too-deep": (RejectReason.BAD_BODY, _carried_wire(_pack(_nested(17))), {}),
+    "carried-framing-non-canonical": (
+        RejectReason.NON_CANONICAL,
+        _DROP_NAMING[: -len(_ARRAY) - 2] + _bin16(_ARRAY),
+        {},
+    ),
+    "carried-beside-a-signed-part-oversize": (
+        RejectReason.OVERSIZE,
+        _carried_wire(_ARRAY, signed=bytes(MAX_MESSAGE_SIZE)),
+        {},
+    ),
+    "drop-without-its-carried-part": (
+        RejectReason.MALFORMED,
+        _pack(list(msgpack.unpackb(_DROP_NAMING)[:2])),
+        {},
+    ),
     "frame-payload-str": (RejectReason.MALFORMED, _pack(["payload", _VALID_SIGNATURE]), {}),
     "signature-short": (RejectReason.MALFORMED, _pack([_VALID_PAYLOAD, _VALID_SIGNATURE[:63]]), {}),
     "payload-not-msgpack": (RejectReason.MALFORMED, _signed(b"\xc1"), {}),
@@ -434,21 +521,21 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     # so are 2, 3 and 4 (their vote on proof carried no proof: session 39).
     **{
         f"version-{version}": (RejectReason.BAD_VERSION, _raw(version=version), {})
-        for version in (0, 1, 2, 3, 4, 7)
+        for version in (0, 1, 2, 3, 4, 5, 6, 9)
     },
     "version-3-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([3, "a", "b"])), {}),
     # A game's envelopes carry its one version: the other is refused (docs/shuffle.md §10.6).
-    "version-6-in-a-version-5-game": (
+    "version-8-in-a-version-7-game": (
         RejectReason.BAD_VERSION,
         _raw(version=SHARES_VERSION),
         {"version": PROTOCOL_VERSION},
     ),
-    "version-5-in-a-version-6-game": (RejectReason.BAD_VERSION, VALID, {"version": 6}),
-    "version-5-read-as-6": (RejectReason.BAD_VERSION, VALID, {"version": (6,)}),
-    "kind-18-version-6": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHARES_VERSION), {}),
-    # The beats of a turn-up's shares are a shuffle game's (version 6): 5 does not define them.
+    "version-7-in-a-version-8-game": (RejectReason.BAD_VERSION, VALID, {"version": 8}),
+    "version-7-read-as-8": (RejectReason.BAD_VERSION, VALID, {"version": (8,)}),
+    "kind-18-version-8": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHARES_VERSION), {}),
+    # The beats of a turn-up's shares are a shuffle game's (version 8): 7 does not define them.
     **{
-        f"{kind.name.lower()}-in-version-5": (
+        f"{kind.name.lower()}-in-version-7": (
             RejectReason.UNKNOWN_KIND,
             _raw(kind=kind.value, seq=0, version=PROTOCOL_VERSION),
             {},
@@ -457,9 +544,9 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     },
     "kind-0": (RejectReason.UNKNOWN_KIND, _raw(kind=0), {}),
     "kind-16": (RejectReason.UNKNOWN_KIND, _raw(kind=16), {}),
-    # The shuffle's kinds are version 6's: version 5 does not define them.
+    # The shuffle's kinds are version 8's: version 7 does not define them.
     **{
-        f"{kind.name.lower()}-in-version-5": (
+        f"{kind.name.lower()}-in-version-7": (
             RejectReason.UNKNOWN_KIND,
             _raw(kind=kind.value, seq=2, prev=PREV),
             {},
@@ -557,9 +644,9 @@ LOCAL_ERRORS: dict[str, dict[str, Any]] = {
     "body-huge-int": {"body": 2**64},
     "body-too-deep": {"body": _nested(MAX_BODY_DEPTH + 1)},
     "body-oversize": {"body": bytes(MAX_MESSAGE_SIZE)},
-    **{f"version-{version}": {"version": version} for version in (1, 2, 3, 4)},
-    "version-str": {"version": "5"},
-    "deck-kind-in-version-5": {"kind": Kind.DECK_KEY, "seq": 2, "prev": PREV},
+    **{f"version-{version}": {"version": version} for version in (1, 2, 3, 4, 5, 6)},
+    "version-str": {"version": "7"},
+    "deck-kind-in-version-7": {"kind": Kind.DECK_KEY, "seq": 2, "prev": PREV},
 }
 
 
@@ -633,7 +720,7 @@ _junk = (
     | st.lists(st.integers(0, 3), max_size=2)
 )
 _positions = [
-    st.sampled_from([PROTOCOL_VERSION, SHARES_VERSION, 0, 2, 3, 4]) | _junk,
+    st.sampled_from([PROTOCOL_VERSION, SHARES_VERSION, 0, 2, 4, 5, 6]) | _junk,
     st.sampled_from([GAME, OTHER_GAME]) | _junk,
     st.sampled_from([ALICE.peer_id, BOB.peer_id, bytes(32)]) | _junk,
     st.sampled_from([0, 1, 2, MAX_COUNTER, MAX_COUNTER + 1, -1]) | _junk,

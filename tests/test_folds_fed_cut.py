@@ -24,11 +24,12 @@ caps of withdrawable votes keep undecided holds finality back as a decided one d
 (``Folds.capped_drops``, ``finality.settle``): the stable time stays at 126 until the drop
 is final.
 
-The logs were captured at protocol version 2; since session 39 (version 5, docs/protocol.md
-§4.1) the core reads only its own version, so :func:`_signed_now` signs each event again by
-its author at today's version, every id it names (``prev``, the frontier's and a vote's id
-prefixes) mapped to the new ids: the same events, the same game (none is a vote on proof,
-the one body versions 2 and 5 differ in).
+The logs were captured at protocol version 2; since session 39 (version 5; 7 since session
+41: docs/protocol.md §4.1) the core reads only its own version, so :func:`_signed_now` signs
+each event again by its author at today's version, every id it names (``prev``, the
+frontier's and a vote's id prefixes) mapped to the new ids: the same events, the same game
+(none is a vote on proof, the one body versions 2 and 5 differ in; 7 differs from 5 in the
+size of a drop alone).
 """
 
 from __future__ import annotations

@@ -127,26 +127,54 @@ def test_a_fork_of_a_large_event_drops_its_member_and_the_game_ends(
     assert {seat for seat, _ in accused} == {forker}, report.violations
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (docs/protocol.md §13, a fork too large to vote on, left open (1)): a fork of "
-    "a drop over PROOF_MESSAGE_MAX cannot be carried by a vote, and nobody votes",
+@pytest.mark.parametrize(
+    ("players", "forker", "deal"),
+    [
+        (2, 0, Deal.COMMIT),
+        (2, 1, Deal.COMMIT),
+        (3, 0, Deal.COMMIT),
+        (3, 2, Deal.COMMIT),
+        (4, 1, Deal.COMMIT),
+        (3, 1, Deal.SHUFFLE),
+    ],
 )
-def test_a_fork_of_a_drop_too_large_to_carry_drops_its_member() -> None:
-    """The class's member left: a drop over 4,096 bytes (here a vote on a made-up proof of two
-    4,000-byte messages, refused by every fold as ``unproven_vote``, but an event of the feed
-    all the same), forked, the other version given to the other member. Two players, a commit
-    game: the forker should be dropped on proof and the game end (alone in the game)."""
-    net = PeerNetwork(2, seed=1, rules=Rules(target=None, rounds=1), config=QUICK_TIMERS)
-    net.run(lambda n: len(n.peers[0].events(0)) >= 2, within=60)
-    author = net.peers[0]._author
+def test_a_fork_of_a_drop_too_large_to_carry_drops_its_member(
+    players: int, forker: int, deal: Deal
+) -> None:
+    """The class's member left open in session 40: a drop over 4,096 bytes (here a vote on a
+    made-up proof of two 4,000-byte messages, refused by every fold as ``unproven_vote``, but
+    an event of the feed all the same), forked, the other version given to the next seat.
+    Until session 41 its two versions (~8.2 KB each) fit no vote and nobody voted: the table
+    waited for good at two and three players. Since then the proof is carried beside the
+    signed payload and a vote on the fork carries the versions' signed parts (~1.2 KB each):
+    every honest peer votes, the forker is dropped everywhere, the game ends, and the audit of
+    the logs (each vote beside its proof) accuses the forker alone."""
+    net = PeerNetwork(
+        players, seed=1, rules=Rules(target=None, rounds=1), config=QUICK_TIMERS, deal=deal
+    )
+    net.run(lambda n: len(n.peers[forker].events(forker)) >= 2, within=60)
+    author = net.peers[forker]._author
     author.forger = True  # (as _forked's: the other version is its own doing)
     made_up = (b"\1" * 4000, b"\2" * 4000)
-    vote = Drop((), 1, 1, DropReason.EQUIVOCATION, 1, (b"\1" * 8,), proof=made_up)
+    target = (forker + 1) % players
+    vote = Drop((), target, 1, DropReason.EQUIVOCATION, 1, (b"\1" * 8,), proof=made_up)
     author.sign(vote, net.now)
-    first = [m for m in net.peers[0].events(0) if m.kind is Kind.DROP][-1]
+    first = [m for m in net.peers[forker].events(forker) if m.kind is Kind.DROP][-1]
     assert PROOF_MESSAGE_MAX < len(first.wire) <= MAX_VOTE_SIZE
-    net.inject(1, _another_version(net, 0, first))
-    net.run(lambda n: 0 in n.peers[1]._author.membership.proof.forked_at, within=20)
-    net.run_until_over(within=20)
-    assert set(net.peers[1].final.dropped) == {0}
+    assert len(first.signed_wire) <= PROOF_MESSAGE_MAX  # (what a vote on its fork carries)
+    net.inject(target, _another_version(net, forker, first))
+    net.run_until_over(within=300)  # (the others play the round out)
+    for seat, peer in enumerate(net.peers):
+        if seat != forker:
+            assert set(peer.final.dropped) == {forker}, (seat, peer.final.dropped)
+            votes = [
+                parse_body(m.kind, m.body, players)
+                for m in peer.events(seat)
+                if m.kind is Kind.DROP
+            ]
+            assert any(isinstance(v, Drop) and v.seat == forker and v.proof for v in votes)
+    game = Game(net.spec, net.identities, _logs(net), None)  # type: ignore[arg-type]
+    report = game.audit()
+    accused = {(f.seat, f.kind) for f in report.violations if f.kind.accuses}
+    assert (forker, FindingKind.EQUIVOCATION) in accused, report.violations
+    assert {seat for seat, _ in accused} == {forker}, report.violations

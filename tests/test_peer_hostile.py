@@ -43,6 +43,7 @@ from p2p_nertz.protocol.delivery import ANSWER_BURST
 from p2p_nertz.protocol.envelope import (
     MAX_COUNTER,
     MAX_VOTE_SIZE,
+    SHARES_VERSION,
     SIGNATURE_DOMAIN,
     InvalidMessageError,
     Kind,
@@ -251,10 +252,10 @@ MALFORMED: dict[str, tuple[Callable[[bytes, Identity], bytes], str]] = {
     "seven-fields": (lambda w, i: _resigned(i, _payload_of(w)[:7]), "malformed"),
     "kind-63": (lambda w, i: _resigned(i, _with_field(w, 6, 63)), "unknown_kind"),
     "kind-99": (lambda w, i: _resigned(i, _with_field(w, 6, 99)), "unknown_kind"),
-    # The shuffle's kinds are a shuffle game's version (6): a commit game's version 5 has none.
-    "deck-key-in-version-5": (lambda w, i: _resigned(i, _with_field(w, 6, 12)), "unknown_kind"),
-    "deck-shares-in-version-6": (
-        lambda w, i: _resigned(i, [6, *_with_field(w, 6, 14)[1:]]),
+    # The shuffle's kinds are a shuffle game's version (8): a commit game's version 7 has none.
+    "deck-key-in-version-7": (lambda w, i: _resigned(i, _with_field(w, 6, 12)), "unknown_kind"),
+    "deck-shares-in-version-8": (
+        lambda w, i: _resigned(i, [SHARES_VERSION, *_with_field(w, 6, 14)[1:]]),
         "bad_version",
     ),
     "event-seq-0": (lambda w, i: _resigned(i, _with_field(w, 3, 0)), "malformed"),

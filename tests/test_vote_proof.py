@@ -30,6 +30,8 @@ from p2p_nertz.protocol.envelope import (
     KIND_JOIN,
     MAX_MESSAGE_SIZE,
     MAX_VOTE_SIZE,
+    Carried,
+    InvalidMessageError,
     Kind,
     decode_message,
     encode_message,
@@ -167,7 +169,10 @@ def test_a_vote_on_proof_without_its_proof_field_is_a_bad_body() -> None:
         parse_body(Kind.DROP, _tuples([*six, []]), n)
     big = b"\2" * (PROOF_MESSAGE_MAX + 1)
     with pytest.raises(ValueError, match=f"at most {PROOF_MESSAGE_MAX} bytes"):
-        parse_body(Kind.DROP, _tuples([*six, [big, b"\3"]]), n)
+        parse_body(Kind.DROP, (*_tuples(six), Carried((big, b"\3"))), n)  # type: ignore[misc]
+    # The proof is carried beside the payload (session 41): one signed inline is refused.
+    with pytest.raises(ValueError, match="beside its payload, not signed inline"):
+        parse_body(Kind.DROP, _tuples([*six, [b"\2", b"\3"]]), n)
     # ...and a vote for another reason carries none.
     silent = [frontier, TARGET, 1, int(DropReason.SILENT), 0, [b"\1" * 8], [b"a", b"b"]]
     with pytest.raises(ValueError, match="a drop body"):
@@ -210,32 +215,53 @@ def test_the_largest_vote_on_proof_fits_a_message() -> None:
     assert MAX_MESSAGE_SIZE < len(wire) <= MAX_VOTE_SIZE
     message = decode_message(wire, game_id=spec.game_id, roster=spec.peer_ids)
     assert parse_body(message.kind, message.body, 8) == body
+    # Its signed part, what a proof of a fork of it carries (session 41), is a message's size.
+    assert len(message.signed_wire) <= PROOF_MESSAGE_MAX < len(message.wire)
 
 
-def test_an_honest_peer_carries_no_proof_a_vote_cannot_hold() -> None:
-    """A fork whose version is over ``PROOF_MESSAGE_MAX`` (session 40: only a drop can be, a
-    vote on proof of a shuffle event, ~8 KB) is kept as proven, but gives no proof to vote
-    with (``Author.vote_fork`` then signs no vote: one it signed would be a ``bad_body`` at
-    every receiver). Open: docs/protocol.md §13, *a fork of a drop too large to vote on*."""
+def test_a_fork_of_a_vote_on_proof_is_carried_by_its_signed_parts() -> None:
+    """A fork of a drop whose proof makes it ~8 KB (two versions could not fit one vote until
+    session 41: docs/protocol.md §13, *a fork too large to vote on*): the proof our vote
+    carries is the two versions' signed parts (``Message.signed_wire``, within
+    ``PROOF_MESSAGE_MAX``), which prove the fork in every fold (``vote_unproven``), and a vote
+    carrying them is a message. A drop's signed part alone is no event: refused in a feed."""
     spec = _spec(3)
     key = key_of(spec, TARGET)
-    small, _ = fork_proof(spec, TARGET, FORK)
-    big = encode_message(
-        key,
-        game_id=spec.game_id,
-        seq=FORK,
-        prev=bytes(32),
-        lamport=7,
-        kind=Kind.DROP,
-        body=[b"\7" * PROOF_MESSAGE_MAX],
-        version=spec.wire_version,
-    )
-    first, second = decode_message(small), decode_message(big)
-    assert len(second.wire) > PROOF_MESSAGE_MAX
+    versions = []
+    for lamport in (7, 8):  # (the same vote signed at two clocks: a fork of it)
+        vote = Drop((1,) * 3, 0, 1, _E, 1, (b"\1" * 8,), (b"",) * 3, proof=(b"\5" * 4000,) * 2)
+        wire = encode_message(
+            key,
+            game_id=spec.game_id,
+            seq=FORK,
+            prev=bytes(32),
+            lamport=lamport,
+            kind=Kind.DROP,
+            body=encode_body(vote),
+            version=spec.wire_version,
+        )
+        versions.append(decode_message(wire, game_id=spec.game_id, roster=spec.peer_ids))
+    first, second = versions
+    assert len(first.wire) > PROOF_MESSAGE_MAX
     proofs = Proofs(0, 3, 8)
     assert proofs.equivocation(TARGET, first, second)
-    assert proofs.forked_at == {TARGET: FORK}
-    assert proofs.carried(TARGET, FORK) == ()
-    fitting = Proofs(0, 3, 8)
-    assert fitting.equivocation(TARGET, first, decode_message(fork_proof(spec, TARGET, FORK)[1]))
-    assert len(fitting.carried(TARGET, FORK)) == 2
+    carried = proofs.carried(TARGET, FORK)
+    assert carried == (first.signed_wire, second.signed_wire)
+    assert all(len(w) <= PROOF_MESSAGE_MAX for w in carried)
+    ours = Drop((1,) * 3, TARGET, 1, _E, FORK, (b"\1" * 8,), (b"",) * 3, proof=carried)
+    assert not vote_unproven(ours, game_id=spec.game_id, roster=spec.peer_ids, seats=3)
+    wire = encode_message(
+        key_of(spec, 0),
+        game_id=spec.game_id,
+        seq=2,
+        prev=bytes(32),
+        lamport=9,
+        kind=Kind.DROP,
+        body=encode_body(ours),
+        version=spec.wire_version,
+    )
+    assert len(wire) <= MAX_MESSAGE_SIZE
+    for part in carried:
+        with pytest.raises(InvalidMessageError, match="does not carry it") as refused:
+            decode_message(part, game_id=spec.game_id, roster=spec.peer_ids)
+        assert refused.value.evidence is None  # (anyone can strip one: it blames nobody)

@@ -73,6 +73,7 @@ from p2p_nertz.protocol.envelope import (
     KIND_MOVE,
     MAX_MESSAGE_SIZE,
     Body,
+    Carried,
     InvalidMessageError,
     Kind,
     Message,
@@ -248,10 +249,14 @@ class Drop:
     the limit (:mod:`p2p_nertz.protocol.flaps`).
 
     A vote on proof (*equivocation*) carries its ``proof``: the two signed messages that
-    prove the fault, each as received (:func:`~p2p_nertz.protocol.evidence.encode_proof`'s
-    pair; for a lie about time the beat first), each at most :data:`PROOF_MESSAGE_MAX`
-    bytes. The schema wants it there and nowhere else; whether it proves what the vote says
-    is the fold's to check (:func:`~p2p_nertz.protocol.evidence.vote_unproven`, session 39).
+    prove the fault (:func:`~p2p_nertz.protocol.evidence.encode_proof`'s pair; for a lie
+    about time the beat first), each at most :data:`PROOF_MESSAGE_MAX` bytes, each without
+    a carried part of its own (:attr:`Message.signed_wire`). Since session 41 the proof is
+    the message's carried part (:class:`~p2p_nertz.protocol.envelope.Carried`: signed as its
+    digest, beside the payload), so that a fork of the vote is proven by two signed parts of
+    ~1.2 KB; a proof signed inline is refused. The schema wants it there and nowhere else;
+    whether it proves what the vote says is the fold's to check
+    (:func:`~p2p_nertz.protocol.evidence.vote_unproven`, session 39).
     """
 
     frontier: tuple[int, ...]
@@ -440,7 +445,7 @@ def encode_body(body: EventBody | Beat | Want | DeckReveal | DeckWant) -> list[A
     if isinstance(body, Drop):
         fields = [frontier, body.seat, body.last_seq, int(body.reason), body.fork_seq]
         if body.reason is DropReason.EQUIVOCATION:
-            return [*fields, list(body.ids), list(body.proof)]
+            return [*fields, list(body.ids), Carried(body.proof)]
         return [*fields, list(body.ids)]
     if isinstance(body, DeckEvent):
         return [frontier, *body.message.encode()]
@@ -757,14 +762,15 @@ def _parse_drop(body: Body, seats: int) -> Drop:
     return dataclasses.replace(vote, ids=tuple(prefixes), frontier_ids=frontier_ids, proof=proof)
 
 
-#: The largest signed message a vote on proof may carry in its proof: any message but a drop
-#: over it (:data:`~p2p_nertz.protocol.envelope.MAX_MESSAGE_SIZE`). The largest vote on proof
-#: (eight seats, 64 quoted ids, every seq and clock at its widest) with two such messages is
-#: within :data:`~p2p_nertz.protocol.envelope.MAX_VOTE_SIZE` (``tests/test_vote_proof.py``
-#: builds it), so a fork of a shuffle's ``deck_stage`` or ``deck_shares`` (up to ~3.6 KB) is
-#: voted on as any other (session 40; session 39 bounded it to 1,500 bytes in a 4,096-byte
-#: drop, and such a fork froze a table). A fork of a drop larger than this (a vote on proof of
-#: a shuffle event) is still not carried: docs/protocol.md §13.
+#: The largest signed message a vote on proof may carry in its proof: any message's signed part
+#: (:data:`~p2p_nertz.protocol.envelope.MAX_MESSAGE_SIZE`; a drop's without its carried part,
+#: session 41). The largest vote on proof (eight seats, 64 quoted ids, every seq and clock at
+#: its widest) with two such messages is within
+#: :data:`~p2p_nertz.protocol.envelope.MAX_VOTE_SIZE` (``tests/test_vote_proof.py`` builds
+#: it), so a fork of a shuffle's ``deck_stage`` or ``deck_shares`` (up to ~3.6 KB) is voted on
+#: as any other (session 40; session 39 bounded it to 1,500 bytes in a 4,096-byte drop, and
+#: such a fork froze a table), and so is a fork of a vote on proof (session 41: its two signed
+#: parts, ~1.2 KB each; before, its whole 8 KB versions did not fit: docs/protocol.md §13).
 PROOF_MESSAGE_MAX = MAX_MESSAGE_SIZE
 
 
@@ -775,8 +781,10 @@ def fits(proof: Sequence[bytes]) -> bool:
 
 
 def _carried_proof(carried: Body) -> tuple[bytes, ...]:
-    wires = tuple(w for w in carried if type(w) is bytes) if isinstance(carried, tuple) else ()
-    if not (isinstance(carried, tuple) and len(wires) == len(carried) and fits(wires)):
+    if type(carried) is not Carried:
+        raise ValueError("a vote on proof carries its proof beside its payload, not signed inline")
+    wires = tuple(w for w in carried if type(w) is bytes)
+    if not (len(wires) == len(carried) and fits(wires)):
         raise ValueError(
             f"a vote on proof carries its proof: two signed messages of at most "
             f"{PROOF_MESSAGE_MAX} bytes each"

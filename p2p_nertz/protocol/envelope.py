@@ -13,20 +13,38 @@ holds one, a simulation one for all its peers, an audit one for all its passes. 
 every call parses and verifies. (At module level are only idle msgpack packers, which change
 nothing any call returns.)
 
-Wire format (protocol versions 5 and 6)
+Wire format (protocol versions 7 and 8)
 --------------------------------------
 A message is a single byte string (one ZeroMQ frame, one log record): the msgpack array of two
-bin values ``[payload, signature]``. ``payload`` is itself the msgpack encoding of an 8-array
-with fixed positions; ``signature`` is the 64-byte Ed25519 signature by ``author`` of
-``SIGNATURE_DOMAIN + payload`` (the tag ``b"p2p-nertz/v1/msg\\0"`` keeps these signatures from
-being valid for anything else the same key signs). The message id is
+bin values ``[payload, signature]``, or, for a ``drop`` that carries a proof, of three
+``[payload, signature, carried]`` (below, *the carried part*). ``payload`` is itself the
+msgpack encoding of an 8-array with fixed positions; ``signature`` is the 64-byte Ed25519
+signature by ``author`` of ``SIGNATURE_DOMAIN + payload`` (the tag ``b"p2p-nertz/v1/msg\\0"``
+keeps these signatures from being valid for anything else the same key signs). The message id is
 ``SHA-256(payload + signature)``.
+
+The carried part (session 41)
+-----------------------------
+A vote on proof carries two signed messages of the member it accuses (docs/protocol.md §9.2),
+up to ~8 KB: signed inline, a fork of such a vote could not be proven by any vote (its two
+versions do not fit one ``drop``; a vote on that would carry two votes, and so on). So the
+proof is not signed itself: the author signs its digest, ``SHA-256(CARRIED_DOMAIN +
+carried)``, as the body's last element, and the wire carries ``carried`` (the canonical
+msgpack of one array) third, beside the signature. The id and the signature cover the
+payload alone, and :attr:`Message.signed_wire` (``[payload, signature]``, at most
+:data:`MAX_MESSAGE_SIZE` for every kind) is what a proof of a fork of the vote carries: two
+of them fit one. Decoding checks the digest and gives the body with the carried array in
+the digest's place, as a :class:`Carried` (so a body parser tells it from an array signed
+inline); :attr:`Message.wire` is the whole message, as logged and relayed. A drop whose body
+names a carried part (its last element a ``bin`` of 32 bytes) without it is ``malformed``
+(anyone could strip one: it says nothing of its author), but for :func:`decode_message`'s
+``bare=True``, which proofs use. Only a ``drop`` carries a part.
 
 ===  ========  ===============================================================================
 pos  field     value
 ===  ========  ===============================================================================
-0    version   int: :data:`PROTOCOL_VERSION` (5) in a game dealt by commit and reveal,
-               :data:`SHARES_VERSION` (6) in a game of the dealerless shuffle
+0    version   int: :data:`PROTOCOL_VERSION` (7) in a game dealt by commit and reveal,
+               :data:`SHARES_VERSION` (8) in a game of the dealerless shuffle
 1    game_id   bin, 32 bytes: the game the message belongs to (no replay across games)
 2    author    bin, 32 bytes: the author's peer id (raw Ed25519 public key), who signs
 3    seq       int: events 1, 2, 3... in the author's feed, no gaps; beats 0
@@ -39,8 +57,8 @@ pos  field     value
 A game's envelopes all carry its one version, fixed by its spec
 (:attr:`~p2p_nertz.protocol.spec.GameSpec.wire_version`, docs/shuffle.md §10.6): a peer of the
 game refuses the others as ``bad_version``. The versions differ only in their kinds (and in what
-the move and claim bodies may carry): version 6 defines the kinds of the shuffle (12-17) and
-the beats of a turn-up's shares (67, 68: docs/shuffle.md §10.14), which version 5 does not
+the move and claim bodies may carry): version 8 defines the kinds of the shuffle (12-17) and
+the beats of a turn-up's shares (67, 68: docs/shuffle.md §10.14), which version 7 does not
 (``unknown_kind``). :func:`defined_kinds` says which kinds a version defines; the audit reads a
 game's logs at its one version
 (:attr:`GameSpec.read_versions <p2p_nertz.protocol.spec.GameSpec.read_versions>`).
@@ -79,7 +97,7 @@ code  kind    meaning
 64    beat    heartbeat: Lamport clock, feed head, highest contiguous seq held per author: §2
 65    ack     a beat sent at once in answer to a received event (coalesced); same body as beat
 66    want    gap repair: "send me author A's events from seq i to j" (any holder answers)
-67    deck_reveal  a turn-up's shares, outside the feed: docs/shuffle.md §10.14 (version 6)
+67    deck_reveal  a turn-up's shares, outside the feed: docs/shuffle.md §10.14 (version 8)
 68    deck_want    "send me these shares of the positions turned up" (any holder answers)
 ====  ======  =============================================================================
 
@@ -94,15 +112,16 @@ Decoding
 :func:`decode_message` checks, in this order, so that cheap checks guard expensive ones and
 nothing looks at a field before it is known to be well formed:
 
-1. size: at most :data:`MAX_VOTE_SIZE` bytes (``oversize``; at most :data:`MAX_MESSAGE_SIZE`
-   but for a ``drop``, checked once the kind is known);
-2. framing: one msgpack value within hard limits, ``[bin, bin]``, 64-byte signature, canonical
-   (``malformed``, ``non_canonical``);
+1. size: at most :data:`MAX_VOTE_SIZE` bytes (``oversize``);
+2. framing: one msgpack value within hard limits, ``[bin, bin]`` or ``[bin, bin, bin]``,
+   64-byte signature, canonical (``malformed``, ``non_canonical``); the signed part at most
+   :data:`MAX_MESSAGE_SIZE` bytes (``oversize``);
 3. payload: an array whose version is one this codec reads (``bad_version``; checked before
    the length, which another version may change), then exact length, field types and ranges,
    a peer id that can sign, the chaining convention of the kind, a kind its version defines
    (``malformed``, ``unknown_kind``), bounded body (``bad_body``), canonical encoding
-   (``non_canonical``);
+   (``non_canonical``); a carried part only on a ``drop``, matching its digest, one canonical
+   array (``malformed``, ``non_canonical``), and a drop naming one carrying it;
 4. the caller's context: the game's version, game id and roster, when given (``bad_version``,
    ``wrong_game``, ``unknown_author``);
 5. the signature over the received payload bytes (``bad_signature``);
@@ -170,6 +189,9 @@ __all__ = [
     "SIGNATURE_DOMAIN",
     "Body",
     "BodyValidator",
+    "CARRIED_DIGEST_SIZE",
+    "CARRIED_DOMAIN",
+    "Carried",
     "EnvelopeCache",
     "InvalidMessageError",
     "Kind",
@@ -186,35 +208,47 @@ __all__ = [
     "verify_batch",
 ]
 
-PROTOCOL_VERSION: Final = 5
+PROTOCOL_VERSION: Final = 7
 """The version of the wire protocol of a game dealt by commit and reveal, position 0 of every
 payload. Version 2 (issue 18): an event's frontier names the id of each event it counts, so
 every event counts as an ack. Version 5 (session 39): a vote to drop a member on reason
-*equivocation* carries its proof, the two signed events (docs/protocol.md §5.2, §9.2)."""
+*equivocation* carries its proof, the two signed events (docs/protocol.md §5.2, §9.2).
+Version 7 (session 41): a ``drop`` may be :data:`MAX_VOTE_SIZE` bytes (session 40's larger
+vote on proof, which a peer of version 5 refuses as ``oversize``; docs/protocol.md §4.2)."""
 
-SHARES_VERSION: Final = 6
+SHARES_VERSION: Final = 8
 """The version of the wire protocol of a game of the dealerless shuffle (docs/shuffle.md §8,
-§10.6, §10.14): version 5 with the shuffle's kinds (12-17), the beats of a turn-up's shares
-(67, 68), and a move or claim body that may carry an opening. Session 39: 6, the vote on proof
-of version 5 (was 4; 3 before session 20)."""
+§10.6, §10.14): version 7 with the shuffle's kinds (12-17), the beats of a turn-up's shares
+(67, 68), and a move or claim body that may carry an opening. Session 41: 8, the larger
+``drop`` of version 7 (was 6 from session 39; 4 before, 3 before session 20)."""
 
 PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION, SHARES_VERSION)
 """The versions this codec reads and writes (a game's envelopes carry one of them). Those of
-earlier sessions are not read (``bad_version``): 1 (before issue 18), and 2, 3 and 4, whose
-vote on reason *equivocation* carried no proof (docs/protocol.md §4.1)."""
+earlier sessions are not read (``bad_version``): 1 (before issue 18); 2, 3 and 4, whose
+vote on reason *equivocation* carried no proof; 5 and 6, whose ``drop`` was at most
+:data:`MAX_MESSAGE_SIZE` (docs/protocol.md §4.1)."""
 
 SIGNATURE_DOMAIN: Final = b"p2p-nertz/v1/msg\0"
 """The tag prefixed to the payload bytes before signing (domain separation)."""
 
+CARRIED_DOMAIN: Final = b"p2p-nertz/v1/carried\0"
+"""The tag prefixed to a carried part's bytes before hashing it into its digest."""
+
+CARRIED_DIGEST_SIZE: Final = 32
+"""The size of a carried part's digest (SHA-256), the last element of the drop's body."""
+
 MAX_MESSAGE_SIZE: Final = 4096
-"""The largest message accepted, in bytes of wire form (framing, payload and signature), but
-a ``drop`` (:data:`MAX_VOTE_SIZE`)."""
+"""The largest message accepted, in bytes of wire form (framing, payload and signature); for
+a ``drop`` with a carried part, of its signed part (:attr:`Message.signed_wire`)."""
 
 MAX_VOTE_SIZE: Final = 3 * MAX_MESSAGE_SIZE
-"""The largest ``drop`` accepted (session 40): a vote on proof carries its proof, two signed
-messages of the member of up to :data:`MAX_MESSAGE_SIZE` each (a fork of a shuffle's
-``deck_stage`` is ~3.5 KB), beside a vote of at most ~1.1 KB (eight seats, 64 quoted ids,
-every number at its widest: ``tests/test_vote_proof.py`` builds it). docs/protocol.md §4.2."""
+"""The largest ``drop`` accepted, its carried part included (session 40): a vote on proof
+carries its proof, two signed messages of the member of up to :data:`MAX_MESSAGE_SIZE` each
+(a fork of a shuffle's ``deck_stage`` is ~3.5 KB), beside a signed vote of at most ~1.1 KB
+(eight seats, 64 quoted ids, every number at its widest: ``tests/test_vote_proof.py`` builds
+it). Since session 41 the proof is carried beside the signed part, so any message, a drop
+too, fits a proof (its signed part is at most :data:`MAX_MESSAGE_SIZE`). docs/protocol.md
+§4.2."""
 
 MAX_BODY_DEPTH: Final = 16
 """How deep arrays and maps may nest in a body (a scalar body has depth 0)."""
@@ -265,7 +299,7 @@ class Kind(enum.IntEnum):
     RESULT = 9
     DROP = 10
     LEAVE = 11
-    #: the dealerless shuffle's events (docs/shuffle.md §8.1): protocol version 6 only
+    #: the dealerless shuffle's events (docs/shuffle.md §8.1): protocol version 8 only
     DECK_KEY = 12
     DECK_STAGE = 13
     DECK_SHARES = 14
@@ -275,7 +309,7 @@ class Kind(enum.IntEnum):
     BEAT = 64
     ACK = 65
     WANT = 66
-    #: a turn-up's shares outside the feed (docs/shuffle.md §10.14): protocol version 6 only
+    #: a turn-up's shares outside the feed (docs/shuffle.md §10.14): protocol version 8 only
     DECK_REVEAL = 67
     DECK_WANT = 68
 
@@ -350,6 +384,15 @@ class InvalidMessageError(RemoteProtocolError):
         return f"{self.reason.value}: {self.detail}"
 
 
+class Carried(tuple):  # type: ignore[type-arg]
+    """An array a ``drop`` carries beside its signed payload (the module docstring, *the
+    carried part*): in a body given to :func:`encode_message`, its last element, which is
+    signed as its digest; in a decoded body, the same place. A tuple, told from an array
+    signed inline by its type."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Message:
     """A decoded, verified message: the envelope fields and the bytes they came from.
@@ -370,6 +413,7 @@ class Message:
         payload: the exact payload bytes that were signed.
         signature: the 64-byte Ed25519 signature of ``SIGNATURE_DOMAIN + payload``.
         id: ``SHA-256(payload + signature)``.
+        carried: the carried part's bytes (a ``drop`` on proof), or ``None``.
     """
 
     version: int
@@ -383,10 +427,21 @@ class Message:
     payload: bytes
     signature: bytes
     id: MessageId
+    carried: bytes | None = None
 
     @property
     def wire(self) -> bytes:
-        """The message in wire form: exactly the bytes that were decoded (framing is canonical)."""
+        """The message in wire form: exactly the bytes that were decoded (framing is canonical),
+        its carried part included."""
+        if self.carried is None:
+            return _pack((self.payload, self.signature))
+        return _pack((self.payload, self.signature, self.carried))
+
+    @property
+    def signed_wire(self) -> bytes:
+        """The message without its carried part, ``[payload, signature]``: what a proof of a
+        fork of it carries (at most :data:`MAX_MESSAGE_SIZE`; the same id). The wire itself
+        for a message that carries nothing."""
         return _pack((self.payload, self.signature))
 
     @property
@@ -498,7 +553,8 @@ def encode_message(
             beats: ``None``.
         lamport: the author's Lamport clock for this send.
         kind: the kind.
-        body: the body (lists and tuples, dicts and other mappings are accepted).
+        body: the body (lists and tuples, dicts and other mappings are accepted); a ``drop``'s
+            may end in a :class:`Carried`, carried beside the payload and signed as its digest.
         cache: where to remember the message as parsed and verified, so that decoding these
             bytes with the same cache (the peer delivers its own events by the remote path)
             neither parses them again nor verifies; ``None``: nowhere.
@@ -508,18 +564,28 @@ def encode_message(
     Raises:
         LocalProtocolError: a field is out of range or of the wrong type, the body is not a
             bounded msgpack value, or the message would exceed :data:`MAX_MESSAGE_SIZE` (a
-            ``drop``: :data:`MAX_VOTE_SIZE`).
+            ``drop``'s signed part; with its carried part, :data:`MAX_VOTE_SIZE`).
     """
     if not isinstance(kind, Kind):
         raise LocalProtocolError(f"kind must be a Kind, got {kind!r}")
     if type(version) is not int or version not in PROTOCOL_VERSIONS:
         raise LocalProtocolError(f"protocol version {version!r} is not one of {PROTOCOL_VERSIONS}")
+    carried = None
+    if isinstance(body, list | tuple) and body and type(body[-1]) is Carried:
+        if kind is not Kind.DROP:
+            raise LocalProtocolError(f"a {kind.name.lower()} carries nothing beside its payload")
+        try:
+            carried = _pack(tuple(body[-1]))
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise LocalProtocolError(f"cannot encode the carried part: {exc}") from exc
+        body = (*body[:-1], _carried_digest(carried))
     fields = (version, game_id, identity.peer_id, seq, prev, lamport, kind.value, body)
     try:
         payload = _pack(fields)
     except (TypeError, ValueError, OverflowError) as exc:
         raise LocalProtocolError(f"cannot encode the {kind.name.lower()} message: {exc}") from exc
-    wire = _pack((payload, identity.sign(SIGNATURE_DOMAIN + payload)))
+    signature = identity.sign(SIGNATURE_DOMAIN + payload)
+    wire = _pack((payload, signature) if carried is None else (payload, signature, carried))
     try:
         message = _parse(wire, cache)
     except _Rejected as rejected:
@@ -568,6 +634,8 @@ def verify_batch(
             message = _parse(data, cache)
         except _Rejected:
             continue
+        if _bare(message):
+            continue  # (decode_message refuses it)
         if message.game_id == game_id and message.author in roster:
             pending.append((data, message))
     verified = cache._verified
@@ -591,6 +659,7 @@ def decode_message(
     validators: Mapping[Kind, BodyValidator] | None = None,
     cache: EnvelopeCache | None = None,
     version: int | Collection[int] | None = None,
+    bare: bool = False,
 ) -> Message:
     """Check and verify one message in wire form; return it, or raise why it is rejected.
 
@@ -607,6 +676,8 @@ def decode_message(
             work, with the same result); ``None``: parse and verify.
         version: if given, the only protocol version accepted (the game's, docs/shuffle.md
             §10.6), or those accepted (``GameSpec.read_versions``); ``None``: any read here.
+        bare: take a ``drop`` that names a carried part without it (:attr:`Message.signed_wire`,
+            as a proof of a fork carries it; its body keeps the digest): for proofs only.
 
     Raises:
         InvalidMessageError: the message is rejected; for any bytes, nothing else is raised.
@@ -628,20 +699,9 @@ def decode_message(
         cached = message is not None
         if message is None:
             message = _parse(raw, cache)
-        if version is not None and message.version != version and not _among(message, version):
-            raise _Rejected(
-                RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
-            )
-        if game_id is not None and message.game_id != game_id:
-            raise _Rejected(
-                RejectReason.WRONG_GAME,
-                f"game id {message.game_id.hex()[:16]}..., expected {game_id.hex()[:16]}...",
-            )
-        if roster is not None and message.author not in roster:
-            raise _Rejected(
-                RejectReason.UNKNOWN_AUTHOR,
-                f"author {fingerprint(message.author)} is not in the roster",
-            )
+        if not bare and _bare(message):
+            raise _Rejected(RejectReason.MALFORMED, _BARE)
+        _check_context(message, version, game_id, roster)
         if cache is None or message.id not in cache._verified:
             if not verify(message.author, message.signature, SIGNATURE_DOMAIN + message.payload):
                 raise _Rejected(RejectReason.BAD_SIGNATURE, "the signature does not verify")
@@ -662,6 +722,52 @@ def decode_message(
                 evidence=message,
             ) from exc
     return message
+
+
+_BARE: Final = "the drop names a carried part by its digest and does not carry it"
+
+
+def _check_context(
+    message: Message,
+    version: int | Collection[int] | None,
+    game_id: bytes | None,
+    roster: Collection[bytes] | None,
+) -> None:
+    """Check ``message`` against the caller's context of :func:`decode_message`, in order:
+    the game's version, its game id, its roster (each if given)."""
+    if version is not None and message.version != version and not _among(message, version):
+        raise _Rejected(
+            RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
+        )
+    if game_id is not None and message.game_id != game_id:
+        raise _Rejected(
+            RejectReason.WRONG_GAME,
+            f"game id {message.game_id.hex()[:16]}..., expected {game_id.hex()[:16]}...",
+        )
+    if roster is not None and message.author not in roster:
+        raise _Rejected(
+            RejectReason.UNKNOWN_AUTHOR,
+            f"author {fingerprint(message.author)} is not in the roster",
+        )
+
+
+def _bare(message: Message) -> bool:
+    """Whether ``message`` is a ``drop`` naming a carried part it does not carry (its body's
+    last element a ``bin`` of a digest's size)."""
+    if message.carried is not None or message.kind is not Kind.DROP:
+        return False
+    body = message.body
+    return (
+        type(body) is tuple
+        and len(body) > 0
+        and type(body[-1]) is bytes
+        and len(body[-1]) == CARRIED_DIGEST_SIZE
+    )
+
+
+def _carried_digest(carried: bytes) -> bytes:
+    """The digest a ``drop``'s author signs of the part it carries."""
+    return hashlib.sha256(CARRIED_DOMAIN + carried).digest()
 
 
 def _among(message: Message, versions: int | Collection[int]) -> bool:
@@ -690,6 +796,8 @@ def decode_unverified(
         message = cache._parsed.get(raw) if cache is not None else None
         if message is None:
             message = _parse(raw, cache)
+        if _bare(message):
+            raise _Rejected(RejectReason.MALFORMED, _BARE)
         if version is not None and message.version != version and not _among(message, version):
             raise _Rejected(
                 RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
@@ -797,15 +905,18 @@ def _unpack(data: bytes, what: str) -> Any:
         ) from None
 
 
-def _frame(data: bytes) -> tuple[bytes, bytes]:
-    """The payload and the signature of a message's bytes, its frame checked: within the
-    size limit, ``[payload: bin, signature: bin]``, a 64-byte signature, canonical.
+def _frame(data: bytes) -> tuple[bytes, bytes, bytes | None]:
+    """The payload, the signature and the carried part (or ``None``) of a message's bytes, its
+    frame checked: within the size limit, ``[payload: bin, signature: bin]`` or ``[payload,
+    signature, carried: bin]``, a 64-byte signature, canonical, the signed part within
+    :data:`MAX_MESSAGE_SIZE`.
 
     The frame is canonical exactly when it is 3 + h + len(payload) + 64 bytes, h the
     payload's bin header (2, 3 or 5 bytes: bin 8, 16 or 32, the narrowest that holds it): a
-    fixarray (1 byte), that bin, and the signature as a bin 8 (2 bytes). Every other header
-    msgpack allows for these values (array 16/32, a wider bin) is longer, and unpacking used
-    every byte, so the size decides what packing the frame again and comparing would.
+    fixarray (1 byte), that bin, and the signature as a bin 8 (2 bytes); and a carried part
+    adds its own bin header and bytes. Every other header msgpack allows for these values
+    (array 16/32, a wider bin) is longer, and unpacking used every byte, so the size decides
+    what packing the frame again and comparing would.
     """
     size = len(data)
     if size > MAX_MESSAGE_SIZE:
@@ -813,27 +924,40 @@ def _frame(data: bytes) -> tuple[bytes, bytes]:
     frame = _unpack(data, "the message")
     if not (
         type(frame) is tuple
-        and len(frame) == 2
+        and 2 <= len(frame) <= 3
         and type(frame[0]) is bytes
         and type(frame[1]) is bytes
+        and (len(frame) == 2 or type(frame[2]) is bytes)
     ):
-        raise _Rejected(RejectReason.MALFORMED, "the message is not [payload: bin, signature: bin]")
-    payload, signature = frame
+        raise _Rejected(
+            RejectReason.MALFORMED,
+            "the message is not [payload: bin, signature: bin] (nor with a carried part: bin)",
+        )
+    payload, signature = frame[0], frame[1]
+    carried = frame[2] if len(frame) == 3 else None
     if len(signature) != SIGNATURE_SIZE:
         raise _Rejected(
             RejectReason.MALFORMED,
             f"the signature is {len(signature)} bytes, not {SIGNATURE_SIZE}",
         )
-    n = len(payload)
-    if size != 3 + (2 if n < 1 << 8 else 3 if n < 1 << 16 else 5) + n + SIGNATURE_SIZE:
+    signed = 3 + _bin_header(len(payload)) + len(payload) + SIGNATURE_SIZE
+    whole = signed if carried is None else signed + _bin_header(len(carried)) + len(carried)
+    if size != whole:
         raise _Rejected(RejectReason.NON_CANONICAL, "the framing is not minimal msgpack")
-    return payload, signature
+    if carried is not None:
+        _check_size(signed, MAX_MESSAGE_SIZE)  # (without one, the size is checked once the kind is)
+    return payload, signature, carried
+
+
+def _bin_header(n: int) -> int:
+    """The bytes of msgpack's narrowest bin header for ``n`` bytes (bin 8, 16 or 32)."""
+    return 2 if n < 1 << 8 else 3 if n < 1 << 16 else 5
 
 
 def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
     """Check everything that needs no context and no signature; return the unverified message
     (``cache``: where the check of the author's key is remembered)."""
-    payload, signature = _frame(data)
+    payload, signature, carried = _frame(data)
     fields = _unpack(payload, "the payload")
     if type(fields) is not tuple or not fields or type(fields[0]) is not int:
         raise _Rejected(
@@ -877,11 +1001,17 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
             )
     elif seq != 0 or prev is not None:
         raise _Rejected(RejectReason.MALFORMED, f"{kind.name.lower()} needs seq 0 and prev nil")
-    if len(data) > MAX_MESSAGE_SIZE and code != Kind.DROP:
+    if carried is None:
         _check_size(len(data), MAX_MESSAGE_SIZE)
+    elif code != Kind.DROP:
+        raise _Rejected(
+            RejectReason.MALFORMED, f"a {kind.name.lower()} carries nothing beside its payload"
+        )
     _check_body(body)
     if _pack(fields) != payload:
         raise _Rejected(RejectReason.NON_CANONICAL, "the payload is not minimal msgpack")
+    if carried is not None:
+        body = _take_carried(body, carried)
     return _message(  # the fields in order
         version,
         game_id,
@@ -894,7 +1024,27 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
         payload,
         signature,
         MessageId(hashlib.sha256(payload + signature).digest()),
+        carried,
     )
+
+
+def _take_carried(body: Body, carried: bytes) -> tuple[Body, ...]:
+    """A drop's ``body`` with its carried part in the place of its digest, checked: the digest
+    the author signed (the body's last element), one canonical array within the body's
+    bounds."""
+    if not (type(body) is tuple and body and type(body[-1]) is bytes):
+        raise _Rejected(RejectReason.MALFORMED, "a carried part has no digest in the body")
+    if _carried_digest(carried) != body[-1]:
+        raise _Rejected(
+            RejectReason.MALFORMED, "the carried part does not match the digest its author signed"
+        )
+    value = _unpack(carried, "the carried part")
+    if type(value) is not tuple:
+        raise _Rejected(RejectReason.MALFORMED, "the carried part is not an array")
+    _check_body(value)
+    if _pack(value) != carried:
+        raise _Rejected(RejectReason.NON_CANONICAL, "the carried part is not minimal msgpack")
+    return (*body[:-1], Carried(value))
 
 
 def _check_fields(
@@ -923,6 +1073,7 @@ def _message(  # noqa: PLR0917  (the fields of Message, in order, as its __init_
     payload: bytes,
     signature: bytes,
     id: MessageId,
+    carried: bytes | None,
 ) -> Message:
     """``Message(...)``, at about half the cost: one is made per message received.
 
@@ -942,6 +1093,7 @@ def _message(  # noqa: PLR0917  (the fields of Message, in order, as its __init_
     _SET_PAYLOAD(message, payload)
     _SET_SIGNATURE(message, signature)
     _SET_ID(message, id)
+    _SET_CARRIED(message, carried)
     return message
 
 
@@ -958,6 +1110,7 @@ _new_object = object.__new__
     _SET_PAYLOAD,
     _SET_SIGNATURE,
     _SET_ID,
+    _SET_CARRIED,
 ) = (
     # The descriptor of each slot, in the order of the fields (a field added to Message
     # and not here fails this unpacking at import).
@@ -979,11 +1132,11 @@ SHUFFLE_KINDS: Final = frozenset(
     }
 )
 """The kinds of the dealerless shuffle (docs/shuffle.md §8.1), defined by a shuffle game's
-version (6) only: version 5 does not define them (``unknown_kind``)."""
+version (8) only: version 7 does not define them (``unknown_kind``)."""
 _SHUFFLE_CODES: Final = frozenset(int(k) for k in SHUFFLE_KINDS)
 SHARES_KINDS: Final = frozenset({Kind.DECK_REVEAL, Kind.DECK_WANT})
 """The beats of a turn-up's shares (docs/shuffle.md §10.14), defined by a shuffle game's version
-(6) only: version 5 does not define them (``unknown_kind``)."""
+(8) only: version 7 does not define them (``unknown_kind``)."""
 _SHARES_CODES: Final = frozenset(int(k) for k in SHARES_KINDS)
 #: The codes each version does not define (of those :class:`Kind` names).
 _UNDEFINED: Final = {
@@ -995,7 +1148,7 @@ _UNDEFINED: Final = {
 def defined_kinds(version: int) -> frozenset[Kind]:
     """The kinds protocol ``version`` defines (one of :data:`PROTOCOL_VERSIONS`).
 
-    >>> sorted(defined_kinds(6) - defined_kinds(5)) == sorted(SHUFFLE_KINDS | SHARES_KINDS)
+    >>> sorted(defined_kinds(8) - defined_kinds(7)) == sorted(SHUFFLE_KINDS | SHARES_KINDS)
     True
     """
     if version not in _VERSIONS:

@@ -10,10 +10,11 @@ log as a note named ``proof`` (docs/log-format.md §5)::
 
 (for a lie about time, the beat first). :func:`encode_proof` writes that form and
 :func:`check_proof` reads it back, verifies both signatures and says what the pair proves, or
-why it proves nothing. Since session 39 a vote on proof carries the same pair (``Drop.proof``)
-and every fold refuses one whose pair does not prove what the vote says
-(:func:`vote_unproven`, the one home of that rule, asked by ``state._refuse_vote``). Pure: no
-clock, no I/O.
+why it proves nothing. Since session 39 a vote on proof carries the same pair (``Drop.proof``;
+since session 41 each message without a carried part of its own, its signed part alone: a
+drop so is read ``bare``, ``envelope.py``'s *carried part*) and every fold refuses one whose
+pair does not prove what the vote says (:func:`vote_unproven`, the one home of that rule,
+asked by ``state._refuse_vote``). Pure: no clock, no I/O.
 
 >>> check_proof(b"\\x90", game_id=bytes(32), roster=())
 Traceback (most recent call last):
@@ -193,7 +194,8 @@ def check_pair(
     messages: list[Message] = []
     for index, wire in enumerate(pair):
         try:
-            messages.append(decode_message(wire, game_id=game_id, roster=roster))
+            # (bare: a drop's signed part alone proves what its author signed, session 41)
+            messages.append(decode_message(wire, game_id=game_id, roster=roster, bare=True))
         except InvalidMessageError as exc:
             raise InvalidProofError(
                 ProofProblem.UNVERIFIED, f"its message {index + 1} is refused: {exc}"

@@ -142,15 +142,15 @@ class Proofs:
     def carried(self, seat: int, fork_seq: int) -> tuple[bytes, ...]:
         """What our vote on ``seat``'s cheat at ``fork_seq`` carries: the two messages of the
         proof of it we hold (a lie about time proves the seqs from the beat's head on,
-        :attr:`Proof.span <p2p_nertz.protocol.evidence.Proof.span>`); ``()`` if we hold none,
-        or one a vote cannot carry (a message over ``PROOF_MESSAGE_MAX``: a fork of a
-        shuffle's ``deck_stage`` or ``deck_shares`` is proven, logged and relayed, not voted
-        on, docs/protocol.md §9.4)."""
+        :attr:`Proof.span <p2p_nertz.protocol.evidence.Proof.span>`), each without a carried
+        part (:attr:`Message.signed_wire`: a fork of a vote on proof is proven by its two
+        signed parts, session 41); ``()`` if we hold none. (Every signed part is within
+        ``PROOF_MESSAGE_MAX``: ``fits`` is the schema's rule, asked before signing.)"""
         pair = self.pairs.get((seat, fork_seq))
         if pair is None:
             lies = [p for (q, seq), p in sorted(self.pairs.items()) if q == seat and seq > fork_seq]
             pair = next((p for p in lies if not p[0].is_event), None)
-        proof = () if pair is None else (pair[0].wire, pair[1].wire)
+        proof = () if pair is None else (pair[0].signed_wire, pair[1].signed_wire)
         return proof if fits(proof) else ()
 
     def proofs_for(

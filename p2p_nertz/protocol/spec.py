@@ -133,16 +133,18 @@ class GameSpec:
 
     @property
     def wire_version(self) -> int:
-        """The protocol version of every envelope of this game: 6 in a game of the shuffle, 5
+        """The protocol version of every envelope of this game: 8 in a game of the shuffle, 7
         in one dealt by commit and reveal (docs/shuffle.md §10.6, §10.14; session 39, the vote
-        on proof). A peer of the game refuses the other versions (``bad_version``)."""
+        on proof; session 41, its larger ``drop``). A peer of the game refuses the other
+        versions (``bad_version``)."""
         return SHARES_VERSION if self.deal is Deal.SHUFFLE else PROTOCOL_VERSION
 
     @property
     def read_versions(self) -> tuple[int, ...]:
         """The protocol versions the audit and the replay read in this game's logs: its
         :attr:`wire_version` only. The versions of earlier sessions (2, 3, 4: a vote on proof
-        without its proof) are not read (docs/protocol.md §4.1)."""
+        without its proof; 5, 6: a ``drop`` of at most 4,096 bytes) are not read
+        (docs/protocol.md §4.1)."""
         return (self.wire_version,)
 
     @property
