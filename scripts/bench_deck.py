@@ -69,7 +69,7 @@ from p2p_nertz.deck.group import (  # noqa: E402
 )
 from p2p_nertz.deck.keys import MemberKey, joint_key, round_context, verify_member_key  # noqa: E402
 from p2p_nertz.deck.ladder import multiples, valid_points  # noqa: E402
-from p2p_nertz.deck.proofs import prove_equal, verify_equal  # noqa: E402
+from p2p_nertz.deck.proofs import PROVEN, prove_equal, verify_equal  # noqa: E402
 from p2p_nertz.deck.shares import (  # noqa: E402
     Share,
     make_share,
@@ -99,6 +99,7 @@ def _cold() -> None:
     and the stages re-run after the round were cache hits (session 15)."""
     verify_equal.cache_clear()
     prove_equal.cache_clear()  # (remembered since session 40: a share made again)
+    PROVEN.clear()  # (a statement proved here verifies unmultiplied since session 41)
     _is_point.cache_clear()
     _decode.cache_clear()
     shuffle_stage.cache_clear()

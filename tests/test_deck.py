@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nacl import bindings as sodium
 
+from p2p_nertz.deck import proofs
 from p2p_nertz.deck.check import (
     Fault,
     FaultKind,
@@ -40,7 +41,7 @@ from p2p_nertz.deck.group import (
     scalar_bytes,
 )
 from p2p_nertz.deck.keys import joint_key, verify_member_key
-from p2p_nertz.deck.proofs import prove_equal
+from p2p_nertz.deck.proofs import prove_equal, verify_equal
 from p2p_nertz.deck.shares import (
     Share,
     make_share,
@@ -183,6 +184,52 @@ def test_deck_a_share_made_with_its_key_given_is_the_same_share() -> None:
             )
             share = make_share(key, seat, 1, position, deck[position])
             assert (share.point, share.proof) == prove_equal(key.x, deck[position][0], ctx)
+
+
+def test_deck_a_statement_proved_here_is_answered_as_its_multiplications_answer() -> None:
+    # verify_equal answers the statements prove_equal made here (PROVEN) without multiplying:
+    # each such answer must be the multiplications' (an own share, its key given or not, and a
+    # partial's statement, under another secret), and nothing else is taken for proved: a
+    # share under another key, a share or proof changed, another context.
+    keys, deck = _one_position()
+    prove_equal.cache_clear()  # (a proof remembered is not noted again: made anew here)
+    made = []
+    for seat, key in enumerate(keys):
+        for position in (0, 7, 51):
+            ctx = share_context(CONTEXT, seat, seat, 1, position)
+            share = make_share(key, seat, 1, position, deck[position])
+            made.append((key.public, deck[position][0], share.point, share.proof, ctx))
+            partial = share_context(CONTEXT, seat, (seat + 1) % 3, 1, position)
+            point, proof = prove_equal(key.x + 1, deck[position][0], partial)
+            made.append((base_mul(key.x + 1), deck[position][0], point, proof, partial))
+    for statement in made:
+        assert statement in proofs.PROVEN
+        assert verify_equal(*statement) is proofs._verified(*statement) is True
+    key, point, share, (c, s), ctx = made[0]
+    for other in (
+        (keys[1].public, point, share, (c, s), ctx),
+        (key, point, made[1][2], (c, s), ctx),
+        (key, point, share, (c, (s + 1) % ORDER), ctx),
+        (key, point, share, (c, s), ctx + b"x"),
+    ):
+        assert other not in proofs.PROVEN
+        assert verify_equal(*other) is proofs._verified(*other) is False
+
+
+def test_deck_the_statements_proved_are_kept_to_a_bound_the_oldest_out() -> None:
+    keys, deck = _one_position()
+    kept = dict(proofs.PROVEN)
+    try:
+        proofs.PROVEN.clear()
+        for position in range(proofs.PROVEN_LIMIT + 2):
+            ctx = share_context(CONTEXT, 0, 0, 1, position)
+            proofs._proven(keys[0].public, deck[0][0], b"", (position, 0), ctx)
+        assert len(proofs.PROVEN) == proofs.PROVEN_LIMIT
+        oldest = next(iter(proofs.PROVEN))
+        assert oldest[3] == (2, 0)  # (the first two out)
+    finally:
+        proofs.PROVEN.clear()
+        proofs.PROVEN.update(kept)
 
 
 def test_deck_a_share_under_another_key_is_refused() -> None:
