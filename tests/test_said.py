@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -204,10 +205,14 @@ def test_lines_reads_on_until_the_end_and_a_process_silent_past_the_bound_is_des
         )
 
     ender = start("import sys; print('a'); print('b', file=sys.stderr); print('c')")
-    stopper = start("print('a', flush=True); print('b', flush=True); input()")
+    # Both lines in one write, and read only once they are in the pipe: the 0.2 s bound is on
+    # the silence after them, not on the interpreter's start (over 0.2 s at a load of 45).
+    stopper = start("import sys; sys.stdout.write('a\\nb\\n'); sys.stdout.flush(); input()")
     try:
         assert list(lines(ender, "the ender", 600)) == ["a\n", "c\n"]  # (its end ends it)
         assert list(lines(ender, "the ender", 600, stderr=True)) == ["b\n"]
+        assert stopper.stdout is not None
+        assert select.select([stopper.stdout], [], [], 600)[0]  # (its lines are in the pipe)
         seen = []
         with pytest.raises(NeverSaid, match=r"the stopper said nothing more: not within 0.2") as e:
             for line in lines(stopper, "the stopper", 0.2):  # (it never will: reads its input)
