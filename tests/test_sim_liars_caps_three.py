@@ -65,3 +65,22 @@ def test_liars_caps_three_votes_only_a_liars_log_holds_leave_the_union_with_the_
     # union stays in round 1's play and refuses honest seat 0's reveal (492), result and
     # round 2. The honest member's own log, audited alone, agrees with it.
     assert _play(125) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a withdrawal in the liar's log alone, past a seq no peer held, decides the union's "
+    "other fixed point: the audit of any set of logs with the liar's names honest seat 1 "
+    "(docs/protocol.md §13, session 40's scan of seeds 300-399; open)",
+)
+def test_liars_caps_three_a_withdrawal_only_a_liars_log_holds_leaves_the_union_alone() -> None:
+    # Seed 326: seat 0 seq_skip (its lie alone does it), seat 2 move_card, honest seat 1;
+    # seat 2 cut off 1.8-10.8 s. Seats 0 and 1 vote seat 2 out at Lamport 71 (counting 10);
+    # seat 2 votes seats 0 and 1 out at 61 and 62 (counting 11); seat 1 votes seat 0 out at
+    # 79 (16) and seat 0 votes seat 1 out (16). The peers drop seat 0 at 16 (seats 1's and
+    # 2's votes) and end the game together. Seat 0's withdrawal of its vote on seat 1 (89,
+    # its seq 19) and what follows are in its log alone: it skipped a seq on the wire, so
+    # every peer holds its feed to 18. The union of the logs, and any set of logs with seat
+    # 0's, folds that withdrawal, takes the other fixed point (seat 2 out at 10) and refuses
+    # honest seat 1's moves from its seq 32 (Lamport 254) on. Pinned in session 41.
+    assert _play(326) == []
