@@ -850,8 +850,16 @@ def cut_made(fold: GameState, seat: int, cut: int) -> bool:
 def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut: int) -> bool:
     """Whether a cut :class:`Unheld` offered is kept, ``fold`` being the fold with it imposed
     (the one test of :meth:`Folds._cut_unheld` and the audit's passes): ``fold`` dropped
-    ``seat`` there (:func:`cut_made`), and no member still in by ``fold`` announced holding
-    its events past the cut (:meth:`Unheld.held_past`).
+    ``seat`` there (:func:`cut_made`) or at a lower count, and no member still in by ``fold``
+    announced holding its events past the cut (:meth:`Unheld.held_past`).
+
+    A drop at a lower count keeps the cut too: the votes without the member's events past
+    the cut drop it, and those events, past both counts, count nowhere either way (session
+    41; lie fuzzer ``--two-liars --back readmit`` seed 326, three players: liar seat 0
+    skipped a seq on the wire, so the peers held its feed to 18 and dropped it at 16, and
+    its withdrawal at its seq 19, in its own log alone, moved every fold of a set of logs
+    with that log to the other fixed point, seat 2 out at 10; its cut at 18, the count of
+    the last votes on it, was offered and refused for the drop at 16).
 
     The offer reads who is still in from the fold *without* the cut, and imposing it can keep
     in a member that fold dropped: its announcement of the events past the cut then counts
@@ -875,7 +883,7 @@ def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut
     imposed seat 1's cut at 59 and made seat 1's drop final, the three others, holding their
     beats, made seat 2's drop at 54 final).
     """
-    if not cut_made(fold, seat, cut):
+    if not (cut_made(fold, seat, cut) or fold.dropped.get(seat, _NEVER) < cut):
         return False
     if any(lo == cut for lo, _ in fold.gaps.get(seat, ())):
         return True
