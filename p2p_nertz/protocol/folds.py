@@ -646,7 +646,9 @@ def impose_cuts(
 
     Each cut :meth:`Unheld.cuts` offers is tried (``fold_with``: the fixed point with it
     imposed, those imposed before too) and kept if it stands (:func:`cut_stands`): the first
-    that does is kept and the offers are made again from that fold. When none is left, each
+    that does is kept and the offers are made again from that fold. Where that fold drops
+    the member below the cut offered, the cut is imposed at its drop instead, and kept if the
+    fold with it makes it (:func:`cut_made`; session 41). When none is left, each
     cut :func:`lifted_cuts` offers (a drop decided before the withdrawals that lift its caps)
     is tried the same way, kept if the fold makes it (:func:`cut_made`). When none of those
     is left either, each cut :func:`readmitted_cuts` offers (a member the events readmit from
@@ -672,6 +674,15 @@ def impose_cuts(
             cuts = {**imposed, seat: cut}
             tried = fold_with(cuts)
             if stands(tried.fold):
+                # (A drop below an Unheld cut keeps it, made where the fold drops the member:
+                # imposed at the cut offered, its events between the two would count
+                # wherever they come before the drop in the order; two-liar readmit seed 125.)
+                lower = tried.fold.dropped.get(seat, cut)
+                if lower < cut:
+                    cuts = {**imposed, seat: lower}
+                    tried = fold_with(cuts)
+                    if not cut_made(tried.fold, seat, lower):
+                        continue
                 imposed, trial = cuts, tried
                 break
         else:
