@@ -3,7 +3,9 @@ honest member's live fold and a fold of logs at once part (docs/protocol.md §13
 40: two-liar readmit seeds 125 and 179*; the family of seeds 13, 33 and 264). Traced and
 pinned as strict xfails by one engineer of session 40, closed in the same session by the
 fold's offer of a self-kept member's cut (§9.2, *a member kept in by its own votes*, seed 13's
-rule): plain tests now.
+rule): plain tests now. Seed 326 (found by session 40's scan of 300-399, the same family through
+a liar's log alone) was pinned and closed in session 41 (§9.2, *events nobody else holds*: a
+cut kept where the fold with it drops the member lower).
 
 ``scripts/soak.py --liars --two-liars --back readmit --players 3-5``, seeds 125 and 179 (both
 draw three players; ~3-4 CPU-s each). Every member was cut off at once for a while, and each
@@ -65,3 +67,19 @@ def test_liars_caps_three_votes_only_a_liars_log_holds_leave_the_union_with_the_
     # union stays in round 1's play and refuses honest seat 0's reveal (492), result and
     # round 2. The honest member's own log, audited alone, agrees with it.
     assert _play(125) == []
+
+
+def test_liars_caps_three_a_withdrawal_only_a_liars_log_holds_leaves_the_union_alone() -> None:
+    # Seed 326: seat 0 seq_skip (its lie alone does it), seat 2 move_card, honest seat 1;
+    # seat 2 cut off 1.8-10.8 s. Seats 0 and 1 vote seat 2 out at Lamport 71 (counting 10);
+    # seat 2 votes seats 0 and 1 out at 61 and 62 (counting 11); seat 1 votes seat 0 out at
+    # 79 (16) and seat 0 votes seat 1 out (16). The peers drop seat 0 at 16 (seats 1's and
+    # 2's votes) and end the game together. Seat 0's withdrawal of its vote on seat 1 (89,
+    # its seq 19) and what follows are in its log alone: it skipped a seq on the wire, so
+    # every peer holds its feed to 18. The union of the logs, and any set of logs with seat
+    # 0's, folds that withdrawal, takes the other fixed point (seat 2 out at 10) and refuses
+    # honest seat 1's moves from its seq 32 (Lamport 254) on: the cut at 18 (the count of
+    # the last votes on seat 0, all that the others announced holding) was offered and
+    # refused, the fold with it dropping seat 0 at 16. Closed in session 41 (folds.cut_stands:
+    # a drop below the cut keeps it; tests/test_folds_unheld_below.py, by hand).
+    assert _play(326) == []

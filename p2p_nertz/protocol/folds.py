@@ -646,7 +646,9 @@ def impose_cuts(
 
     Each cut :meth:`Unheld.cuts` offers is tried (``fold_with``: the fixed point with it
     imposed, those imposed before too) and kept if it stands (:func:`cut_stands`): the first
-    that does is kept and the offers are made again from that fold. When none is left, each
+    that does is kept and the offers are made again from that fold. Where that fold drops
+    the member below the cut offered, the cut is imposed at its drop instead, and kept if the
+    fold with it makes it (:func:`cut_made`; session 41). When none is left, each
     cut :func:`lifted_cuts` offers (a drop decided before the withdrawals that lift its caps)
     is tried the same way, kept if the fold makes it (:func:`cut_made`). When none of those
     is left either, each cut :func:`readmitted_cuts` offers (a member the events readmit from
@@ -672,6 +674,15 @@ def impose_cuts(
             cuts = {**imposed, seat: cut}
             tried = fold_with(cuts)
             if stands(tried.fold):
+                # (A drop below an Unheld cut keeps it, made where the fold drops the member:
+                # imposed at the cut offered, its events between the two would count
+                # wherever they come before the drop in the order; two-liar readmit seed 125.)
+                lower = tried.fold.dropped.get(seat, cut)
+                if lower < cut:
+                    cuts = {**imposed, seat: lower}
+                    tried = fold_with(cuts)
+                    if not cut_made(tried.fold, seat, lower):
+                        continue
                 imposed, trial = cuts, tried
                 break
         else:
@@ -850,8 +861,16 @@ def cut_made(fold: GameState, seat: int, cut: int) -> bool:
 def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut: int) -> bool:
     """Whether a cut :class:`Unheld` offered is kept, ``fold`` being the fold with it imposed
     (the one test of :meth:`Folds._cut_unheld` and the audit's passes): ``fold`` dropped
-    ``seat`` there (:func:`cut_made`), and no member still in by ``fold`` announced holding
-    its events past the cut (:meth:`Unheld.held_past`).
+    ``seat`` there (:func:`cut_made`) or at a lower count, and no member still in by ``fold``
+    announced holding its events past the cut (:meth:`Unheld.held_past`).
+
+    A drop at a lower count keeps the cut too: the votes without the member's events past
+    the cut drop it, and those events, past both counts, count nowhere either way (session
+    41; lie fuzzer ``--two-liars --back readmit`` seed 326, three players: liar seat 0
+    skipped a seq on the wire, so the peers held its feed to 18 and dropped it at 16, and
+    its withdrawal at its seq 19, in its own log alone, moved every fold of a set of logs
+    with that log to the other fixed point, seat 2 out at 10; its cut at 18, the count of
+    the last votes on it, was offered and refused for the drop at 16).
 
     The offer reads who is still in from the fold *without* the cut, and imposing it can keep
     in a member that fold dropped: its announcement of the events past the cut then counts
@@ -875,7 +894,7 @@ def cut_stands(fold: GameState, final: GameState, unheld: Unheld, seat: int, cut
     imposed seat 1's cut at 59 and made seat 1's drop final, the three others, holding their
     beats, made seat 2's drop at 54 final).
     """
-    if not cut_made(fold, seat, cut):
+    if not (cut_made(fold, seat, cut) or fold.dropped.get(seat, _NEVER) < cut):
         return False
     if any(lo == cut for lo, _ in fold.gaps.get(seat, ())):
         return True
