@@ -37,7 +37,6 @@ that never passes, docs/protocol.md §13) is named, not failed.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,7 +242,7 @@ async def play(
     ended = [False] * spec.seats
     raised: list[str] = []
     all_honest = trio.Event()
-    start = time.monotonic()
+    start = trio.current_time()
 
     async def run(seat: int) -> None:
         try:
@@ -256,30 +255,15 @@ async def play(
 
     progress: list[tuple[float, tuple[object, ...]]] = []
 
-    async def watch(cancel: trio.CancelScope) -> None:  # (the pace, and a freeze's end)
-        since, last = 0.0, None
-        while True:
-            seen = tuple(
-                (sum(len(peer.events(q)) for q in range(spec.seats)), str(peer.tentative.phase))
-                for peer in (nodes[s]._peer for s in honest)
-                if peer is not None
-            )
-            at = time.monotonic() - start
-            progress.append((at, seen))
-            if seen != last:
-                since, last = at, seen
-            elif at - since >= still:
-                cancel.cancel()  # (frozen: the run is not finished)
-            await trio.sleep(1.0)
-
     with trio.move_on_after(bound):
         async with trio.open_nursery() as nursery:
             for seat in range(spec.seats):
                 nursery.start_soon(run, seat)
-            nursery.start_soon(watch, nursery.cancel_scope)
+            honest_nodes = [nodes[s] for s in honest]
+            nursery.start_soon(_watch, honest_nodes, start, progress, still, nursery.cancel_scope)
             await all_honest.wait()
             nursery.cancel_scope.cancel()  # (a liar voted out may watch until the table is gone)
-    wall = time.monotonic() - start
+    wall = trio.current_time() - start
     peers = [node._peer for node in nodes]
     return RealLiarRun(
         spec=spec,
@@ -295,6 +279,32 @@ async def play(
         progress=progress,
         gone=[node.gone for node in nodes],
     )
+
+
+async def _watch(
+    nodes: Sequence[PeerNode],
+    start: float,
+    progress: list[tuple[float, tuple[object, ...]]],
+    still: float,
+    cancel: trio.CancelScope,
+) -> None:
+    """Note the pace of the honest ``nodes`` every second in ``progress`` (what their
+    tentative folds hold: events, phase), and end the game (``cancel``) once it has stood
+    still for ``still`` seconds: a freeze, the run not finished."""
+    since, last = 0.0, None
+    while True:
+        seen = tuple(
+            (sum(len(peer.events(q)) for q in range(peer.spec.seats)), str(peer.tentative.phase))
+            for peer in (node._peer for node in nodes)
+            if peer is not None
+        )
+        at = trio.current_time() - start
+        progress.append((at, seen))
+        if seen != last:
+            since, last = at, seen
+        elif at - since >= still:
+            cancel.cancel()
+        await trio.sleep(1.0)
 
 
 def messages(path: Path) -> list[bytes]:
