@@ -54,12 +54,13 @@ LIAR = 2
 HONEST = (0, 1)
 
 LAN = dataclasses.replace(node_config(suspect_after=2.0, drop_after=10.0), phase_timeout=20.0)
-"""Timers of a LAN, not the fuzzer's quick ones, for a lie proven without them: on a loaded
-machine a node's own log sync can stall past the quick 3 s (in a worker thread, its two
-companions running on), and the honest member left with it voted it out and abandoned it,
-an honest drop for a silence the machine made, not the protocol (session 41: seat 1's sync
-held 8 s in play, ``seq_reuse``: "honest dropped: seat 0's final fold dropped seat 1"; a
-sync must now hold past 20 s, ``drop_after`` of keeping heard then ``drop_after`` more)."""
+"""Timers of a LAN, not the fuzzer's quick ones, for a lie proven without them (a fork, a
+time below an ack; a flood that must drop nobody): on a loaded machine a node's own log sync
+can stall past the quick 3 s (in a worker thread, its two companions running on), and the
+honest member left with it voted it out and abandoned it, an honest drop for a silence the
+machine made, not the protocol (session 41: seat 1's sync held 8 s in play, ``seq_reuse``:
+"honest dropped: seat 0's final fold dropped seat 1"; a sync must now hold past 20 s,
+``drop_after`` of keeping heard then ``drop_after`` more)."""
 
 
 def _play(
@@ -138,7 +139,7 @@ def test_node_liars_a_beat_timed_ahead_is_a_lie_about_time_the_honest_nodes_prov
     go to the sockets, never to the log. The liar's next event, timed below it, is a lie
     about time (docs/protocol.md §9.4): every honest node proves it, logs the proof and drops
     the liar; the audit of the logs names its clock."""
-    run = _play(tmp_path, Lie.BEAT_LAMPORT, liar_seed=4)  # (its draw: up, 2,439,533,664)
+    run = _play(tmp_path, Lie.BEAT_LAMPORT, liar_seed=4, config=LAN)  # (draw: up, 2,439,533,664)
     accused = _judged(run)
     assert all(LIAR in peer.final.dropped for peer in _honest(run))
     assert FindingKind.CLOCK_BELOW_ACK in accused
