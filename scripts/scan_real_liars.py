@@ -143,7 +143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="seeds per lie (default 3)")
     parser.add_argument("--only", default="", help="these seeds alone (comma-separated)")
     parser.add_argument("--players", default="2-4", help="table sizes drawn from (default 2-4)")
-    parser.add_argument("--bound", type=float, default=BOUND, help="seconds before a freeze")
+    parser.add_argument(
+        "--bound",
+        type=float,
+        default=BOUND,
+        help="seconds a game may take at most (one that moves but never ends); a freeze is "
+        "no honest fold moving for STILL s (liar_nodes)",
+    )
     parser.add_argument(
         "--slow", type=float, default=60.0, help="seconds past which a game is named slow"
     )
