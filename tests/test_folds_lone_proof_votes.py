@@ -1,12 +1,15 @@
 """Votes on proof that except each other's members (docs/protocol.md §9.2, *a member proven
-to cheat*; session 38, rebuilt on real forks in session 41).
+to cheat*; session 38, rebuilt on real forks and relaxed in session 41).
 
 A member proven to cheat is dropped on the votes of every member left, except members its
-voters all voted out. Session 38 made that exception stricter for votes on proof: the fold
-could not check a proof then (a vote named a fork; the two signed events were not in it), so
-one voter's votes on proof against every other member excepted each from the other's drop and
-dropped them all on its word alone (``quote_proof``, three players, seed 1); only a majority's
-votes on proof excepted, and a vote for silence did as before (soak seed 224's rule).
+voters all voted out: for silence (soak seed 224's rule), or on proof. Sessions 38 to 40
+asked a strict majority for the votes on proof: the fold could not check a proof then, and
+one voter's made-up proofs against every other member excepted each from the other's drop
+and dropped them all on its word alone (``quote_proof``, three players, seed 1). Since
+session 39 a vote on proof counts only with the two signed versions of the fork, so a
+member voted out on proof did fork, whoever voted: two proven cheaters beside one honest
+member are dropped by its votes alone (they waited for good before session 41), and a
+member some voter has not voted out is still needed.
 
 Every table here is real: each member's feed is signed messages chained by id, decoded and
 folded as a peer delivers them (``Folds``: tentative and final, ``finality.settle``). A
@@ -149,14 +152,16 @@ def _verdict(players: int, events: list[Event]) -> dict[int, int]:
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
-def test_folds_one_voters_votes_on_proof_against_every_other_member_drop_none(
+def test_folds_one_voters_votes_on_proof_against_every_other_member_drop_them_all(
     players: int,
 ) -> None:
-    # Seat 0 votes every other member out on proof, each proven to have forked: each is
-    # needed for the others' drops (one voter is no majority), and none votes.
+    """Seat 0 votes every other member out on proof, each proven to have forked: each is
+    excepted from the others' drops (its fork proven), and seat 0's votes alone drop them
+    all; at three players, two proven cheaters that never vote beside one honest member.
+    Sessions 38 to 40 dropped none (one voter is no majority): the table waited for good."""
     others = tuple(range(1, players))
     events = _table(players, others, [(0, q) for q in others])
-    assert _verdict(players, events) == {}
+    assert _verdict(players, events) == dict.fromkeys(others, 4)
 
 
 def test_folds_a_lone_proof_vote_beside_a_member_voted_out_for_silence_still_drops() -> None:
@@ -173,10 +178,32 @@ def test_folds_a_majoritys_votes_on_proof_against_two_cheaters_drop_both() -> No
     assert _verdict(5, events) == {3: 4, 4: 4}
 
 
-def test_folds_half_the_tables_votes_on_proof_against_the_other_half_drop_neither() -> None:
+def test_folds_half_the_tables_votes_on_proof_against_the_other_half_drop_both() -> None:
     """Four players, seats 0 and 1 voting seats 2 and 3 out on proof: two of four, no strict
-    majority; each of 2 and 3 is needed for the other's drop, and neither voted (two honest
-    members and two proven cheaters that never vote wait, with no honest majority to promise
-    an end, DESIGN.md §6)."""
+    majority, but each of 2 and 3 proven to have forked is excepted from the other's drop,
+    and both are dropped (sessions 38 to 40: neither, and two honest members and two proven
+    cheaters that never vote waited for good)."""
     events = _table(4, (2, 3), [(v, q) for q in (2, 3) for v in (0, 1)])
-    assert _verdict(4, events) == {}
+    assert _verdict(4, events) == {2: 4, 3: 4}
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_folds_votes_on_proof_never_except_a_member_not_proven(players: int) -> None:
+    """The exception asks a standing vote of every voter: seat 0 proves seat 1's fork and
+    votes on nobody else; every other member is honest and silent on it, so each is needed
+    and seat 1 stays in, as does every honest member (no vote against one)."""
+    events = _table(players, (1,), [(0, 1)])
+    assert _verdict(players, events) == {}
+
+
+def test_folds_a_cheater_proven_by_some_of_the_voters_only_is_still_needed() -> None:
+    """Four players, seats 2 and 3 proven to have forked. Seat 0 votes on both: seat 1, on
+    neither, is needed for each drop, and nobody is dropped. Seat 1 votes on seat 2 too:
+    seat 3 is needed for seat 2's drop (seat 1 has not voted it out), and nobody is dropped.
+    Seat 1 votes on seat 3 as well: both are."""
+    one = _table(4, (2, 3), [(0, 2), (0, 3)])
+    assert _verdict(4, one) == {}
+    two = _table(4, (2, 3), [(0, 2), (0, 3), (1, 2)])
+    assert _verdict(4, two) == {}
+    three = _table(4, (2, 3), [(0, 2), (0, 3), (1, 2), (1, 3)])
+    assert _verdict(4, three) == {2: 4, 3: 4}
