@@ -368,10 +368,11 @@ class Roster:
             return None
         # A member proven to cheat is dropped on the votes of every member left: their
         # counts and chains together say where the chains part (see vote_cut). Except
-        # members that every one of those voters has voted out (gone silent): else a
-        # cheater and a member that died would hold each other in the game for ever
-        # (the honest one cannot take the cheater's vote on the dead one, whose chain
-        # it does not follow: soak seed 224).
+        # members that every one of those voters has voted out (gone silent, or proven to
+        # have forked: _voted_out_by): else a cheater and a member that died would hold
+        # each other in the game for ever (the honest one cannot take the cheater's vote on
+        # the dead one, whose chain it does not follow: soak seed 224), and so would two
+        # cheaters that never vote beside one honest member.
         if any(v.reason is DropReason.EQUIVOCATION for v in ballots):
             voters = {voter for voter, _ in counted}
             needed = [
@@ -573,24 +574,21 @@ class Roster:
 
 
 def _voted_out_by(roster: Roster, seat: int, voters: set[int]) -> bool:
-    """Whether every one of ``voters`` has a standing vote against ``seat``, and either
-    none of those is on proof or ``voters`` are a strict majority of the current roster
+    """Whether every one of ``voters`` has a standing vote against ``seat``, for any reason
     (:meth:`Roster._decided`: such a member is not needed for a drop on proof).
 
-    A member voted out on proof is not one gone: its vote is what the rule that a drop on
-    proof needs every member left weighs a voter's word by, and a proof is the voter's
-    word to the fold (the vote names a fork; the two signed events are not in it). One
-    voter's votes on proof against every other member excepted each from the other's
-    drop, and dropped them all on its word alone: ``--lie quote_proof`` (session 38),
-    three players beside a crash, seed 1, where the honest member dropped itself in its
-    held view, on a chain of made-up ids, and the game never ended. A majority's votes on
-    proof except as before (two cheaters, each proven, at five players: neither votes on
-    the other); so does a vote for silence (soak seed 224)."""
-    ballots = [(voter, v) for voter, v in roster.votes.get(seat, ()) if voter in voters]
-    if not voters or {voter for voter, _ in ballots} < voters:
-        return False
-    plain = all(v.reason is not DropReason.EQUIVOCATION for _, v in ballots)
-    return plain or len(voters) >= roster.majority
+    A member every voter voted out for silence is one gone (else a cheater and a member that
+    died hold each other in the game for ever: soak seed 224); one voted out on proof has
+    forked, and its word is no more needed than its vote: since session 39 a vote on proof
+    counts only with the two signed versions that prove the fork (``state._refuse_vote``,
+    ``evidence.vote_unproven``), so a lone voter's votes on proof against every other member
+    drop them all only if each of them did fork (two proven cheaters at three players, the
+    honest member's votes alone). Sessions 38 to 40 asked a strict majority of the votes on
+    proof, when the fold could not check a proof and one liar's made-up proofs dropped every
+    other member on its word (``--lie quote_proof``, three players beside a crash, seed 1:
+    now refused, ``unproven_vote``); session 41 relaxed it (docs/protocol.md §9.2)."""
+    standing = {voter for voter, _ in roster.votes.get(seat, ())}
+    return bool(voters) and voters <= standing
 
 
 def _undo_leaves(roster: Roster, lamport: int) -> list[tuple[int, int]]:
