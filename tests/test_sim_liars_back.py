@@ -161,7 +161,11 @@ def test_liars_a_leave_before_the_drop_past_its_cut_leaves_the_audit_with_the_pe
 # is one of those events); seed 2: seat 3 cut at 13 by the peers, left at 46 by the audit.
 # Seeds 2 and 13 part on main; 8 parted with the leave's rule (roster._undo_leaves) alone.
 # (Seed 19, three players, the two liars a majority, parts on main and here alike: §13.)
-@pytest.mark.parametrize("seed", [2, 8, 13])
+# Seeds 8 and 13 here (1.1 and 2.8 CPU-s); seed 2 (5.5 CPU-s), at four players as they are,
+# parts as 13 does with both of folds.py's "a member that left is tried" guards undone (the
+# audit refuses the honest members' round-2 events and reaches another state; session 41):
+# the scans play it.
+@pytest.mark.parametrize("seed", [8, 13])
 def test_liars_two_leavers_the_cut_of_one_that_left_is_tried(seed: int) -> None:
     config, liars = game(
         seed, two=True, back="readmit", players=(3, 4), lies=(Lie.CLAIM_AFTER_LEAVE,)
