@@ -293,8 +293,11 @@ def test_sim_freeze_beats_a_voter_announcing_its_own_head_to_one_peer_stalls_nob
 #: the own-head lie one event ahead, each head filled by the liar's next event until it signs
 #: no more at the game's end (four players; before session 24's mend, seed 5's dealer stayed
 #: in ``result`` at stable 871, seed 7's likewise; at three players the dealer, left with the
-#: liar, voted it out and ended the game all the same)
-_ONE_AHEAD_SEEDS = [(4, 5), (4, 7)]
+#: liar, voted it out and ended the game all the same). Seed 5 alone here (1.8 CPU-s): with
+#: session 24's mend undone (``Finality``: the member's own word past what is held capping its
+#: term again) seeds 5 and 7 fail alike, the dealer in ``result`` and seats 2 and 3 at
+#: ``over``; seed 7 (2.0 CPU-s) is left to the scans (session 41).
+_ONE_AHEAD_SEEDS = [(4, 5)]
 
 
 @pytest.mark.parametrize(("players", "seed"), _ONE_AHEAD_SEEDS)

@@ -98,10 +98,11 @@ def _play_readmit(seed: int, two: bool) -> LiarRun:
 # votes that cut it, in the total order) and was readmitted at it, its rejoin request: the
 # peers' final folds never counted it, the audit's counted it and refused it as a second
 # join, until both read one rule (folds.unreadmitted, docs/protocol.md §9.8; session 36).
-# One liar, and seed 16 with two (the other liar's vote_twice beside it).
-@pytest.mark.parametrize(
-    ("seed", "two"), [(156, False), (212, False), (240, False), (268, False), (16, True)]
-)
+# One liar, and seed 16 with two (the other liar's vote_twice beside it). One seed a table
+# size: 212 at three players, 156 at four (0.6 and 1.0 CPU-s); 240 (three) and 268 (four)
+# are left to the scans: with folds.unreadmitted undone the four part alike, each audit
+# refusing the join (bad_join) and reaching another state (session 41).
+@pytest.mark.parametrize(("seed", "two"), [(156, False), (212, False), (16, True)])
 def test_liars_a_join_before_the_drop_readmitted_at_leaves_the_audit_with_the_peers(
     seed: int, two: bool
 ) -> None:
@@ -161,7 +162,11 @@ def test_liars_a_leave_before_the_drop_past_its_cut_leaves_the_audit_with_the_pe
 # is one of those events); seed 2: seat 3 cut at 13 by the peers, left at 46 by the audit.
 # Seeds 2 and 13 part on main; 8 parted with the leave's rule (roster._undo_leaves) alone.
 # (Seed 19, three players, the two liars a majority, parts on main and here alike: §13.)
-@pytest.mark.parametrize("seed", [2, 8, 13])
+# Seeds 8 and 13 here (0.9 and 2.8 CPU-s); seed 2 (5.1 CPU-s), at four players as they are,
+# parts as 13 does with both of folds.py's "a member that left is tried" guards undone (the
+# audit refuses the honest members' round-2 events and reaches another state; session 41):
+# the scans play it.
+@pytest.mark.parametrize("seed", [8, 13])
 def test_liars_two_leavers_the_cut_of_one_that_left_is_tried(seed: int) -> None:
     config, liars = game(
         seed, two=True, back="readmit", players=(3, 4), lies=(Lie.CLAIM_AFTER_LEAVE,)
