@@ -22,6 +22,7 @@ from p2p_nertz.protocol.bodies import (
     Drop,
     DropReason,
     Join,
+    Leave,
     encode_body,
     parse_body,
 )
@@ -239,3 +240,41 @@ def test_an_honest_peer_carries_no_proof_a_vote_cannot_hold() -> None:
     fitting = Proofs(0, 3, 8)
     assert fitting.equivocation(TARGET, first, decode_message(fork_proof(spec, TARGET, FORK)[1]))
     assert len(fitting.carried(TARGET, FORK)) == 2
+
+
+LOW, HIGH = 3, 4  # (a fork begun at 3, proven first at 4)
+
+
+def _version(spec: GameSpec, seq: int, prev: bytes, lamport: int) -> bytes:
+    """A signed event ``seq`` of the target naming ``prev``."""
+    body = encode_body(Leave((0,) * spec.seats, (b"",) * spec.seats))
+    key = key_of(spec, TARGET)
+    return encode_message(
+        key,
+        game_id=spec.game_id,
+        seq=seq,
+        prev=prev,
+        lamport=lamport,
+        kind=Kind.LEAVE,
+        body=body,
+        version=spec.wire_version,
+    )
+
+
+def test_a_proof_whose_versions_name_two_prevs_is_voted_on_where_the_branches_part() -> None:
+    """Two versions of ``HIGH`` naming different ``prev`` ids show the branches parted below
+    (session 41, ``--lie brink_branch`` seed 1 at four players): no vote at ``HIGH``, which
+    would count and quote our branch's event below, but a probe of ``LOW``; the two
+    versions there, naming one ``prev``, are the fork voted on (docs/protocol.md §9.4)."""
+    spec = _spec(3)
+    proofs = Proofs(0, 3, 8)
+    low = [decode_message(_version(spec, LOW, bytes(32), 10 + i)) for i in range(2)]
+    high = [decode_message(_version(spec, HIGH, m.id, 20 + i)) for i, m in enumerate(low)]
+    assert proofs.equivocation(TARGET, high[0], high[1])
+    assert proofs.parts_below(TARGET, HIGH)
+    assert proofs.probes_due(1.0, {}, 5.0, {}) == [(TARGET, LOW)]
+    assert proofs.equivocation(TARGET, low[0], low[1])
+    assert proofs.forked_at == {TARGET: LOW}
+    assert not proofs.parts_below(TARGET, LOW)
+    assert proofs.probes_due(9.0, {}, 5.0, {}) == []  # (proven: probed no more)
+    assert len(proofs.carried(TARGET, LOW)) == 2

@@ -162,7 +162,7 @@ class Author:
         """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
         says what the vote counts), carrying the proof (none we can carry: no vote, §9.4)."""
         proof = self.membership.proof.carried(seat, fork_seq)
-        if self.left or not proof:
+        if self.left or not proof or self.membership.proof.parts_below(seat, fork_seq):
             return
         recovering = self.recovery is not None or self.held_back
         held, final = len(self.feeds[seat]), self.finality.final_count(seat)

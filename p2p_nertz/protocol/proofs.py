@@ -153,6 +153,23 @@ class Proofs:
         proof = () if pair is None else (pair[0].wire, pair[1].wire)
         return proof if fits(proof) else ()
 
+    def parts_below(self, seat: int, fork_seq: int) -> bool:
+        """Whether the proof of ``seat``'s fork at ``fork_seq`` shows its branches parted below
+        it: two versions naming different ``prev`` ids, so that the member signed two versions
+        of ``fork_seq - 1`` too (docs/protocol.md §9.4, *a vote names where the branches
+        part*, session 41). Then no vote at ``fork_seq``: what it would count and quote of the
+        feed below may be our branch's, not the one every member counts. We ask everyone for
+        that seq (:meth:`probes_due`); the other version, come, proves the fork there, and we
+        vote on it (and so on down to the seq whose two versions name one ``prev``)."""
+        pair = self.pairs.get((seat, fork_seq))
+        if pair is None or fork_seq < 2 or not pair[0].is_event or not pair[1].is_event:
+            return False
+        if pair[0].prev == pair[1].prev:
+            return False
+        self.unproven[seat] = min(fork_seq - 1, self.unproven.get(seat, fork_seq))
+        self.probe_at[seat] = 0.0  # (at the next liveness step)
+        return True
+
     def proofs_for(
         self, seat: int, first: int, last: int, sent: Sequence[Message]
     ) -> Iterator[bytes]:
