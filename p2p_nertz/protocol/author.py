@@ -310,7 +310,7 @@ class Author:
                 self.sign_vote(q, request, DropReason.REJOIN, now)
         interval = self.config.beat_interval
         for q, fork_seq in membership.proof.probes_due(
-            now, final.dropped, interval, membership.voted
+            now, final.dropped, interval, membership.voted, membership.rejoin_requests
         ):
             # Another member voted on proof we do not have: ask everyone for their version
             # of that seq (one holding another version than ours sends the proof).

@@ -14,7 +14,7 @@ as ``proof`` and shares its containers (``forked_at``, ``proofs``, ...) under th
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 
 from p2p_nertz.protocol.bodies import fits
 from p2p_nertz.protocol.envelope import Message
@@ -164,10 +164,11 @@ class Proofs:
         pair = self.pairs.get((seat, fork_seq))
         if pair is None or fork_seq < 2 or not pair[0].is_event or not pair[1].is_event:
             return False
-        if pair[0].prev == pair[1].prev:
-            return False
-        self.unproven[seat] = min(fork_seq - 1, self.unproven.get(seat, fork_seq))
-        self.probe_at[seat] = 0.0  # (at the next liveness step)
+        if pair[0].prev == pair[1].prev or self.forked_at.get(seat, fork_seq) < fork_seq:
+            return False  # (where they part, or a lower fork proven here: its vote counts)
+        if self.unproven.get(seat, fork_seq) >= fork_seq:
+            self.unproven[seat] = fork_seq - 1
+            self.probe_at[seat] = 0.0  # (at the next liveness step)
         return True
 
     def proofs_for(
@@ -204,16 +205,25 @@ class Proofs:
                 self.probe_at[q] = at
 
     def probes_due(
-        self, now: float, dropped: dict[int, int], interval: float, voted: dict[int, int]
+        self,
+        now: float,
+        dropped: dict[int, int],
+        interval: float,
+        voted: dict[int, int],
+        rejoining: Container[int] = (),
     ) -> list[tuple[int, int]]:
         """The forks others voted on that we hold no proof of, to ask everyone about now:
         (seat, seq). One holding another version than ours sends the proof; a fork proven,
         voted on (``voted``: seat -> the seq of our vote), or of a member dropped is no longer
-        probed. And the versions named that we asked for (:meth:`ask_versions`), until known."""
+        probed, unless the member asks back (``rejoining``: whose rejoin request we hold):
+        its readmission may wait on events of others that name its other branch, refused here
+        until the proof comes (docs/protocol.md §9.4, session 41). And the versions named that
+        we asked for (:meth:`ask_versions`), until known."""
         due = []
         for q, fork_seq in list(self.unproven.items()) if self.unproven else ():
             earlier = fork_seq < self.forked_at.get(q, 0)  # (its proof lets events in, §9.4)
-            if (q, fork_seq) in self.proven or (q in voted and not earlier) or q in dropped:
+            out = q not in rejoining and (q in dropped or (q in voted and not earlier))
+            if (q, fork_seq) in self.proven or out:
                 del self.unproven[q]
             elif now >= self.probe_at[q]:
                 self.probe_at[q] = now + interval
