@@ -8,9 +8,9 @@ bound's corners themselves are pinned in ``tests/test_clock_leaps.py``).
 Scans (3-5 players, seeds 0-99): one game fails, seed 1 at four players, and not for the
 leap bound: the same game fails with every branch event timed as an honest author times it
 (one tick past what it names). With ``--back readmit`` (3-5 players, 0-23) one more, seed 8
-at three, with no event refused as a leap, pinned here, open. The first, *a vote on proof
-above the fork*, mended in session 41: a proof whose versions name two prevs is voted on
-where the branches part (§9.4).
+at three, with no event refused as a leap. Both mended in session 41 (§9.4): a proof whose
+versions name two prevs is voted on where the branches part (*a vote on proof above the
+fork*), and a fork of a member asking back is probed though it is still dropped here.
 """
 
 from __future__ import annotations
@@ -44,17 +44,15 @@ def test_brink_branch_an_honest_vote_above_the_fork_is_not_refused() -> None:
     assert run.result.violations == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (docs/protocol.md §13, a vote on proof above the fork): a brink branch "
-    "beside a readmission; no leap is refused in the game",
-)
 def test_brink_branch_beside_a_readmission_ends_and_drops_no_honest_member() -> None:
     # Seed 8, three players, the liar (seat 2) lying from its readmission on (``soak.py
-    # --liars --lie brink_branch --back readmit``; ~7 CPU-s): seat 0's final fold drops
-    # honest seat 1, the game never ends (seat 1 holds 81 of seat 0's 150 events). No member
-    # refuses any event as a leap, and the game fails alike before session 41's mend: a
-    # fault of the branch itself, not traced.
+    # --liars --lie brink_branch --back readmit``; ~1 CPU-s, ~7 when it fails): seat 2
+    # forks at 28 and sends honest seat 1 alone its branch (28, and its rejoin request 29
+    # at the brink). Seat 1 refuses seat 0's events naming the other 29 (timed below its
+    # copy) and probes 29; before session 41's mend that probe was dropped, seat 2 being
+    # still dropped in seat 1's final fold (its readmission waits on those very events)
+    # and voted out by seat 1: seat 0's final fold dropped honest seat 1 and the game never
+    # ended. A member asking back is probed as one in (docs/protocol.md §9.4).
     config, liars = game(8, players=(3, 3), lies=(Lie.BRINK_BRANCH,), back="readmit")
     run = simulate(config, liars)
     assert run.result.violations == []

@@ -278,3 +278,15 @@ def test_a_proof_whose_versions_name_two_prevs_is_voted_on_where_the_branches_pa
     assert not proofs.parts_below(TARGET, LOW)
     assert proofs.probes_due(9.0, {}, 5.0, {}) == []  # (proven: probed no more)
     assert len(proofs.carried(TARGET, LOW)) == 2
+
+
+def test_a_fork_of_a_member_asking_back_is_probed_though_it_is_dropped_here() -> None:
+    """A probe of a member dropped in our final fold, or voted out by us, is dropped, unless
+    we hold its rejoin request: its readmission may wait on events naming its other branch,
+    refused here until the proof comes (session 41, ``--lie brink_branch --back readmit``
+    seed 8 at three players: a member honest, dropped, no end)."""
+    proofs = Proofs(0, 3, 8)
+    proofs.unproven[TARGET] = HIGH
+    dropped, voted = {TARGET: LOW}, {TARGET: LOW}
+    assert proofs.probes_due(1.0, dropped, 5.0, voted, {TARGET: HIGH}) == [(TARGET, HIGH)]
+    assert proofs.probes_due(9.0, dropped, 5.0, {}) == [] and proofs.unproven == {}
