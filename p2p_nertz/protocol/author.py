@@ -162,10 +162,11 @@ class Author:
         """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
         says what the vote counts), carrying the proof (none we can carry: no vote, §9.4)."""
         proof = self.membership.proof.carried(seat, fork_seq)
-        if self.left or not proof or self.membership.proof.parts_below(seat, fork_seq):
+        held = len(self.feeds[seat])
+        if self.left or not proof or self.membership.proof.parts_below(seat, fork_seq, held):
             return
         recovering = self.recovery is not None or self.held_back
-        held, final = len(self.feeds[seat]), self.finality.final_count(seat)
+        final = self.finality.final_count(seat)
         cut = self.membership.fork_vote(seat, fork_seq, held, final, recovering=recovering)
         if cut is not None:
             ids = self.store.ids(seat, cut, VOTE_WINDOW)
@@ -315,6 +316,8 @@ class Author:
             # Another member voted on proof we do not have: ask everyone for their version
             # of that seq (one holding another version than ours sends the proof).
             self.outbox.effects.append(Send(self.delivery.want_wire(q, fork_seq, fork_seq)))
+        for q, fork_seq in membership.proof.parted_votes() if membership.proof.parting else ():
+            self.vote_fork(q, fork_seq, now)  # (the version below never came: Proofs.parts_below)
         folds = self.chains.folds
         membership.track_silence(now, final.dropped, lambda: folds.tentative.dropped)
         # Connected but withholding what the round waits for: a majority's votes drop the seat.
