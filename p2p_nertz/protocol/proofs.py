@@ -55,7 +55,7 @@ class Proofs:
         # as a leap named by an id we neither hold nor keep in a proof (:meth:`ask_versions`)
         self.unknown: dict[int, tuple[int, bytes, int]] = {}
         # seat -> (fork seq, asks left): a vote deferred while we ask for the version below
-        # (:meth:`parts_below`); ``None`` once the asks are spent and the vote is due
+        # (:meth:`parts_below`); asks -1 once spent and the vote given (:meth:`parted_votes`)
         self.parting: dict[int, tuple[int, int]] = {}
 
     # -- beats kept to catch a lie about time -----------------------------------------------
