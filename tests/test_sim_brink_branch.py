@@ -8,8 +8,9 @@ bound's corners themselves are pinned in ``tests/test_clock_leaps.py``).
 Scans (3-5 players, seeds 0-99): one game fails, seed 1 at four players, and not for the
 leap bound: the same game fails with every branch event timed as an honest author times it
 (one tick past what it names). With ``--back readmit`` (3-5 players, 0-23) one more, seed 8
-at three, with no event refused as a leap. Both pinned here, open (§13, *a vote on proof
-above the fork*).
+at three, with no event refused as a leap. Both mended in session 41 (§9.4): a proof whose
+versions name two prevs is voted on where the branches part (*a vote on proof above the
+fork*), and a fork of a member asking back is probed though it is still dropped here.
 """
 
 from __future__ import annotations
@@ -30,34 +31,28 @@ def test_brink_branch_is_an_edge_lie_no_soak_seed_draws_but_by_name() -> None:
     assert [x.lie for x in liars] == [Lie.BRINK_BRANCH]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (docs/protocol.md §13, a vote on proof above the fork): an honest member "
-    "holding the branch proves the fork past where it began and votes quoting its branch",
-)
 def test_brink_branch_an_honest_vote_above_the_fork_is_not_refused() -> None:
     # Seed 1, four players (~1.5 CPU-s): liar seat 3 forks at its seq 8 and sends seat 0
     # alone its branch (8 and 9, each at the brink). Seat 0 gets the other version of seq 9
-    # first and votes on proof at 9, counting to 8 and quoting its branch's 8; seat 1 votes
-    # on the same proof quoting the other 8. The audit of every log refuses seat 0's honest
-    # vote (a vote quoting another id of seat 3's event 8 than the event counted) and parts
-    # from the peers' state; the peers refuse the last results.
+    # first. Before session 41's mend it voted on proof at 9, counting to 8 and quoting its
+    # branch's 8, while seat 1 voted on the fork at 8 quoting the other 8: the audit refused
+    # seat 0's honest vote (quoting another id of seat 3's event 8 than the event counted)
+    # and parted from the peers' state. Now the two 9s, naming two prevs, show the branches
+    # parted below: seat 0 probes 8 and votes on the fork there (docs/protocol.md §9.4).
     config, liars = game(1, players=(4, 4), lies=(Lie.BRINK_BRANCH,))
     run = simulate(config, liars)
     assert run.result.violations == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (docs/protocol.md §13, a vote on proof above the fork): a brink branch "
-    "beside a readmission; no leap is refused in the game",
-)
 def test_brink_branch_beside_a_readmission_ends_and_drops_no_honest_member() -> None:
     # Seed 8, three players, the liar (seat 2) lying from its readmission on (``soak.py
-    # --liars --lie brink_branch --back readmit``; ~7 CPU-s): seat 0's final fold drops
-    # honest seat 1, the game never ends (seat 1 holds 81 of seat 0's 150 events). No member
-    # refuses any event as a leap, and the game fails alike before session 41's mend: a
-    # fault of the branch itself, not traced.
+    # --liars --lie brink_branch --back readmit``; ~1 CPU-s, ~7 when it fails): seat 2
+    # forks at 28 and sends honest seat 1 alone its branch (28, and its rejoin request 29
+    # at the brink). Seat 1 refuses seat 0's events naming the other 29 (timed below its
+    # copy) and probes 29; before session 41's mend that probe was dropped, seat 2 being
+    # still dropped in seat 1's final fold (its readmission waits on those very events)
+    # and voted out by seat 1: seat 0's final fold dropped honest seat 1 and the game never
+    # ended. A member asking back is probed as one in (docs/protocol.md §9.4).
     config, liars = game(8, players=(3, 3), lies=(Lie.BRINK_BRANCH,), back="readmit")
     run = simulate(config, liars)
     assert run.result.violations == []

@@ -22,6 +22,7 @@ from p2p_nertz.protocol.bodies import (
     Drop,
     DropReason,
     Join,
+    Leave,
     encode_body,
     parse_body,
 )
@@ -38,7 +39,7 @@ from p2p_nertz.protocol.envelope import (
 )
 from p2p_nertz.protocol.evidence import vote_unproven
 from p2p_nertz.protocol.fold_values import Event, RefusalCode
-from p2p_nertz.protocol.proofs import Proofs
+from p2p_nertz.protocol.proofs import VERSION_ASKS, Proofs
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameState
 from tests.proof_helpers import fork_proof, key_of
@@ -265,3 +266,74 @@ def test_a_fork_of_a_vote_on_proof_is_carried_by_its_signed_parts() -> None:
         with pytest.raises(InvalidMessageError, match="does not carry it") as refused:
             decode_message(part, game_id=spec.game_id, roster=spec.peer_ids)
         assert refused.value.evidence is None  # (anyone can strip one: it blames nobody)
+
+
+LOW, HIGH = 3, 4  # (a fork begun at 3, proven first at 4)
+
+
+def _version(spec: GameSpec, seq: int, prev: bytes, lamport: int) -> bytes:
+    """A signed event ``seq`` of the target naming ``prev``."""
+    body = encode_body(Leave((0,) * spec.seats, (b"",) * spec.seats))
+    key = key_of(spec, TARGET)
+    return encode_message(
+        key,
+        game_id=spec.game_id,
+        seq=seq,
+        prev=prev,
+        lamport=lamport,
+        kind=Kind.LEAVE,
+        body=body,
+        version=spec.wire_version,
+    )
+
+
+def test_a_proof_whose_versions_name_two_prevs_is_voted_on_where_the_branches_part() -> None:
+    """Two versions of ``HIGH`` naming different ``prev`` ids show the branches parted below
+    (session 41, ``--lie brink_branch`` seed 1 at four players): no vote at ``HIGH``, which
+    would count and quote our branch's event below, but a probe of ``LOW``; the two
+    versions there, naming one ``prev``, are the fork voted on (docs/protocol.md §9.4)."""
+    spec = _spec(3)
+    proofs = Proofs(0, 3, 8)
+    low = [decode_message(_version(spec, LOW, bytes(32), 10 + i)) for i in range(2)]
+    high = [decode_message(_version(spec, HIGH, m.id, 20 + i)) for i, m in enumerate(low)]
+    assert proofs.equivocation(TARGET, high[0], high[1])
+    assert not proofs.parts_below(TARGET, HIGH, LOW - 1)  # (holding none of LOW: no quote)
+    assert proofs.parts_below(TARGET, HIGH, HIGH)
+    assert proofs.probes_due(1.0, {}, 5.0, {}) == [(TARGET, LOW)]
+    assert proofs.equivocation(TARGET, low[0], low[1])
+    assert proofs.forked_at == {TARGET: LOW}
+    assert not proofs.parts_below(TARGET, LOW, HIGH)
+    assert proofs.probes_due(9.0, {}, 5.0, {}) == []  # (proven: probed no more)
+    assert len(proofs.carried(TARGET, LOW)) == 2
+    assert proofs.parted_votes() == []
+
+
+def test_a_prev_naming_no_event_defers_the_vote_on_proof_for_a_few_asks_only() -> None:
+    """A ``prev`` is its author's word: a liar's two versions of ``HIGH`` may name a made-up
+    id below, a version nobody can send (``--liars --two-liars --back readmit`` seed 186).
+    The vote waits :data:`VERSION_ASKS` asks for it, then is due at ``HIGH``."""
+    spec = _spec(3)
+    proofs = Proofs(0, 3, 8)
+    low = decode_message(_version(spec, LOW, bytes(32), 10))
+    high = [
+        decode_message(_version(spec, HIGH, prev, 20 + i))
+        for i, prev in enumerate((low.id, b"\1" * 32))
+    ]
+    assert proofs.equivocation(TARGET, high[0], high[1]) and proofs.parts_below(TARGET, HIGH, HIGH)
+    for ask in range(VERSION_ASKS):
+        assert proofs.parted_votes() == [] and proofs.parts_below(TARGET, HIGH, HIGH)
+        assert proofs.probes_due(10.0 * ask, {}, 5.0, {}) == [(TARGET, LOW)]
+    assert not proofs.parts_below(TARGET, HIGH, HIGH)
+    assert proofs.parted_votes() == [(TARGET, HIGH)] and proofs.parted_votes() == []
+
+
+def test_a_fork_of_a_member_asking_back_is_probed_though_it_is_dropped_here() -> None:
+    """A probe of a member dropped in our final fold, or voted out by us, is dropped, unless
+    we hold its rejoin request: its readmission may wait on events naming its other branch,
+    refused here until the proof comes (session 41, ``--lie brink_branch --back readmit``
+    seed 8 at three players: a member honest, dropped, no end)."""
+    proofs = Proofs(0, 3, 8)
+    proofs.unproven[TARGET] = HIGH
+    dropped, voted = {TARGET: LOW}, {TARGET: LOW}
+    assert proofs.probes_due(1.0, dropped, 5.0, voted, {TARGET: HIGH}) == [(TARGET, HIGH)]
+    assert proofs.probes_due(9.0, dropped, 5.0, {}) == [] and proofs.unproven == {}

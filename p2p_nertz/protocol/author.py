@@ -162,10 +162,10 @@ class Author:
         """Vote out an author proven to have forked at ``fork_seq`` (:meth:`Membership.fork_vote`
         says what the vote counts), carrying the proof (none we can carry: no vote, §9.4)."""
         proof = self.membership.proof.carried(seat, fork_seq)
-        if self.left or not proof:
+        held, final = len(self.feeds[seat]), self.finality.final_count(seat)
+        if self.left or not proof or self.membership.proof.parts_below(seat, fork_seq, held):
             return
         recovering = self.recovery is not None or self.held_back
-        held, final = len(self.feeds[seat]), self.finality.final_count(seat)
         cut = self.membership.fork_vote(seat, fork_seq, held, final, recovering=recovering)
         if cut is not None:
             ids = self.store.ids(seat, cut, VOTE_WINDOW)
@@ -302,19 +302,19 @@ class Author:
         words = self.delivery.words
         if words.held:  # (votes for silence come before we had listened long: relays.py)
             self.outbox.effects.extend(words.reconsider(now, self.feeds))
-        if membership.rejoin_requests:
-            # Readmit the dropped members whose rejoin requests we hold (Duties.sponsorships).
+        if membership.rejoin_requests:  # (readmit those whose requests we hold: Duties)
             for q, request in self.duties.sponsorships(
                 final, membership.rejoin_requests, membership.sponsored, membership.proof.forked_at
             ):
                 self.sign_vote(q, request, DropReason.REJOIN, now)
         interval = self.config.beat_interval
         for q, fork_seq in membership.proof.probes_due(
-            now, final.dropped, interval, membership.voted
+            now, final.dropped, interval, membership.voted, membership.rejoin_requests
         ):
-            # Another member voted on proof we do not have: ask everyone for their version
-            # of that seq (one holding another version than ours sends the proof).
+            # A fork we cannot prove: ask everyone for that seq (one holding another sends it).
             self.outbox.effects.append(Send(self.delivery.want_wire(q, fork_seq, fork_seq)))
+        for q, fork_seq in membership.proof.parted_votes() if membership.proof.parting else ():
+            self.vote_fork(q, fork_seq, now)  # (the version below never came: Proofs.parts_below)
         folds = self.chains.folds
         membership.track_silence(now, final.dropped, lambda: folds.tentative.dropped)
         # Connected but withholding what the round waits for: a majority's votes drop the seat.

@@ -14,7 +14,7 @@ as ``proof`` and shares its containers (``forked_at``, ``proofs``, ...) under th
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 
 from p2p_nertz.protocol.bodies import fits
 from p2p_nertz.protocol.envelope import Message
@@ -54,6 +54,9 @@ class Proofs:
         # seat -> (seq, id prefix, asks left): a version of its event that an event refused
         # as a leap named by an id we neither hold nor keep in a proof (:meth:`ask_versions`)
         self.unknown: dict[int, tuple[int, bytes, int]] = {}
+        # seat -> (fork seq, asks left): a vote deferred while we ask for the version below
+        # (:meth:`parts_below`); asks -1 once spent and the vote given (:meth:`parted_votes`)
+        self.parting: dict[int, tuple[int, int]] = {}
 
     # -- beats kept to catch a lie about time -----------------------------------------------
     def watch_beat(self, seat: int, message: Message, head: int, held: int) -> None:
@@ -153,6 +156,40 @@ class Proofs:
         proof = () if pair is None else (pair[0].signed_wire, pair[1].signed_wire)
         return proof if fits(proof) else ()
 
+    def parts_below(self, seat: int, fork_seq: int, held: int) -> bool:
+        """Whether the proof of ``seat``'s fork at ``fork_seq`` shows its branches parted below
+        it: two versions naming different ``prev`` ids, so that the member signed two versions
+        of ``fork_seq - 1`` too (docs/protocol.md §9.4, *a vote names where the branches
+        part*, session 41). Then no vote at ``fork_seq``: what it would count and quote of the
+        feed below may be our branch's, not the one every member counts. We ask everyone for
+        that seq (:meth:`probes_due`); the other version, come, proves the fork there, and we
+        vote on it (and so on down to the seq whose two versions name one ``prev``). Only if
+        we hold ``fork_seq - 1`` (``held``: how much of the feed): else our vote quotes none
+        of it (``--liars --two-liars --back readmit`` seed 186: deferred, every honest vote
+        came late and the peers parted)."""
+        pair = self.pairs.get((seat, fork_seq))
+        if pair is None or held < fork_seq - 1 or not pair[0].is_event or not pair[1].is_event:
+            return False  # (our vote, counting what we hold, quotes nothing at fork_seq - 1)
+        if pair[0].prev == pair[1].prev or self.forked_at.get(seat, fork_seq) < fork_seq:
+            return False  # (where they part, or a lower fork proven here: its vote counts)
+        parting = self.parting.get(seat)
+        if parting is None or parting[0] != fork_seq:
+            self.parting[seat] = (fork_seq, VERSION_ASKS)
+            self.unproven[seat] = min(fork_seq - 1, self.unproven.get(seat, fork_seq))
+            self.probe_at[seat] = 0.0  # (at the next liveness step)
+            return True
+        # A ``prev`` is the author's word: one naming no event (a liar's made-up id) has no
+        # version to fetch. Asked for VERSION_ASKS times in vain, the vote is at fork_seq.
+        return parting[1] > 0
+
+    def parted_votes(self) -> list[tuple[int, int]]:
+        """The votes :meth:`parts_below` deferred whose asks are spent, the version below
+        never come: (seat, fork seq) each, due now (once)."""
+        due = [(q, f) for q, (f, asks) in self.parting.items() if asks == 0]
+        for q, f in due:
+            self.parting[q] = (f, -1)
+        return due
+
     def proofs_for(
         self, seat: int, first: int, last: int, sent: Sequence[Message]
     ) -> Iterator[bytes]:
@@ -187,20 +224,32 @@ class Proofs:
                 self.probe_at[q] = at
 
     def probes_due(
-        self, now: float, dropped: dict[int, int], interval: float, voted: dict[int, int]
+        self,
+        now: float,
+        dropped: dict[int, int],
+        interval: float,
+        voted: dict[int, int],
+        rejoining: Container[int] = (),
     ) -> list[tuple[int, int]]:
         """The forks others voted on that we hold no proof of, to ask everyone about now:
         (seat, seq). One holding another version than ours sends the proof; a fork proven,
         voted on (``voted``: seat -> the seq of our vote), or of a member dropped is no longer
-        probed. And the versions named that we asked for (:meth:`ask_versions`), until known."""
+        probed, unless the member asks back (``rejoining``: whose rejoin request we hold):
+        its readmission may wait on events of others that name its other branch, refused here
+        until the proof comes (docs/protocol.md §9.4, session 41). And the versions named that
+        we asked for (:meth:`ask_versions`), until known."""
         due = []
         for q, fork_seq in list(self.unproven.items()) if self.unproven else ():
             earlier = fork_seq < self.forked_at.get(q, 0)  # (its proof lets events in, §9.4)
-            if (q, fork_seq) in self.proven or (q in voted and not earlier) or q in dropped:
+            out = q not in rejoining and (q in dropped or (q in voted and not earlier))
+            if (q, fork_seq) in self.proven or out:
                 del self.unproven[q]
             elif now >= self.probe_at[q]:
                 self.probe_at[q] = now + interval
                 due.append((q, fork_seq))
+                parting = self.parting.get(q)
+                if parting is not None and parting[0] > fork_seq and parting[1] > 0:
+                    self.parting[q] = (parting[0], parting[1] - 1)  # (parted_votes)
         for q, (seq, named, asks) in list(self.unknown.items()) if self.unknown else ():
             if any(m.id.startswith(named) for m in self.pairs.get((q, seq), ())):
                 del self.unknown[q]  # (known now)
