@@ -18,7 +18,7 @@ import pytest
 
 from p2p_nertz.testing.netns import unavailable
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(200)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(540)]
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_lan.py"
 
