@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.protocol.bodies import Drop, DropReason, Join
-from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
+from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.folds import Folds, Unheld, cut_stands
 from p2p_nertz.protocol.state import Event, GameState
 from tests.test_folds_dropped_past_cut import _spec
+from tests.test_folds_self_kept import _events
 
 _S, _W, _H = DropReason.SILENT, DropReason.WITHDRAW, DropReason.WITHHELD
 
@@ -46,17 +46,6 @@ _SEED_326 = (
 )
 #: The last of seat 0's events the peers held (it skipped 19 on the wire).
 _HELD = 18
-
-
-def _events(
-    rows: tuple[tuple[int, int, int, tuple[int, ...], int, int, DropReason], ...],
-) -> list[Event]:
-    joins = [Event(s, 1, 1 + s, KIND_JOIN, Join(frontier=(0, 0, 0))) for s in range(3)]
-    drops = [
-        Event(seat, seq, lamport, KIND_DROP, Drop(frontier, target, count, reason))
-        for seat, seq, lamport, frontier, target, count, reason in rows
-    ]
-    return sorted(joins + drops, key=lambda e: e.key)
 
 
 def _folds(events: list[Event]) -> Folds:
