@@ -785,7 +785,7 @@ def unknown_versions(
     whose version is neither held here nor kept in a proof (``versions``): of a feed proven
     forked, past the fork (the other branch: :func:`named_top` counts nothing of it), or held
     under another id (a fork not proven here yet: counted at the version held). An event
-    refused as a leap was judged without them: a peer asks for them (``Proofs.ask_version``),
+    refused as a leap was judged without them: a peer asks for them (``Proofs.ask_versions``),
     and judges it again, fetched again, from what it learns (``Proofs.ask_versions``; §5.3,
     session 41)."""
     ids = body.frontier_ids

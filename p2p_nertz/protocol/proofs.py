@@ -297,7 +297,8 @@ class Proofs:
             self.probe_at[seat] = at
 
 
-#: How many times a version named and unknown here is asked for (:meth:`Proofs.ask_version`).
+#: How many times a version named and unknown here is asked for (:meth:`Proofs.ask_versions`,
+#: and the version below a fork whose branches part: :meth:`Proofs.parts_below`).
 VERSION_ASKS = 3
 
 
