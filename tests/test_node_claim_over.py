@@ -16,6 +16,12 @@ beats claim an honest member's feed one event past its result, made to reach tha
 before its game is over there (:func:`tests.claim_over_helpers.claim_on_arrival`), and which
 never goes home.
 Each game 7-15 s of wall (load 30) and under 2 s of CPU.
+
+No load can drop an honest member (session 42; ``tests/test_node_liars.py`` says why): the
+honest nodes' only timer that votes within a game is the quick one *withheld*, which the claim
+calls for (:data:`~p2p_nertz.testing.liar_nodes.WITHHELD_ONLY`), the liar's timers vote nobody
+out (:data:`~p2p_nertz.testing.liar_nodes.NO_TIMED_VOTES`) and no bot abandons a game of two,
+so only the liar can have a majority against it; the honest games have no timer that votes.
 """
 
 from __future__ import annotations
@@ -33,7 +39,15 @@ from p2p_nertz.protocol.peer import Effect, Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.sim.liars import Liar, Lie
 from p2p_nertz.testing.games import bot_game
-from p2p_nertz.testing.liar_nodes import LABEL, LiarNode, RealLiarRun, check, play
+from p2p_nertz.testing.liar_nodes import (
+    LABEL,
+    NO_TIMED_VOTES,
+    WITHHELD_ONLY,
+    LiarNode,
+    RealLiarRun,
+    check,
+    play,
+)
 from tests.claim_over_helpers import claim_on_arrival
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(200)]
@@ -59,12 +73,24 @@ class _ClaimNode(LiarNode):
 
 
 def _play(players: int, tmp_path: Path, *, liar: bool, grace: float = 3.0) -> RealLiarRun:
-    """Game 0 of ``players`` bots (one round), the last seat the liar if ``liar``."""
+    """Game 0 of ``players`` bots (one round), the last seat the liar if ``liar`` (the honest
+    nodes' timer *withheld* the quick one, the liar's voting nobody out, no bot abandoning);
+    without a liar, no timer votes within the game."""
     identities, spec = bot_game(LABEL, players, 0)
     _ClaimNode.made.clear()
     liars = [Liar(players - 1, Lie.BEAT_AHEAD, at=1.0, times=0, rate=1.0, seed=0)] if liar else []
     return trio.run(
-        lambda: play(spec, identities, liars, tmp_path, liar_node=_ClaimNode, grace=grace)
+        lambda: play(
+            spec,
+            identities,
+            liars,
+            tmp_path,
+            config=WITHHELD_ONLY if liar else NO_TIMED_VOTES,
+            liar_config=NO_TIMED_VOTES,
+            liar_node=_ClaimNode,
+            grace=grace,
+            abandon=False,
+        )
     )
 
 

@@ -17,28 +17,43 @@ and under 2 s of CPU. The liar's lies wait for its core to be in play
 (:class:`~p2p_nertz.testing.liar_nodes.PlayLiarNode`): on a loaded machine its first chance one
 second in fell in the lobby (its commit), and the honest members, dealt another game of two,
 played 40 to 120 s (session 41: a freeze at 120 s, the game still moving).
+
+No load can drop an honest member here (session 42). A machine under load can stall a node's
+own log sync for seconds (8 s at a load of 40 on 2 cores, session 41), a real silence, which
+timers short enough to vote out a liar within seconds answer by voting out the honest member
+stalled. So the timers are chosen by what the lie's proof needs: a lie proven (a fork, a time
+below an ack) needs no timer, and the game runs with none that votes within it
+(:data:`~p2p_nertz.testing.liar_nodes.NO_TIMED_VOTES`); the vote on no seat needs the honest
+members' timer *withheld*, and only they have one
+(:data:`~p2p_nertz.testing.liar_nodes.WITHHELD_ONLY`), so that the liar is the only member a
+majority can vote out; a flood that must drop nobody keeps a LAN's timers (what it checks is
+that its cost silences nobody for that long).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import trio
 
 from p2p_nertz.audit import FindingKind
+from p2p_nertz.logfile import LogWriter, Record, RecordKind
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.peer import Peer, PeerConfig
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules.game import Termination
-from p2p_nertz.runtime.node import node_config
+from p2p_nertz.runtime.node import PeerNode, node_config
 from p2p_nertz.sim.liars import Liar, Lie
 from p2p_nertz.testing.games import bot_game
 from p2p_nertz.testing.liar_nodes import (
-    CONFIG,
     LABEL,
+    NO_TIMED_VOTES,
+    WITHHELD_ONLY,
     PlayLiarNode,
     RealLiarRun,
     audit_logs,
@@ -54,25 +69,80 @@ LIAR = 2
 HONEST = (0, 1)
 
 LAN = dataclasses.replace(node_config(suspect_after=2.0, drop_after=10.0), phase_timeout=20.0)
-"""Timers of a LAN, not the fuzzer's quick ones, for a lie proven without them (a fork, a
-time below an ack; a flood that must drop nobody): on a loaded machine a node's own log sync
-can stall past the quick 3 s (in a worker thread, its two companions running on), and the
-honest member left with it voted it out and abandoned it, an honest drop for a silence the
-machine made, not the protocol (session 41: seat 1's sync held 8 s in play, ``seq_reuse``:
-"honest dropped: seat 0's final fold dropped seat 1"; a sync must now hold past 20 s,
-``drop_after`` of keeping heard then ``drop_after`` more)."""
+"""Timers of a LAN, not the fuzzer's quick ones, for the flood that must drop nobody: on a
+loaded machine a node's own log sync can stall past the quick 3 s (in a worker thread, its two
+companions running on), and the honest member left with it voted it out and abandoned it, an
+honest drop for a silence the machine made, not the protocol (session 41: seat 1's sync held
+8 s in play, ``seq_reuse``: "honest dropped: seat 0's final fold dropped seat 1"; a sync must
+hold past 20 s here, ``drop_after`` of keeping heard then ``drop_after`` more)."""
 
 
 def _play(
-    tmp_path: Path, lie: Lie, *, liar_seed: int = 0, config: PeerConfig = CONFIG
+    tmp_path: Path,
+    lie: Lie,
+    *,
+    liar_seed: int = 0,
+    config: PeerConfig = NO_TIMED_VOTES,
+    liar_config: PeerConfig | None = None,
+    abandon: bool = True,
 ) -> RealLiarRun:
     """Game 0 (a short one: a Nerts call within seconds), seat 2 lying once, at its first
-    chance in play one second in or later."""
+    chance in play one second in or later; every node's timers ``config`` (by default none
+    that votes within the game: a lie proven needs none), the liar's ``liar_config`` if
+    given."""
     identities, spec = bot_game(LABEL, PLAYERS, 0)
     liar = Liar(LIAR, lie, at=1.0, times=1, rate=1.0, seed=liar_seed)
     return trio.run(
-        lambda: play(spec, identities, [liar], tmp_path, config=config, liar_node=PlayLiarNode)
+        lambda: play(
+            spec,
+            identities,
+            [liar],
+            tmp_path,
+            config=config,
+            liar_config=liar_config,
+            liar_node=PlayLiarNode,
+            abandon=abandon,
+        )
     )
+
+
+STALL = 8.0
+"""Seconds a stalled sync of a node's log takes: past every quick timer (a member kept heard
+through a slow sync for ``drop_after``, 3 s, then silent for 3 s more; *withheld* after
+``phase_timeout``, 6 s), as long as a loaded machine made one (a load of 40 on 2 cores,
+session 41)."""
+
+
+def _stalled(monkeypatch: pytest.MonkeyPatch, seat: int, when: Callable[[Peer], bool]) -> list[int]:
+    """Make the first sync of ``seat``'s own events once ``when`` holds of its core take
+    :data:`STALL` seconds more, in a worker thread: a disk that stalls, the node kept heard
+    meanwhile as on any slow sync (:func:`~p2p_nertz.runtime.node.keep_heard`). The list
+    returned gets the seat once that sync has begun."""
+    stalled: list[int] = []
+    write = PeerNode._write
+
+    async def _write(node: PeerNode, records: list[Record]) -> None:
+        peer, log = node._peer, node._log
+        if stalled or peer is None or peer.seat != seat or not when(peer):
+            return await write(node, records)
+        if all(r.kind is RecordKind.RECEIVED_EVENT for r in records):
+            return await write(node, records)  # (never synced)
+        append = log._append
+
+        def slow(writer: LogWriter, some: list[Record]) -> float:
+            stalled.append(seat)  # (in the worker thread: the fault, a sync that takes long)
+            time.sleep(STALL)
+            return append(writer, some)
+
+        log._append = slow  # type: ignore[method-assign,assignment]
+        log.pace.beside = lambda now: True  # type: ignore[method-assign]
+        try:
+            await write(node, records)
+        finally:
+            del log._append, log.pace.beside
+
+    monkeypatch.setattr(PeerNode, "_write", _write)
+    return stalled
 
 
 def _honest(run: RealLiarRun) -> list[Peer]:
@@ -102,20 +172,40 @@ def test_node_liars_a_seq_lied_on_the_wire_is_a_fork_the_honest_nodes_drop(
     """The liar's log keeps its event under its own seq; its sockets send it under the next
     (``seq_skip``) or the last (``seq_reuse``): two events under one seq, both signed. Each
     honest node holds the pair, proves it, drops the liar; the audit names the fork."""
-    run = _play(tmp_path, lie, config=LAN)
+    run = _play(tmp_path, lie)
     accused = _judged(run)
     assert all(LIAR in peer.final.dropped for peer in _honest(run))
     assert FindingKind.EQUIVOCATION in accused
 
 
+@pytest.mark.parametrize("stall", [None, "in the lobby", "once the liar is out"])
 def test_node_liars_a_vote_on_no_seat_is_refused_and_its_author_voted_out(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stall: str | None
 ) -> None:
     """The liar's log keeps a vote on a member heard; its sockets send it (and its answers to
     the wants for it) as a vote on a seat past the roster. Every honest node refuses every copy
     as a malformed body, never takes the event, and votes the liar out for holding back its
-    feed; the game ends without it."""
-    run = _play(tmp_path, Lie.VOTE_NO_SEAT)
+    feed; the game ends without it. The honest members' timer *withheld* is the quick one,
+    and they are the only voters (the liar's timers vote nobody out, and its votes past its
+    lie never reach them), so a majority can vote out the liar alone; left two, neither bot
+    abandons the other, whom a stall kept talking past ``phase_timeout`` (session 42: seat 1's
+    sync stalled 8 s after the liar's drop, and seat 0 abandoned it). ``stall``: seat 1's sync
+    stalls :data:`STALL` seconds at its first event (the liar's votes count there, before its
+    lie: with the liar's quick timers its vote and seat 0's dropped seat 1), or once the
+    liar is out in its final fold (the two left: seat 0 abandoned seat 1)."""
+    whens: dict[str | None, Callable[[Peer], bool]] = {
+        "in the lobby": lambda peer: True,
+        "once the liar is out": lambda peer: LIAR in peer.final.dropped,
+    }
+    stalled = [] if stall is None else _stalled(monkeypatch, 1, whens[stall])
+    run = _play(
+        tmp_path,
+        Lie.VOTE_NO_SEAT,
+        config=WITHHELD_ONLY,
+        liar_config=NO_TIMED_VOTES,
+        abandon=False,
+    )
+    assert stalled == ([] if stall is None else [1])
     _judged(run)
     assert all(LIAR in peer.final.dropped for peer in _honest(run))
     assert all(run.refused[seat].get("bad_body", 0) >= 1 for seat in HONEST)
@@ -139,7 +229,7 @@ def test_node_liars_a_beat_timed_ahead_is_a_lie_about_time_the_honest_nodes_prov
     go to the sockets, never to the log. The liar's next event, timed below it, is a lie
     about time (docs/protocol.md §9.4): every honest node proves it, logs the proof and drops
     the liar; the audit of the logs names its clock."""
-    run = _play(tmp_path, Lie.BEAT_LAMPORT, liar_seed=4, config=LAN)  # (draw: up, 2,439,533,664)
+    run = _play(tmp_path, Lie.BEAT_LAMPORT, liar_seed=4)  # (draw: up, 2,439,533,664)
     accused = _judged(run)
     assert all(LIAR in peer.final.dropped for peer in _honest(run))
     assert FindingKind.CLOCK_BELOW_ACK in accused
@@ -151,10 +241,12 @@ def test_node_liars_the_one_left_by_a_vote_on_proof_at_two_ends_the_game(tmp_pat
     it; the liar's later beats, timed below its lie, are old news, so seat 1 hears nobody
     still in. Until session 33 it stopped there, the table gone (exit 3, the round
     unscored); now it plays the round out alone, the liar forfeiting it, and the game is over
-    in its final fold (docs/protocol.md §9.9, *alone in the game*), as in the simulator."""
+    in its final fold (docs/protocol.md §9.9, *alone in the game*), as in the simulator. No
+    timer votes or abandons within the game (the proof needs none): with the fuzzer's quick
+    ones, seat 1's sync stalled 8 s on a loaded machine was seat 0's to abandon (session 42)."""
     spec, identities, liars = draw(81)
     assert (spec.seats, liars[0].seat, liars[0].lie) == (2, 0, Lie.BEAT_LAMPORT)
-    run = trio.run(lambda: play(spec, identities, liars, tmp_path))
+    run = trio.run(lambda: play(spec, identities, liars, tmp_path, config=NO_TIMED_VOTES))
     report = audit_logs(run)
     problems, holding = check(run, report)
     assert (problems, holding) == ([], ())
@@ -175,10 +267,11 @@ def test_node_liars_a_shuffle_deal_of_two_that_loses_a_member_on_proof_ends_the_
     it out, which at two drops it before the deal is over: nobody deals alone, so the game
     ends there, the round void (docs/shuffle.md §8.4), and the one left is never told the
     table is gone (docs/protocol.md §9.9). Its fold had gone on to a deal without seat 0's
-    key, and its node raised (``KeyError``) signing its stage."""
+    key, and its node raised (``KeyError``) signing its stage. (No timer votes within the
+    game: the proof needs none.)"""
     identities, spec = bot_game(LABEL, 2, 81, deal=Deal.SHUFFLE)
     liar = Liar(0, Lie.SEQ_REUSE, at=0.0, times=1, rate=1.0, seed=81)
-    run = trio.run(lambda: play(spec, identities, [liar], tmp_path))
+    run = trio.run(lambda: play(spec, identities, [liar], tmp_path, config=NO_TIMED_VOTES))
     report = audit_logs(run)
     problems, holding = check(run, report)
     assert (problems, holding) == ([], ())
