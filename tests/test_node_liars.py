@@ -235,7 +235,10 @@ def test_node_liars_a_beat_timed_ahead_is_a_lie_about_time_the_honest_nodes_prov
     assert FindingKind.CLOCK_BELOW_ACK in accused
 
 
-def test_node_liars_the_one_left_by_a_vote_on_proof_at_two_ends_the_game(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stall", [False, True])
+def test_node_liars_the_one_left_by_a_vote_on_proof_at_two_ends_the_game(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stall: bool
+) -> None:
     """The real scan's seed 81 (``scripts/scan_real_liars.py --only 81``): two nodes, seat 0
     lying about time in a beat. Seat 1 proves it and votes it out, which at two players drops
     it; the liar's later beats, timed below its lie, are old news, so seat 1 hears nobody
@@ -243,10 +246,17 @@ def test_node_liars_the_one_left_by_a_vote_on_proof_at_two_ends_the_game(tmp_pat
     unscored); now it plays the round out alone, the liar forfeiting it, and the game is over
     in its final fold (docs/protocol.md §9.9, *alone in the game*), as in the simulator. No
     timer votes or abandons within the game (the proof needs none): with the fuzzer's quick
-    ones, seat 1's sync stalled 8 s on a loaded machine was seat 0's to abandon (session 42)."""
+    ones, seat 1's sync stalled 8 s on a loaded machine was seat 0's to abandon (session 42).
+    ``stall``: seat 1's sync stalls :data:`STALL` seconds at its first move, before the lie."""
+
+    def moved(peer: Peer) -> bool:
+        return any(e.kind is Kind.MOVE for e in peer.events(1))
+
+    stalled = _stalled(monkeypatch, 1, moved) if stall else []
     spec, identities, liars = draw(81)
     assert (spec.seats, liars[0].seat, liars[0].lie) == (2, 0, Lie.BEAT_LAMPORT)
     run = trio.run(lambda: play(spec, identities, liars, tmp_path, config=NO_TIMED_VOTES))
+    assert stalled == ([1] if stall else [])
     report = audit_logs(run)
     problems, holding = check(run, report)
     assert (problems, holding) == ([], ())
