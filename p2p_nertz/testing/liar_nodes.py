@@ -94,16 +94,18 @@ WITHHELD_ONLY: PeerConfig = dataclasses.replace(
     node_config(suspect_after=2.0, drop_after=2 * BOUND), phase_timeout=CONFIG.phase_timeout
 )
 """Honest nodes' timers under which no silence drops anybody within a game (session 42):
-``drop_after`` past :data:`BOUND`, so no vote for silence, no abandon of the other of two
-(``gone_for`` past ``drop_after``) and no table gone; only a member heard that withholds what
-it alone can give is voted out, after the quick ``phase_timeout`` (*withheld*, docs/protocol.md
-§9.2). With the liar on :data:`NO_TIMED_VOTES` the honest members are the only voters, so no
-load can drop one of them: a drop takes a strict majority of the roster, and a member never
-votes itself out; at three that is both honest members' votes, which only the liar can have
-against it, and at two no vote drops anyone. (More than sixteen withdrawals of votes
-*withheld* on one member in one round, each after a stall past ``phase_timeout``, would be a
-flap fault, docs/protocol.md §9.4: over 100 s of stalls in one round of seconds.) A stall
-only slows such a game; a node that never comes back is a freeze (:data:`STILL`)."""
+``drop_after`` past :data:`BOUND`, so no vote for silence and no table gone; only a member
+heard that withholds what it alone can give is voted out, after the quick ``phase_timeout``
+(*withheld*, docs/protocol.md §9.2), and, the other of two, counts as gone then
+(``Membership.gone_for``: a bot abandons it; :func:`play`'s ``abandon=False`` goes with these
+timers). With the liar on :data:`NO_TIMED_VOTES` and no bot abandoning, the honest members
+are the only voters, so no load can drop one of them: a drop takes a strict majority of the
+roster, and a member never votes itself out; at three that is both honest members' votes,
+which only the liar can have against it, and at two no vote drops anyone. (More than
+sixteen withdrawals of votes *withheld* on one member in one round, each after a stall past
+``phase_timeout``, would be a flap fault, docs/protocol.md §9.4: over 100 s of stalls in one
+round of seconds.) A stall only slows such a game; a node that never comes back is a freeze
+(:data:`STILL`)."""
 
 NO_TIMED_VOTES: PeerConfig = dataclasses.replace(WITHHELD_ONLY, phase_timeout=2 * BOUND)
 """A liar's timers beside :data:`WITHHELD_ONLY`'s: none of them votes within a game, so the
