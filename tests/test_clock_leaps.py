@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from peer_helpers import PeerNetwork, beat_of, forge, snapshot
 
-from p2p_nertz.audit import FindingKind
+from p2p_nertz.audit import FindingKind, LogSource, audit
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
     Commit,
@@ -43,6 +43,7 @@ from p2p_nertz.protocol.proofs import VERSION_ASKS
 from p2p_nertz.sim.liar_games import game as liar_game
 from p2p_nertz.sim.liar_games import simulate as liar_simulate
 from p2p_nertz.sim.liars import Lie
+from p2p_nertz.sim.logfiles import log_file, log_records
 
 RECEIVER, STEPPER, OTHER = 0, 1, 2
 
@@ -462,6 +463,26 @@ def test_clock_leaps_a_vote_naming_an_event_nobody_holds_is_asked_about_and_refu
         asks += len(_answered(net, judge, voter, effects + judge.tick(step + 0.5), step))
         assert judge.held(RECEIVER) == 1
     assert asks == VERSION_ASKS
+
+
+@pytest.mark.parametrize("brinks", [2, 3])
+def test_clock_leaps_the_audit_judges_what_a_vote_took_as_the_members_do(brinks: int) -> None:
+    # The audit of the judge's log (the brink branch, the vote) takes the honest vote, naming
+    # what it took (until session 42 it named the vote ``clock_jump``, as every member
+    # refused it); the same log with the vote naming a made-up version instead, timed alike,
+    # has that vote named ``clock_jump``: no log holds what it says it took.
+    net, peers, events = _a_branch_past_the_fork(brinks)
+    vote, body = _vote_on_the_fork(peers, events)
+    judge = peers["judge"]
+    lie = _lie(net, judge, body, vote.lamport, took_id=b"\x00" * ID_PREFIX)
+    judge.feed(vote.wire, 0.0)
+    held = sorted((m for s in range(3) for m in judge.events(s)), key=lambda m: m.lamport)
+    for wire, refused in ((vote.wire, False), (lie, True)):
+        wires = [wire if m.id == vote.id else m.wire for m in held]
+        data = log_file(net.spec, STEPPER, log_records(net.spec, STEPPER, wires))
+        report = audit([LogSource.from_bytes("p1.log", data)])
+        jumps = [(v.seat, v.seq) for v in report.violations if v.kind is FindingKind.CLOCK_JUMP]
+        assert jumps == ([(RECEIVER, vote.seq)] if refused else []), refused
 
 
 @pytest.mark.parametrize(
