@@ -40,6 +40,7 @@ from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.outbox import BEAT_LEAD, Outbox
 from p2p_nertz.protocol.peer import Peer, Rejected
 from p2p_nertz.protocol.proofs import VERSION_ASKS
+from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.sim.liar_games import game as liar_game
 from p2p_nertz.sim.liar_games import simulate as liar_simulate
 from p2p_nertz.sim.liars import Lie
@@ -483,6 +484,28 @@ def test_clock_leaps_the_audit_judges_what_a_vote_took_as_the_members_do(brinks:
         report = audit([LogSource.from_bytes("p1.log", data)])
         jumps = [(v.seat, v.seq) for v in report.violations if v.kind is FindingKind.CLOCK_JUMP]
         assert jumps == ([(RECEIVER, vote.seq)] if refused else []), refused
+
+
+def test_clock_leaps_a_watcher_judges_a_version_named_from_the_one_pushed_to_it() -> None:
+    # A watcher is pushed both branches (every member pushes what it logs): holding the other
+    # branch, it refused the judge's commit naming b3 and the vote naming b3 as taken, which
+    # every member takes (until session 42: ``soak.py --liars --lie brink_branch`` seed 48,
+    # five players, the watcher stalled in play). It now keeps the other version pushed to
+    # it and judges an event naming it by id from its time, as a member from a proof.
+    net, peers, events = _a_branch_past_the_fork()
+    vote, _ = _vote_on_the_fork(peers, events)
+    judge = peers["judge"]
+    commit = forge(judge, net.identities[STEPPER], Commit((), 1, b"j" * 32, b"j" * 32))
+    assert decode_message(commit).lamport == decode_message(events["b3"]).lamport + 1
+    watcher = Spectator(net.spec)
+    joins = [judge.events(s)[0].wire for s in range(3)]
+    for wire in (*joins, events["a2"], events["a3"], events["b2"], events["b3"], commit, vote.wire):
+        watcher.feed(wire)
+    assert watcher.rejected == 0
+    assert [m.wire for m in watcher.events(STEPPER)] == [joins[STEPPER], commit]
+    assert [m.id for m in watcher.events(RECEIVER)] == [m.id for m in judge.events(RECEIVER)] + [
+        vote.id
+    ]
 
 
 @pytest.mark.parametrize(
