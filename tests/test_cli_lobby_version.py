@@ -33,9 +33,9 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.testing.said import first_line, reap
 
-OTHER = 5
+OTHER = 7
 """The version of the other build: the one before, what a player not yet upgraded speaks (the
-lobby of sessions 39-40; this build speaks 7 since session 41, ``PROTOCOL_VERSION``)."""
+lobby of session 41; this build speaks 9 since session 42, ``PROTOCOL_VERSION``)."""
 
 _AS_OTHER = (
     "import sys\n"

@@ -217,18 +217,18 @@ def test_log_writer_on_a_full_disk_names_the_log_file(tmp_path: Path) -> None:
 
 
 # -- logs of protocol versions no longer read: 1 (before every event counted as an ack, issue 18),
-# 2 (a commit game's before session 39, whose vote on proof carried no proof) and 5 (a commit
-# game's of sessions 39-40, whose drop was at most 4,096 bytes: session 41) ---------------------
+# 2 (a commit game's before session 39, whose vote on proof carried no proof) and 7 (a commit
+# game's of session 41, whose vote on proof named nothing its author took: session 42) ---------
 V1_LOG = Path(__file__).parent / "data" / "v1" / "three-players-p1.log"
 V2_LOG = Path(__file__).parent / "data" / "v2" / "two-players-p1.log"
-V5_LOG = Path(__file__).parent / "data" / "v5" / "three-players-lossy-p1.log"
+V7_LOG = Path(__file__).parent / "data" / "v7" / "three-players-lossy-p1.log"
 
 
 @pytest.mark.parametrize("command", ["audit", "replay"])
-@pytest.mark.parametrize(("log", "version"), [(V1_LOG, 1), (V2_LOG, 2), (V5_LOG, 5)])
+@pytest.mark.parametrize(("log", "version"), [(V1_LOG, 1), (V2_LOG, 2), (V7_LOG, 7)])
 def test_a_log_of_an_old_protocol_version_is_one_line_naming_its_version(
     command: str, log: Path, version: int
 ) -> None:
     done = _run([command, str(log)])
     assert done.returncode == 2
-    one_error_line(done, f"protocol version {version}", "reads versions 7 and 8")
+    one_error_line(done, f"protocol version {version}", "reads versions 9 and 10")

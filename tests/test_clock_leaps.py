@@ -18,21 +18,33 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from peer_helpers import PeerNetwork, beat_of, forge, snapshot
 
-from p2p_nertz.audit import FindingKind
-from p2p_nertz.protocol.bodies import Commit, Drop, DropReason, Join, Want, held_ids, parse_body
+from p2p_nertz.audit import FindingKind, LogSource, audit
+from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
+    Commit,
+    Drop,
+    DropReason,
+    Join,
+    Want,
+    held_ids,
+    parse_body,
+)
 from p2p_nertz.protocol.effects import Send
 from p2p_nertz.protocol.envelope import EnvelopeCache, Kind, Message, decode_message
 from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.outbox import BEAT_LEAD, Outbox
 from p2p_nertz.protocol.peer import Peer, Rejected
 from p2p_nertz.protocol.proofs import VERSION_ASKS
+from p2p_nertz.protocol.spectator import Spectator
 from p2p_nertz.sim.liar_games import game as liar_game
 from p2p_nertz.sim.liar_games import simulate as liar_simulate
 from p2p_nertz.sim.liars import Lie
+from p2p_nertz.sim.logfiles import log_file, log_records
 
 RECEIVER, STEPPER, OTHER = 0, 1, 2
 
@@ -250,51 +262,51 @@ def test_clock_leaps_an_event_naming_a_forked_brink_has_one_verdict() -> None:
         assert _jumps(peer.feed(event, 0.0)) == [] and peer.held(STEPPER) == 2
 
 
-def _a_branch_past_the_fork() -> tuple[PeerNetwork, dict[str, Peer], dict[str, bytes]]:
+def _a_branch_past_the_fork(
+    brinks: int = 2, seats: int = 3
+) -> tuple[PeerNetwork, dict[str, Peer], dict[str, bytes]]:
     """Seat 2 (a liar) forks at its second event and goes on on both branches: ``a2``, ``a3``
-    timed as an honest author would, ``b2``, ``b3`` each at the brink past what it names (the
-    fuzzer's ``brink_branch``). Seat 0's ``voter`` and seat 1's ``judge`` hold the brink
-    branch; seat 0's ``receiver`` holds the other branch and proved the fork at seq 2 (``b2``
-    in its proof): it knows nothing of ``b3``. Returns the copies and the events."""
-    net = PeerNetwork(3, seed=0)
+    ... timed as an honest author would, ``b2``, ``b3`` ... (``brinks`` of them) each at the
+    brink past what it names (the fuzzer's ``brink_branch``). Seat 0's ``voter`` and seat 1's
+    ``judge`` hold the brink branch; seat 0's ``receiver`` and ``rival`` (seat 1's, or seat
+    3's at four seats) hold the other branch and proved the fork at seq 2 (``b2`` in their
+    proof): they know nothing of ``b3`` on. Returns the copies and the events."""
+    net = PeerNetwork(seats, seed=0)
     peers = {
         "voter": net.clone(RECEIVER),
         "receiver": net.clone(RECEIVER),
         "judge": net.clone(STEPPER),
+        "rival": net.clone(3 if seats > 3 else STEPPER),
     }
-    for name in ("voter", "receiver"):
-        peers[name].feed(peers["judge"].events(STEPPER)[0].wire, 0.0)
-    peers["judge"].feed(peers["voter"].events(RECEIVER)[0].wire, 0.0)
+    joins = [peers["voter"].events(RECEIVER)[0].wire, peers["judge"].events(STEPPER)[0].wire]
+    for peer in peers.values():
+        for join in joins:
+            peer.feed(join, 0.0)
     join = forge(peers["voter"], net.identities[OTHER], Join(()))
     for peer in peers.values():
         assert _jumps(peer.feed(join, 0.0)) == []
     top = max(m.lamport for s in range(3) for m in peers["voter"].events(s))
-    events = {
-        "a2": forge(peers["receiver"], net.identities[OTHER], Commit((), 1, b"a" * 32, b"a" * 32))
-    }
-    events["b2"] = forge(
-        peers["judge"],
-        net.identities[OTHER],
-        Commit((), 1, b"b" * 32, b"b" * 32),
-        lamport=top + 1 + MAX_CLOCK_JUMP,
-    )
-    for name, peer in peers.items():
-        assert _jumps(peer.feed(events["a2" if name == "receiver" else "b2"], 0.0)) == []
-    b2 = decode_message(events["b2"]).lamport
-    events["b3"] = forge(
-        peers["judge"],
-        net.identities[OTHER],
-        Commit((), 2, b"c" * 32, b"c" * 32),
-        lamport=b2 + 1 + MAX_CLOCK_JUMP,  # (the brink past b2, the latest event it names)
-    )
-    events["a3"] = forge(
-        peers["receiver"], net.identities[OTHER], Commit((), 2, b"d" * 32, b"d" * 32)
-    )
-    for name, peer in peers.items():
-        assert _jumps(peer.feed(events["a3" if name == "receiver" else "b3"], 0.0)) == []
-        assert peer.held(OTHER) == 3
-    peers["receiver"].feed(events["b2"], 0.0)  # (proven: b2 in its proof alone)
-    assert peers["receiver"].events(OTHER)[2].wire == events["a3"]
+    events: dict[str, bytes] = {}
+    for seq in range(2, brinks + 2):
+        commits = {
+            branch: Commit((), seq - 1, *[f"{branch}{seq}".encode().ljust(32, b".")] * 2)
+            for branch in "ab"
+        }
+        events[f"a{seq}"] = forge(peers["receiver"], net.identities[OTHER], commits["a"])
+        events[f"b{seq}"] = forge(
+            peers["judge"],
+            net.identities[OTHER],
+            commits["b"],
+            lamport=top + 1 + MAX_CLOCK_JUMP,  # (the brink past the latest event it names)
+        )
+        top = decode_message(events[f"b{seq}"]).lamport
+        for name, peer in peers.items():
+            branch = "a" if name in ("receiver", "rival") else "b"
+            assert _jumps(peer.feed(events[f"{branch}{seq}"], 0.0)) == []
+            assert peer.held(OTHER) == seq
+    for name in ("receiver", "rival"):
+        peers[name].feed(events["b2"], 0.0)  # (proven: b2 in its proof alone)
+        assert peers[name].events(OTHER)[-1].wire == events[f"a{brinks + 1}"]
     return net, peers, events
 
 
@@ -369,21 +381,149 @@ def test_clock_leaps_a_version_named_that_nobody_holds_is_asked_for_a_few_times_
     assert asks == VERSION_ASKS
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (§13, a leap named by some honest members only): a voter that took two "
-    "brink events past the fork leads what its vote names by more than the vote's allowance",
-)
-def test_clock_leaps_a_vote_below_two_leaps_its_voter_took_is_not_refused() -> None:
-    # The voter took b2 and b3 whole into its clock (it named them), signed nothing, then
-    # proves the fork at seq 2 (a2 comes) and votes counting seat 2's join: its vote is
-    # timed past b3, 2(1 + 2^32) past what it names and more, one bound past the vote's
-    # allowance (session 40's, for one brink taken). Every member refuses it.
-    _, peers, events = _a_branch_past_the_fork()
-    voter, judge = peers["voter"], peers["judge"]
+def _vote_on_the_fork(peers: dict[str, Peer], events: dict[str, bytes]) -> tuple[Message, Drop]:
+    """The voter, which took the brinks whole into its clock (it named them) and signed
+    nothing since, proves the fork at seq 2 (``a2`` comes) and votes counting seat 2's join:
+    its vote is timed past the last brink. Returns it and its body."""
+    voter = peers["voter"]
     voter.feed(events["a2"], 0.0)
     vote = voter.events(RECEIVER)[-1]
-    body = parse_body(vote.kind, vote.body, 3)
+    body = parse_body(vote.kind, vote.body, len(voter.spec.members))
     assert isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION
-    assert body.frontier[OTHER] == 1 and vote.lamport > decode_message(events["b3"]).lamport
+    last = voter.events(OTHER)[-1]
+    assert body.frontier[OTHER] == 1 and vote.lamport > last.lamport
+    assert (body.took_seq, body.took_id) == (last.seq, last.id[:ID_PREFIX])  # (what it took)
+    return vote, body
+
+
+@pytest.mark.parametrize(("brinks", "seats"), [(2, 3), (3, 3), (2, 4)])
+def test_clock_leaps_a_vote_below_brinks_its_voter_took_is_taken_by_every_member(
+    brinks: int, seats: int
+) -> None:
+    # Two (three) brink events taken whole past the fork: the vote leads what it names by
+    # two (three) bounds and more, past the fixed allowance of session 40 (one brink), and
+    # every member refused it until session 42 (an honest voter held back, or dropped). It
+    # now names the last event it took (``took_seq``, ``took_id``) and may lead from it: the
+    # judge, which holds that event, takes the vote at once; the rival, holding the other
+    # branch, refuses it, asks everyone for the event named (as for a version a frontier
+    # names, session 41), keeps the voter's answer as a proof's pair, and takes the vote
+    # fetched again. At four seats too (the rival seat 3).
+    net, peers, events = _a_branch_past_the_fork(brinks, seats)
+    vote, _ = _vote_on_the_fork(peers, events)
+    judge, rival = peers["judge"], peers["rival"]
     assert _jumps(judge.feed(vote.wire, 0.0)) == [] and judge.held(RECEIVER) == 2
+    assert len(_jumps(rival.feed(vote.wire, 0.0))) == 1 and rival.held(RECEIVER) == 1
+    asked = _answered(net, rival, peers["voter"], rival.tick(1.0), 1.0)
+    assert asked == [(brinks + 1, brinks + 1)]
+    assert _jumps(rival.feed(vote.wire, 1.0)) == [] and rival.held(RECEIVER) == 2
+
+
+def _lie(net: PeerNetwork, judge: Peer, body: Drop, lamport: int, **took: Any) -> bytes:
+    """The voter's vote re-signed with ``took`` changed (a liar's), timed ``lamport``."""
+    lie = dataclasses.replace(body, **took)
+    return forge(judge, net.identities[RECEIVER], lie, frontier=lie.frontier, lamport=lamport)
+
+
+@pytest.mark.parametrize("seats", [3, 4])
+def test_clock_leaps_a_vote_leads_what_it_took_by_the_bound_and_no_more(seats: int) -> None:
+    # The field is checked against the signed event it names: a vote may lead the event it
+    # took by the bound (as any event the latest it names), at every member holding it; one
+    # tick more is a leap, refused alike by the judge (on the branch named) and the rival
+    # (the branch fetched).
+    net, peers, events = _a_branch_past_the_fork(3, seats)
+    _, body = _vote_on_the_fork(peers, events)
+    took = decode_message(events["b4"]).lamport
+    for name in ("judge", "rival"):
+        holder = peers[name]
+        if name == "rival":
+            holder.feed(events["b4"], 0.0)  # (another version of its a4: a proof's pair)
+        past = _lie(net, holder, body, took + 2 + MAX_CLOCK_JUMP)
+        assert len(_jumps(holder.feed(past, 0.0))) == 1 and holder.held(RECEIVER) == 1, name
+        at = _lie(net, holder, body, took + 1 + MAX_CLOCK_JUMP)
+        assert _jumps(holder.feed(at, 0.0)) == [] and holder.held(RECEIVER) == 2, name
+
+
+@pytest.mark.parametrize(
+    "took", [{"took_id": b"\x00" * ID_PREFIX}, {"took_seq": 9, "took_id": b"\x00" * ID_PREFIX}]
+)
+def test_clock_leaps_a_vote_naming_an_event_nobody_holds_is_asked_about_and_refused(
+    took: dict[str, Any],
+) -> None:
+    # A liar's vote timed as the honest one, but naming as taken a version of seat 2's event
+    # 3 nobody holds (a made-up id), or more than seat 2 signed (event 9): it gains nothing
+    # from the field. The judge asks everyone for it, three times (no version comes: the
+    # voter's event 3 is another, held already), and refuses the vote each time it comes.
+    net, peers, events = _a_branch_past_the_fork()
+    vote, body = _vote_on_the_fork(peers, events)
+    judge, voter = peers["judge"], peers["voter"]
+    lie = _lie(net, judge, body, vote.lamport, **took)
+    asks = 0
+    for step in range(6):
+        effects = judge.feed(lie, float(step))
+        assert len(_jumps(effects)) == 1
+        asks += len(_answered(net, judge, voter, effects + judge.tick(step + 0.5), step))
+        assert judge.held(RECEIVER) == 1
+    assert asks == VERSION_ASKS
+
+
+@pytest.mark.parametrize("brinks", [2, 3])
+def test_clock_leaps_the_audit_judges_what_a_vote_took_as_the_members_do(brinks: int) -> None:
+    # The audit of the judge's log (the brink branch, the vote) takes the honest vote, naming
+    # what it took (until session 42 it named the vote ``clock_jump``, as every member
+    # refused it); the same log with the vote naming a made-up version instead, timed alike,
+    # has that vote named ``clock_jump``: no log holds what it says it took.
+    net, peers, events = _a_branch_past_the_fork(brinks)
+    vote, body = _vote_on_the_fork(peers, events)
+    judge = peers["judge"]
+    lie = _lie(net, judge, body, vote.lamport, took_id=b"\x00" * ID_PREFIX)
+    judge.feed(vote.wire, 0.0)
+    held = sorted((m for s in range(3) for m in judge.events(s)), key=lambda m: m.lamport)
+    for wire, refused in ((vote.wire, False), (lie, True)):
+        wires = [wire if m.id == vote.id else m.wire for m in held]
+        data = log_file(net.spec, STEPPER, log_records(net.spec, STEPPER, wires))
+        report = audit([LogSource.from_bytes("p1.log", data)])
+        jumps = [(v.seat, v.seq) for v in report.violations if v.kind is FindingKind.CLOCK_JUMP]
+        assert jumps == ([(RECEIVER, vote.seq)] if refused else []), refused
+
+
+def test_clock_leaps_a_watcher_judges_a_version_named_from_the_one_pushed_to_it() -> None:
+    # A watcher is pushed both branches (every member pushes what it logs): holding the other
+    # branch, it refused the judge's commit naming b3 and the vote naming b3 as taken, which
+    # every member takes (until session 42: ``soak.py --liars --lie brink_branch`` seed 48,
+    # five players, the watcher stalled in play). It now keeps the other version pushed to
+    # it and judges an event naming it by id from its time, as a member from a proof.
+    net, peers, events = _a_branch_past_the_fork()
+    vote, _ = _vote_on_the_fork(peers, events)
+    judge = peers["judge"]
+    commit = forge(judge, net.identities[STEPPER], Commit((), 1, b"j" * 32, b"j" * 32))
+    assert decode_message(commit).lamport == decode_message(events["b3"]).lamport + 1
+    watcher = Spectator(net.spec)
+    joins = [judge.events(s)[0].wire for s in range(3)]
+    for wire in (*joins, events["a2"], events["a3"], events["b2"], events["b3"], commit, vote.wire):
+        watcher.feed(wire)
+    assert watcher.rejected == 0
+    assert [m.wire for m in watcher.events(STEPPER)] == [joins[STEPPER], commit]
+    assert [m.id for m in watcher.events(RECEIVER)] == [m.id for m in judge.events(RECEIVER)] + [
+        vote.id
+    ]
+
+
+@pytest.mark.parametrize(
+    ("took", "why"),
+    [
+        ({"took_seq": 1}, "past what its frontier names"),  # (its join: named already)
+        ({"took_seq": 0}, "first 8 id bytes, or none"),  # (an id with no seq)
+        ({"took_id": b"\x00" * 7}, "first 8 id bytes, or none"),
+    ],
+)
+def test_clock_leaps_a_vote_whose_took_is_malformed_is_refused_as_a_bad_body(
+    took: dict[str, Any], why: str
+) -> None:
+    net, peers, events = _a_branch_past_the_fork()
+    vote, body = _vote_on_the_fork(peers, events)
+    judge = peers["judge"]
+    before = snapshot(judge)
+    effects = judge.feed(_lie(net, judge, body, vote.lamport, **took), 0.0)
+    (bad,) = [e for e in effects if isinstance(e, Rejected)]
+    assert bad.reason == "bad_body" and why in bad.detail
+    assert snapshot(judge) == before

@@ -222,10 +222,10 @@ def test_encode_is_deterministic(fields: dict[str, Any]) -> None:
 def test_encode_known_bytes_are_stable() -> None:
     # Golden value: the wire format is a contract with every other peer and every old log.
     assert _signed(_pack(_fields())) == VALID  # the documented layout, packed independently
-    assert VALID[:5] == b"\x92\xc4\x56\x98\x07"  # [bin8 payload (86 bytes): [8 fields: version 7,
+    assert VALID[:5] == b"\x92\xc4\x56\x98\x09"  # [bin8 payload (86 bytes): [8 fields: version 9,
     assert VALID[-66:-64] == b"\xc4\x40"  # ..., bin8 signature (64 bytes)]
     assert hashlib.sha256(VALID).hexdigest() == (
-        "737ec0bb70e7dbf9de8608b7720779120f16efe8b1dbf021da45ea31183c031b"
+        "41fa949b013c83ca7b902d9556a75f4b44c11dc4a3b11b7bf0a784967d7575ab"
     )
 
 
@@ -521,21 +521,21 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     # so are 2, 3 and 4 (their vote on proof carried no proof: session 39).
     **{
         f"version-{version}": (RejectReason.BAD_VERSION, _raw(version=version), {})
-        for version in (0, 1, 2, 3, 4, 5, 6, 9)
+        for version in (0, 1, 2, 3, 4, 5, 6, 7, 8, 11)
     },
     "version-3-other-shape": (RejectReason.BAD_VERSION, _signed(_pack([3, "a", "b"])), {}),
     # A game's envelopes carry its one version: the other is refused (docs/shuffle.md §10.6).
-    "version-8-in-a-version-7-game": (
+    "version-10-in-a-version-9-game": (
         RejectReason.BAD_VERSION,
         _raw(version=SHARES_VERSION),
         {"version": PROTOCOL_VERSION},
     ),
-    "version-7-in-a-version-8-game": (RejectReason.BAD_VERSION, VALID, {"version": 8}),
-    "version-7-read-as-8": (RejectReason.BAD_VERSION, VALID, {"version": (8,)}),
-    "kind-18-version-8": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHARES_VERSION), {}),
-    # The beats of a turn-up's shares are a shuffle game's (version 8): 7 does not define them.
+    "version-9-in-a-version-10-game": (RejectReason.BAD_VERSION, VALID, {"version": 10}),
+    "version-9-read-as-10": (RejectReason.BAD_VERSION, VALID, {"version": (10,)}),
+    "kind-18-version-10": (RejectReason.UNKNOWN_KIND, _raw(kind=18, version=SHARES_VERSION), {}),
+    # The beats of a turn-up's shares are a shuffle game's (version 10): 9 does not define them.
     **{
-        f"{kind.name.lower()}-in-version-7": (
+        f"{kind.name.lower()}-in-version-9": (
             RejectReason.UNKNOWN_KIND,
             _raw(kind=kind.value, seq=0, version=PROTOCOL_VERSION),
             {},
@@ -544,9 +544,9 @@ REJECTIONS: dict[str, tuple[RejectReason, bytes, dict[str, Any]]] = {
     },
     "kind-0": (RejectReason.UNKNOWN_KIND, _raw(kind=0), {}),
     "kind-16": (RejectReason.UNKNOWN_KIND, _raw(kind=16), {}),
-    # The shuffle's kinds are version 8's: version 7 does not define them.
+    # The shuffle's kinds are version 10's: version 9 does not define them.
     **{
-        f"{kind.name.lower()}-in-version-7": (
+        f"{kind.name.lower()}-in-version-9": (
             RejectReason.UNKNOWN_KIND,
             _raw(kind=kind.value, seq=2, prev=PREV),
             {},
@@ -644,9 +644,9 @@ LOCAL_ERRORS: dict[str, dict[str, Any]] = {
     "body-huge-int": {"body": 2**64},
     "body-too-deep": {"body": _nested(MAX_BODY_DEPTH + 1)},
     "body-oversize": {"body": bytes(MAX_MESSAGE_SIZE)},
-    **{f"version-{version}": {"version": version} for version in (1, 2, 3, 4, 5, 6)},
-    "version-str": {"version": "7"},
-    "deck-kind-in-version-7": {"kind": Kind.DECK_KEY, "seq": 2, "prev": PREV},
+    **{f"version-{version}": {"version": version} for version in (1, 2, 3, 4, 5, 6, 7, 8)},
+    "version-str": {"version": "9"},
+    "deck-kind-in-version-9": {"kind": Kind.DECK_KEY, "seq": 2, "prev": PREV},
 }
 
 
@@ -720,7 +720,7 @@ _junk = (
     | st.lists(st.integers(0, 3), max_size=2)
 )
 _positions = [
-    st.sampled_from([PROTOCOL_VERSION, SHARES_VERSION, 0, 2, 4, 5, 6]) | _junk,
+    st.sampled_from([PROTOCOL_VERSION, SHARES_VERSION, 0, 2, 4, 6, 7, 8]) | _junk,
     st.sampled_from([GAME, OTHER_GAME]) | _junk,
     st.sampled_from([ALICE.peer_id, BOB.peer_id, bytes(32)]) | _junk,
     st.sampled_from([0, 1, 2, MAX_COUNTER, MAX_COUNTER + 1, -1]) | _junk,

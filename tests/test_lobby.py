@@ -162,8 +162,8 @@ def test_lobby_message_with_a_flipped_bit_is_refused() -> None:
 
 
 V = PROTOCOL_VERSION
-SESSION_40_VERSION = 5
-"""The lobby version of a build of sessions 39-40 (this one's is 7 since session 41)."""
+SESSION_41_VERSION = 7
+"""The lobby version of a build of session 41 (this one's is 9 since session 42)."""
 
 
 def _signed(identity: Identity, fields: list[object]) -> bytes:
@@ -348,7 +348,7 @@ def test_lobby_full_table_refuses_another_guest() -> None:
     assert len(table.seats) == 2
 
 
-@pytest.mark.parametrize("other", [SESSION_40_VERSION, PROTOCOL_VERSION + 1])
+@pytest.mark.parametrize("other", [SESSION_41_VERSION, PROTOCOL_VERSION + 1])
 def test_lobby_host_seats_no_guest_of_another_protocol_version(other: int) -> None:
     """The host refuses the guest in words that name both versions, tells its person once
     (not at each of the guest's hellos), and its table is as it was: a guest of its own
@@ -372,7 +372,7 @@ def test_lobby_host_seats_no_guest_of_another_protocol_version(other: int) -> No
     assert [s.name for s in table.seats] == ["Ann", "Cat"]
 
 
-@pytest.mark.parametrize("other", [SESSION_40_VERSION, PROTOCOL_VERSION + 1])
+@pytest.mark.parametrize("other", [SESSION_41_VERSION, PROTOCOL_VERSION + 1])
 def test_lobby_guest_sits_at_no_table_of_another_protocol_version(other: int) -> None:
     """A host of another version (one that seats anybody: not this nertz) shows its table:
     the guest leaves in one line naming both, and says ready for no table."""

@@ -252,9 +252,9 @@ MALFORMED: dict[str, tuple[Callable[[bytes, Identity], bytes], str]] = {
     "seven-fields": (lambda w, i: _resigned(i, _payload_of(w)[:7]), "malformed"),
     "kind-63": (lambda w, i: _resigned(i, _with_field(w, 6, 63)), "unknown_kind"),
     "kind-99": (lambda w, i: _resigned(i, _with_field(w, 6, 99)), "unknown_kind"),
-    # The shuffle's kinds are a shuffle game's version (8): a commit game's version 7 has none.
-    "deck-key-in-version-7": (lambda w, i: _resigned(i, _with_field(w, 6, 12)), "unknown_kind"),
-    "deck-shares-in-version-8": (
+    # The shuffle's kinds are a shuffle game's version (10): a commit game's version 9 has none.
+    "deck-key-in-version-9": (lambda w, i: _resigned(i, _with_field(w, 6, 12)), "unknown_kind"),
+    "deck-shares-in-version-10": (
         lambda w, i: _resigned(i, [SHARES_VERSION, *_with_field(w, 6, 14)[1:]]),
         "bad_version",
     ),

@@ -7,7 +7,9 @@ and signed over its own feed (seen by hand in session 20: the resumed node dropp
 and appended to the log). A restore now refuses the log before anything is done. Since session
 39 (versions 5 and 6: a vote on proof carries its proof) the audit and the replay refuse a log
 of an older version too, with one line naming it (docs/log-format.md §9); since session 41
-(versions 7 and 8: a ``drop`` of up to 12,288 bytes) those of sessions 39 and 40 among them.
+(versions 7 and 8: a ``drop`` of up to 12,288 bytes) those of sessions 39 and 40 among them,
+and since session 42 (versions 9 and 10: a vote on proof names what its author took) those of
+session 41.
 """
 
 from __future__ import annotations
@@ -68,9 +70,9 @@ def test_restore_refuses_a_log_of_another_version(deal: Deal) -> None:
     me = next(i for i in identities if spec.seat_of(i.peer_id) == 0)
     wires = [e.data for e in Peer(me, spec, 0.0).start(0.0) if isinstance(e, Send)]
     assert wires and decode_message(wires[0]).version == spec.wire_version
-    # The same game's versions of sessions 39-40 and before session 39, and the other deal's
-    # version of today.
-    others = (6, 4, PROTOCOL_VERSION) if deal is Deal.SHUFFLE else (5, 2, SHARES_VERSION)
+    # The same game's versions of session 41, of sessions 39-40 and before session 39, and the
+    # other deal's version of today.
+    others = (8, 6, 4, PROTOCOL_VERSION) if deal is Deal.SHUFFLE else (7, 5, 2, SHARES_VERSION)
     for other in others:
         old = [_resign(w, me, other, {}) for w in wires[:1]]
         with pytest.raises(LogFormatError, match=rf"another protocol version \(version {other}"):
@@ -125,7 +127,7 @@ def test_nertz_resume_or_audit_of_a_version_4_shuffle_log_says_so_and_changes_no
         [*NERTZ, "audit", str(log)], env=env, capture_output=True, text=True, check=False
     )
     assert audit.returncode == 2
-    assert "protocol version 4" in audit.stderr and "reads versions 7 and 8" in audit.stderr
+    assert "protocol version 4" in audit.stderr and "reads versions 9 and 10" in audit.stderr
     assert len(audit.stderr.strip().splitlines()) == 1
     assert "Traceback" not in audit.stderr + audit.stdout
     resumed = cli_run(

@@ -1,8 +1,9 @@
 """The beats of a turn-up's shares (docs/shuffle.md §10.14): ``deck_reveal`` (67) and
-``deck_want`` (68), signed, not chained, a shuffle game's version (8) only; their codec, a
+``deck_want`` (68), signed, not chained, a shuffle game's version (10) only; their codec, a
 forged or malformed one refused (and one that is right changes neither fold:
-tests/test_peer_share_beats.py); a shuffle game's envelopes at version 8, its logs read at 8
-alone (versions 3, 4 and 6, before session 41, are not read: tests/test_resume_other_version.py)."""
+tests/test_peer_share_beats.py); a shuffle game's envelopes at version 10, its logs read at 10
+alone (versions 3, 4, 6 and 8, before session 42, are not read:
+tests/test_resume_other_version.py)."""
 
 from __future__ import annotations
 

@@ -139,7 +139,7 @@ def test_sim_shuffle_shares_go_in_the_flush_of_the_event_that_turns_cards_up() -
 
 
 def test_sim_shuffle_a_peer_refuses_the_other_protocol_version() -> None:
-    """A shuffle game's envelopes carry version 8 and a commit game's 7; a peer of either
+    """A shuffle game's envelopes carry version 10 and a commit game's 9; a peer of either
     refuses the other version (docs/shuffle.md §10.6) and changes nothing."""
     identities = [Identity.generate(derive_seed("version", i)) for i in range(2)]
     members = [(ident.peer_id, f"p{i}") for i, ident in enumerate(identities)]

@@ -164,16 +164,19 @@ def test_a_vote_on_proof_without_its_proof_field_is_a_bad_body() -> None:
     n = 3
     frontier = [[1] * n, [b"\0" * 8] * n]
     six = [frontier, TARGET, 1, int(_E), FORK, [b"\1" * 8]]
+    seven = [*six, [0, b""]]  # (what its author took past what it counts: nothing, session 42)
     with pytest.raises(ValueError, match="a vote on proof's body"):
         parse_body(Kind.DROP, _tuples(six), n)
+    with pytest.raises(ValueError, match="a vote on proof's body"):  # (a session-41 vote's)
+        parse_body(Kind.DROP, (*_tuples(six), Carried((b"\2", b"\3"))), n)  # type: ignore[misc]
     with pytest.raises(ValueError, match="carries its proof"):
-        parse_body(Kind.DROP, _tuples([*six, []]), n)
+        parse_body(Kind.DROP, _tuples([*seven, []]), n)
     big = b"\2" * (PROOF_MESSAGE_MAX + 1)
     with pytest.raises(ValueError, match=f"at most {PROOF_MESSAGE_MAX} bytes"):
-        parse_body(Kind.DROP, (*_tuples(six), Carried((big, b"\3"))), n)  # type: ignore[misc]
+        parse_body(Kind.DROP, (*_tuples(seven), Carried((big, b"\3"))), n)  # type: ignore[misc]
     # The proof is carried beside the payload (session 41): one signed inline is refused.
     with pytest.raises(ValueError, match="beside its payload, not signed inline"):
-        parse_body(Kind.DROP, _tuples([*six, [b"\2", b"\3"]]), n)
+        parse_body(Kind.DROP, _tuples([*seven, [b"\2", b"\3"]]), n)
     # ...and a vote for another reason carries none.
     silent = [frontier, TARGET, 1, int(DropReason.SILENT), 0, [b"\1" * 8], [b"a", b"b"]]
     with pytest.raises(ValueError, match="a drop body"):
@@ -186,15 +189,16 @@ def _tuples(value: object) -> object:
 
 
 def test_the_largest_vote_on_proof_fits_a_message() -> None:
-    """Eight seats, every seq and clock at its widest, 64 quoted ids, and a proof of two
-    messages of :data:`PROOF_MESSAGE_MAX` bytes each: within ``MAX_VOTE_SIZE`` (a drop's
+    """Eight seats, every seq and clock at its widest (what its author took too, session 42),
+    64 quoted ids, and a proof of two messages of :data:`PROOF_MESSAGE_MAX` bytes each:
+    within ``MAX_VOTE_SIZE`` (a drop's
     limit, session 40), and it reads back as it was signed."""
     spec = _spec(8)
     key = key_of(spec, 0)
     wide = (1 << 63) - 1
     proof = (b"\xaa" * PROOF_MESSAGE_MAX, b"\xbb" * PROOF_MESSAGE_MAX)
     body = Drop(
-        (wide,) * 8,
+        tuple(wide - (q == TARGET) for q in range(8)),  # (what it took lies past it)
         TARGET,
         wide,
         _E,
@@ -202,6 +206,8 @@ def test_the_largest_vote_on_proof_fits_a_message() -> None:
         tuple(bytes([i]) * 8 for i in range(VOTE_WINDOW)),
         frontier_ids=(b"\xcc" * 8,) * 8,
         proof=proof,
+        took_seq=wide,
+        took_id=b"\xee" * 8,
     )
     wire = encode_message(
         key,

@@ -253,7 +253,9 @@ class Delivery:
         if self.settled or not leaps(message.lamport, self.feeds[seat].last_lamport):
             return False  # (the usual case: not past its own previous event by the bound)
         top, unheld = _named_top(self.feeds, self.version_times, seat, body)
-        if not (unheld and leaps(message.lamport, top, body)):
+        took = _took_time(self.feeds, self.version_times, body)
+        unheld = unheld or (took is None and type(body) is Drop and body.took_seq > 0)
+        if not (unheld and leaps(message.lamport, top, body, took)):
             return False
         for q in range(self.seats):
             if q != seat:
@@ -276,7 +278,7 @@ class Delivery:
         refused = LinkFault.OWN_ACK in faults or not in_order
         if leaps(lamport, feed.last_lamport):  # (else it is no leap: its own event is named)
             top = _named_top(self.feeds, self.version_times, seat, body)[0]
-            if leaps(lamport, top, body):
+            if leaps(lamport, top, body, _took_time(self.feeds, self.version_times, body)):
                 self._leap(event, top)
                 refused = True
         feeds = self.feeds
@@ -613,6 +615,20 @@ def _named_top(
 
     forked = {q: feed.forked for q, feed in enumerate(feeds) if feed.forked}
     return named_top(time_of, seat, body.frontier, forked, version_time)
+
+
+def _took_time(
+    feeds: list[Feed], version_times: dict[tuple[int, int, bytes], int], body: EventBody
+) -> int | None:
+    """The time of the event a vote on proof says its author took past what it counts, read
+    here (delivered, or the other side of a fork), as a peer's :func:`~p2p_nertz.protocol.
+    feeds.took_time` (§5.3, session 42); ``None``: none named, or not read (yet)."""
+    if type(body) is not Drop or not body.took_seq or body.reason is not DropReason.EQUIVOCATION:
+        return None
+    feed, seq, named = feeds[body.seat], body.took_seq, body.took_id
+    if seq <= feed.head and feed.prefixes.startswith(named, (seq - 1) * PREFIX):
+        return feed.lamports[seq - 1]
+    return version_times.get((body.seat, seq, named))
 
 
 class ForkWatch:

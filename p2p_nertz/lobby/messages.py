@@ -50,7 +50,7 @@ refuses that table rather than take it for a commit game.
 nertz speaks (:data:`~p2p_nertz.protocol.envelope.PROTOCOL_VERSION`, its one home; a shuffle
 game speaks the version after it, ``SHARES_VERSION``): the host seats no guest of another
 version and a guest leaves a table of another, each saying so in one line ("bot2 speaks
-protocol version 5; this nertz speaks 7"), so mixed builds part before the game rather than
+protocol version 7; this nertz speaks 9"), so mixed builds part before the game rather than
 at its first message. A message without it (a nertz before session 40), or with one that is
 not a version, is refused as malformed. It is not in the :func:`table_digest`: a table of
 another version is never said ready for.

@@ -38,7 +38,7 @@ from p2p_nertz.protocol.deadlines import earliest
 from p2p_nertz.protocol.delivery import Delivery
 from p2p_nertz.protocol.duties import Duties
 from p2p_nertz.protocol.effects import Send, Suspected
-from p2p_nertz.protocol.feeds import Source
+from p2p_nertz.protocol.feeds import Source, taken_past
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.membership import WAITING_PHASES, recovered_withdrawals
 from p2p_nertz.protocol.phase_waits import Awaited
@@ -169,8 +169,9 @@ class Author:
         cut = self.membership.fork_vote(seat, fork_seq, held, final, recovering=recovering)
         if cut is not None:
             ids = self.store.ids(seat, cut, VOTE_WINDOW)
+            took, took_id = taken_past(self.feeds[seat], cut)  # (what our clock took: §5.3)
             body = Drop((), seat, cut, DropReason.EQUIVOCATION, fork_seq, ids, proof=proof)
-            self.sign(body, now)
+            self.sign(dataclasses.replace(body, took_seq=took, took_id=took_id), now)
 
     def sign_vote(
         self, seat: int, last: int, reason: DropReason, now: float | None, fork_seq: int = 0

@@ -21,7 +21,8 @@ stuck    ``[frontier, round(, seat)]`` (seat: a pass on its behalf, ``P@<seat>``
 nerts    ``[frontier, round]``                                                        Play
 result   ``[frontier, round, lake digest, [score per seat]]``                         Result
 drop     ``[frontier, seat, last seq counted, reason, fork seq, [id prefixes]]``      Drop
-         (a vote on proof: ``[..., [id prefixes], [wire a, wire b]]``, its proof)
+         (a vote on proof: ``[..., [id prefixes], [took seq, took id], [wire a, wire b]]``:
+         what its author took past what it counts (version 9), then its proof)
 leave    ``[frontier]``                                                               Leave
 deck_*   ``[frontier, ...]``: a shuffle game's key, stage, shares, secret (kinds 12-15,    DeckEvent
          docs/shuffle.md §8.1, fields as :mod:`p2p_nertz.deck.wire` gives them)
@@ -257,6 +258,11 @@ class Drop:
     ~1.2 KB; a proof signed inline is refused. The schema wants it there and nowhere else;
     whether it proves what the vote says is the fold's to check
     (:func:`~p2p_nertz.protocol.evidence.vote_unproven`, session 39).
+
+    A vote on proof also names what its author's clock took past what it counts
+    (``took_seq``, ``took_id``: the latest event of the member's feed it holds past its
+    frontier's entry, by seq and id prefix; ``0``, empty: none), which the leap bound reads
+    (:func:`~p2p_nertz.protocol.feeds.took_time`, docs/protocol.md §5.3, session 42).
     """
 
     frontier: tuple[int, ...]
@@ -270,6 +276,11 @@ class Drop:
     frontier_ids: tuple[bytes, ...] = ()
     #: A vote on proof: the two signed messages that prove it (empty for any other reason).
     proof: tuple[bytes, ...] = ()
+    #: A vote on proof: the seq of the latest event of the member's feed its author holds past
+    #: what its frontier names of it (0: none), its clock having taken it (§5.3).
+    took_seq: int = 0
+    #: The first :data:`ID_PREFIX` bytes of that event's id (empty where ``took_seq`` is 0).
+    took_id: bytes = b""
 
     @property
     def fork_id(self) -> bytes:
@@ -445,7 +456,8 @@ def encode_body(body: EventBody | Beat | Want | DeckReveal | DeckWant) -> list[A
     if isinstance(body, Drop):
         fields = [frontier, body.seat, body.last_seq, int(body.reason), body.fork_seq]
         if body.reason is DropReason.EQUIVOCATION:
-            return [*fields, list(body.ids), Carried(body.proof)]
+            took = [body.took_seq, body.took_id]
+            return [*fields, list(body.ids), took, Carried(body.proof)]
         return [*fields, list(body.ids)]
     if isinstance(body, DeckEvent):
         return [frontier, *body.message.encode()]
@@ -728,13 +740,13 @@ def _parse_drop(body: Body, seats: int) -> Drop:
         and body[3] == DropReason.EQUIVOCATION
     )
     if on_proof:
-        f, seat, last, reason, fork_seq, quoted, carried = _array(
-            body, 7, "a vote on proof's body (its proof last)"
+        f, seat, last, reason, fork_seq, quoted, took, carried = _array(
+            body, 8, "a vote on proof's body (what its author took, then its proof)"
         )
         proof = _carried_proof(carried)
     else:
         f, seat, last, reason, fork_seq, quoted = _array(body, 6, "a drop body")
-        proof = ()
+        proof, took = (), (0, b"")
     seqs, frontier_ids = _frontier(f, seats)
     vote = Drop(
         seqs,
@@ -759,7 +771,28 @@ def _parse_drop(body: Body, seats: int) -> Drop:
         if type(prefix) is not bytes or len(prefix) != ID_PREFIX:
             raise ValueError(f"a quoted id is its first {ID_PREFIX} bytes")
         prefixes.append(prefix)
-    return dataclasses.replace(vote, ids=tuple(prefixes), frontier_ids=frontier_ids, proof=proof)
+    took_seq, took_id = _took(took, vote)
+    return dataclasses.replace(
+        vote,
+        ids=tuple(prefixes),
+        frontier_ids=frontier_ids,
+        proof=proof,
+        took_seq=took_seq,
+        took_id=took_id,
+    )
+
+
+def _took(took: Body, vote: Drop) -> tuple[int, bytes]:
+    """What a vote on proof says its author took past what it counts (docs/protocol.md §5.3):
+    ``[0, ""]`` (nothing), or an event of the member past the vote's frontier entry, by seq
+    and id prefix."""
+    seq, prefix = _array(took, 2, "what a vote on proof took ([seq, id prefix])")
+    seq = _int(seq, 0, _MAX_SEQ, "the seq taken")
+    if type(prefix) is not bytes or len(prefix) != (ID_PREFIX if seq else 0):
+        raise ValueError(f"what a vote took is named by its first {ID_PREFIX} id bytes, or none")
+    if seq and seq <= vote.frontier[vote.seat]:
+        raise ValueError("what a vote took lies past what its frontier names of the member")
+    return seq, prefix
 
 
 #: The largest signed message a vote on proof may carry in its proof: any message's signed part

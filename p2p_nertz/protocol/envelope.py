@@ -13,7 +13,7 @@ holds one, a simulation one for all its peers, an audit one for all its passes. 
 every call parses and verifies. (At module level are only idle msgpack packers, which change
 nothing any call returns.)
 
-Wire format (protocol versions 7 and 8)
+Wire format (protocol versions 9 and 10)
 --------------------------------------
 A message is a single byte string (one ZeroMQ frame, one log record): the msgpack array of two
 bin values ``[payload, signature]``, or, for a ``drop`` that carries a proof, of three
@@ -43,8 +43,8 @@ names a carried part (its last element a ``bin`` of 32 bytes) without it is ``ma
 ===  ========  ===============================================================================
 pos  field     value
 ===  ========  ===============================================================================
-0    version   int: :data:`PROTOCOL_VERSION` (7) in a game dealt by commit and reveal,
-               :data:`SHARES_VERSION` (8) in a game of the dealerless shuffle
+0    version   int: :data:`PROTOCOL_VERSION` (9) in a game dealt by commit and reveal,
+               :data:`SHARES_VERSION` (10) in a game of the dealerless shuffle
 1    game_id   bin, 32 bytes: the game the message belongs to (no replay across games)
 2    author    bin, 32 bytes: the author's peer id (raw Ed25519 public key), who signs
 3    seq       int: events 1, 2, 3... in the author's feed, no gaps; beats 0
@@ -57,8 +57,8 @@ pos  field     value
 A game's envelopes all carry its one version, fixed by its spec
 (:attr:`~p2p_nertz.protocol.spec.GameSpec.wire_version`, docs/shuffle.md §10.6): a peer of the
 game refuses the others as ``bad_version``. The versions differ only in their kinds (and in what
-the move and claim bodies may carry): version 8 defines the kinds of the shuffle (12-17) and
-the beats of a turn-up's shares (67, 68: docs/shuffle.md §10.14), which version 7 does not
+the move and claim bodies may carry): version 10 defines the kinds of the shuffle (12-17) and
+the beats of a turn-up's shares (67, 68: docs/shuffle.md §10.14), which version 9 does not
 (``unknown_kind``). :func:`defined_kinds` says which kinds a version defines; the audit reads a
 game's logs at its one version
 (:attr:`GameSpec.read_versions <p2p_nertz.protocol.spec.GameSpec.read_versions>`).
@@ -97,7 +97,7 @@ code  kind    meaning
 64    beat    heartbeat: Lamport clock, feed head, highest contiguous seq held per author: §2
 65    ack     a beat sent at once in answer to a received event (coalesced); same body as beat
 66    want    gap repair: "send me author A's events from seq i to j" (any holder answers)
-67    deck_reveal  a turn-up's shares, outside the feed: docs/shuffle.md §10.14 (version 8)
+67    deck_reveal  a turn-up's shares, outside the feed: docs/shuffle.md §10.14 (version 10)
 68    deck_want    "send me these shares of the positions turned up" (any holder answers)
 ====  ======  =============================================================================
 
@@ -208,25 +208,28 @@ __all__ = [
     "verify_batch",
 ]
 
-PROTOCOL_VERSION: Final = 7
+PROTOCOL_VERSION: Final = 9
 """The version of the wire protocol of a game dealt by commit and reveal, position 0 of every
 payload. Version 2 (issue 18): an event's frontier names the id of each event it counts, so
 every event counts as an ack. Version 5 (session 39): a vote to drop a member on reason
 *equivocation* carries its proof, the two signed events (docs/protocol.md §5.2, §9.2).
 Version 7 (session 41): a ``drop`` may be :data:`MAX_VOTE_SIZE` bytes (session 40's larger
-vote on proof, which a peer of version 5 refuses as ``oversize``; docs/protocol.md §4.2)."""
+vote on proof, which a peer of version 5 refuses as ``oversize``; docs/protocol.md §4.2).
+Version 9 (session 42): a vote on proof names the latest event of its member's feed its author
+took past what it counts (``took``), which the leap bound reads (docs/protocol.md §5.3)."""
 
-SHARES_VERSION: Final = 8
+SHARES_VERSION: Final = 10
 """The version of the wire protocol of a game of the dealerless shuffle (docs/shuffle.md §8,
-§10.6, §10.14): version 7 with the shuffle's kinds (12-17), the beats of a turn-up's shares
-(67, 68), and a move or claim body that may carry an opening. Session 41: 8, the larger
-``drop`` of version 7 (was 6 from session 39; 4 before, 3 before session 20)."""
+§10.6, §10.14): version 9 with the shuffle's kinds (12-17), the beats of a turn-up's shares
+(67, 68), and a move or claim body that may carry an opening. Session 42: 10, the vote on
+proof of version 9 (8 from session 41, 6 from session 39; 4 before, 3 before session 20)."""
 
 PROTOCOL_VERSIONS: Final = (PROTOCOL_VERSION, SHARES_VERSION)
 """The versions this codec reads and writes (a game's envelopes carry one of them). Those of
 earlier sessions are not read (``bad_version``): 1 (before issue 18); 2, 3 and 4, whose
 vote on reason *equivocation* carried no proof; 5 and 6, whose ``drop`` was at most
-:data:`MAX_MESSAGE_SIZE` (docs/protocol.md §4.1)."""
+:data:`MAX_MESSAGE_SIZE`; 7 and 8, whose vote on proof named nothing its author took past what
+it counts (docs/protocol.md §4.1)."""
 
 SIGNATURE_DOMAIN: Final = b"p2p-nertz/v1/msg\0"
 """The tag prefixed to the payload bytes before signing (domain separation)."""
@@ -299,7 +302,7 @@ class Kind(enum.IntEnum):
     RESULT = 9
     DROP = 10
     LEAVE = 11
-    #: the dealerless shuffle's events (docs/shuffle.md §8.1): protocol version 8 only
+    #: the dealerless shuffle's events (docs/shuffle.md §8.1): protocol version 10 only
     DECK_KEY = 12
     DECK_STAGE = 13
     DECK_SHARES = 14
@@ -309,7 +312,7 @@ class Kind(enum.IntEnum):
     BEAT = 64
     ACK = 65
     WANT = 66
-    #: a turn-up's shares outside the feed (docs/shuffle.md §10.14): protocol version 8 only
+    #: a turn-up's shares outside the feed (docs/shuffle.md §10.14): protocol version 10 only
     DECK_REVEAL = 67
     DECK_WANT = 68
 
@@ -1132,11 +1135,11 @@ SHUFFLE_KINDS: Final = frozenset(
     }
 )
 """The kinds of the dealerless shuffle (docs/shuffle.md §8.1), defined by a shuffle game's
-version (8) only: version 7 does not define them (``unknown_kind``)."""
+version (10) only: version 9 does not define them (``unknown_kind``)."""
 _SHUFFLE_CODES: Final = frozenset(int(k) for k in SHUFFLE_KINDS)
 SHARES_KINDS: Final = frozenset({Kind.DECK_REVEAL, Kind.DECK_WANT})
 """The beats of a turn-up's shares (docs/shuffle.md §10.14), defined by a shuffle game's version
-(8) only: version 7 does not define them (``unknown_kind``)."""
+(10) only: version 9 does not define them (``unknown_kind``)."""
 _SHARES_CODES: Final = frozenset(int(k) for k in SHARES_KINDS)
 #: The codes each version does not define (of those :class:`Kind` names).
 _UNDEFINED: Final = {
@@ -1148,7 +1151,7 @@ _UNDEFINED: Final = {
 def defined_kinds(version: int) -> frozenset[Kind]:
     """The kinds protocol ``version`` defines (one of :data:`PROTOCOL_VERSIONS`).
 
-    >>> sorted(defined_kinds(8) - defined_kinds(7)) == sorted(SHUFFLE_KINDS | SHARES_KINDS)
+    >>> sorted(defined_kinds(10) - defined_kinds(9)) == sorted(SHUFFLE_KINDS | SHARES_KINDS)
     True
     """
     if version not in _VERSIONS:

@@ -58,6 +58,8 @@ __all__ = [
     "held_time",
     "named_top",
     "timed_after",
+    "taken_past",
+    "took_time",
     "unknown_versions",
     "version_time",
 ]
@@ -362,7 +364,8 @@ class Feeds:
         feeds = self.feeds
         named = functools.partial(version_time, feeds, body.frontier_ids, versions or {})
         top, _ = named_top(functools.partial(held_time, feeds), seat, frontier, forked_at, named)
-        if leaps(message.lamport, top, body):
+        took = took_time(feeds, versions or {}, body) if type(body) is Drop else None
+        if leaps(message.lamport, top, body, took):
             # No honest author leads what it names by that much (§5.3); following it would
             # exhaust the clock. The same answer at every member holding what it names.
             return ChainCode.CLOCK_JUMP, (
@@ -766,6 +769,17 @@ def version_time(
     named = ids[q] if ids else b""
     if not named:
         return None
+    return _named_version(feeds, versions, q, seq, named)
+
+
+def _named_version(
+    feeds: Sequence[Sequence[Message]],
+    versions: Mapping[tuple[int, int], tuple[Message, ...]],
+    q: int,
+    seq: int,
+    named: bytes,
+) -> int | None:
+    """The time of ``q``'s event ``seq`` whose id starts with ``named``, held or in a proof."""
     if seq <= len(feeds[q]) and feeds[q][seq - 1].id.startswith(named):
         return feeds[q][seq - 1].lamport
     for version in versions.get((q, seq), ()):
@@ -774,49 +788,81 @@ def version_time(
     return None
 
 
+def taken_past(feed: Sequence[Message], counted: int) -> tuple[int, bytes]:
+    """What a vote on proof counting ``counted`` of a member's ``feed`` (as its author holds
+    it) says its author's clock took past that (``Drop.took_seq``, ``took_id``): the last
+    event held, by seq and id prefix, if past it; else ``(0, b"")`` (§5.3, session 42)."""
+    return (len(feed), feed[-1].id[:ID_PREFIX]) if len(feed) > counted else (0, b"")
+
+
+def took_time(
+    feeds: Sequence[Sequence[Message]],
+    versions: Mapping[tuple[int, int], tuple[Message, ...]],
+    body: EventBody,
+) -> int | None:
+    """The Lamport time of the event a vote on proof says its author took past what it
+    counts (``Drop.took_seq``, ``took_id``), held here or kept in a proof (``versions``, as
+    :func:`version_time`); ``None``: none named, or not known here (asked for:
+    :func:`unknown_versions`). What :func:`leaps` lets the vote lead from (§5.3, session
+    42)."""
+    if type(body) is not Drop or not body.took_seq or body.reason is not DropReason.EQUIVOCATION:
+        return None
+    return _named_version(feeds, versions, body.seat, body.took_seq, body.took_id)
+
+
 def unknown_versions(
     feeds: Sequence[Sequence[Message]],
     seat: int,
     body: EventBody,
     forked_at: Mapping[int, int],
     versions: Mapping[tuple[int, int], tuple[Message, ...]],
-) -> list[tuple[int, int]]:
-    """The events (seat, seq) that ``body``'s frontier (of an event of ``seat``) names by an id
-    whose version is neither held here nor kept in a proof (``versions``): of a feed proven
-    forked, past the fork (the other branch: :func:`named_top` counts nothing of it), or held
-    under another id (a fork not proven here yet: counted at the version held). An event
-    refused as a leap was judged without them: a peer asks for them (``Proofs.ask_versions``),
-    and judges it again, fetched again, from what it learns (``Proofs.ask_versions``; §5.3,
-    session 41)."""
+) -> list[tuple[int, int, bytes]]:
+    """The events (seat, seq, id prefix) that ``body``'s frontier (of an event of ``seat``)
+    names by an id whose version is neither held here nor kept in a proof (``versions``): of a
+    feed proven forked, past the fork (the other branch: :func:`named_top` counts nothing of
+    it), or held under another id (a fork not proven here yet: counted at the version held);
+    and the event a vote on proof says its author took (:func:`took_time`, session 42). An
+    event refused as a leap was judged without them: a peer asks for them, and judges it
+    again, fetched again, from what it learns (``Proofs.ask_versions``; §5.3, session 41)."""
     ids = body.frontier_ids
-    unknown: list[tuple[int, int]] = []
+    unknown: list[tuple[int, int, bytes]] = []
     for q, acked in enumerate(body.frontier):
         if not acked or q == seat or not ids or not ids[q]:
             continue
         if acked > len(feeds[q]) and not may_name_other_version(acked, forked_at.get(q, 0)):
             continue  # (past a cap, never forked here: no version to ask for)
         if version_time(feeds, ids, versions, q, acked) is None:
-            unknown.append((q, acked))
+            unknown.append((q, acked, ids[q]))
+    if type(body) is Drop and body.took_seq and took_time(feeds, versions, body) is None:
+        unknown.append((body.seat, body.took_seq, body.took_id))
     return unknown
 
 
-def leaps(lamport: int, top: int, body: EventBody | None = None) -> bool:
+def leaps(lamport: int, top: int, body: EventBody | None = None, took: int | None = None) -> bool:
     """Whether an event timed ``lamport`` leaps past the events it names, the latest timed
     ``top`` (:func:`named_top`): by more than :data:`MAX_CLOCK_JUMP` past ``top + 1``, which
     no honest author's event does (docs/protocol.md §5.3, *the leap bound*). Every member and
     the audit refuse such an event (``clock_jump``). A vote on proof (``body``: an
     equivocation drop) may lead by the bound once more: it counts its member's feed below
     the fork, whose version its author may hold and have taken whole into its clock, timed
-    up to the bound past what the vote names (session 40).
+    up to the bound past what the vote names (session 40); or from ``took``, if later: the
+    time of the event it says its author took past what it counts (:func:`took_time`, as
+    this receiver knows it), which its author's clock took whole, however many events past
+    the fork it took (session 42).
 
     >>> leaps(1 + 1 + MAX_CLOCK_JUMP, 1), leaps(1 + 2 + MAX_CLOCK_JUMP, 1)
     (False, True)
     >>> vote = Drop((1, 0), 1, 0, DropReason.EQUIVOCATION, 1)
     >>> leaps(2 * (1 + MAX_CLOCK_JUMP) + 1, 1, vote), leaps(2 * (1 + MAX_CLOCK_JUMP) + 2, 1, vote)
     (False, True)
+    >>> took = 3 * (1 + MAX_CLOCK_JUMP)  # (two brinks past the first: what it took, known)
+    >>> [leaps(took + more + MAX_CLOCK_JUMP, 1, vote, took) for more in (1, 2)]
+    [False, True]
     """
     if type(body) is Drop and body.reason is DropReason.EQUIVOCATION:
         top += 1 + MAX_CLOCK_JUMP  # (the fork's version it held, named by no frontier)
+        if took is not None and took > top:
+            top = took  # (the latest event it took past what it counts, §5.3)
     return lamport > top + 1 + MAX_CLOCK_JUMP
 
 

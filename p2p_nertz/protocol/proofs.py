@@ -215,10 +215,12 @@ class Proofs:
         is kept as a proof's pair (:meth:`found`), and the event, fetched again, is judged
         from it (docs/protocol.md §5.3, *the leap bound*, session 41). One seq a feed (the
         latest named), :data:`VERSION_ASKS` asks in all: an event naming the same version
-        again (fetched again, refused again) asks no more."""
+        again (fetched again, refused again) asks no more. So too the event a vote on proof
+        says its author took (session 42)."""
         body = refused.body
-        for q, seq in unknown_versions(feeds, refused.seat, body, self.forked_at, self.pairs):
-            named = body.frontier_ids[q]
+        for q, seq, named in unknown_versions(
+            feeds, refused.seat, body, self.forked_at, self.pairs
+        ):
             if self.unknown.get(q, (0, b""))[:2] != (seq, named):
                 self.unknown[q] = (seq, named, VERSION_ASKS)
                 self.probe_at[q] = at

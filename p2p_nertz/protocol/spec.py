@@ -135,18 +135,18 @@ class GameSpec:
 
     @property
     def wire_version(self) -> int:
-        """The protocol version of every envelope of this game: 8 in a game of the shuffle, 7
+        """The protocol version of every envelope of this game: 10 in a game of the shuffle, 9
         in one dealt by commit and reveal (docs/shuffle.md §10.6, §10.14; session 39, the vote
-        on proof; session 41, its larger ``drop``). A peer of the game refuses the other
-        versions (``bad_version``)."""
+        on proof; session 41, its larger ``drop``; session 42, what its author took). A peer
+        of the game refuses the other versions (``bad_version``)."""
         return SHARES_VERSION if self.deal is Deal.SHUFFLE else PROTOCOL_VERSION
 
     @property
     def read_versions(self) -> tuple[int, ...]:
         """The protocol versions the audit and the replay read in this game's logs: its
         :attr:`wire_version` only. The versions of earlier sessions (2, 3, 4: a vote on proof
-        without its proof; 5, 6: a ``drop`` of at most 4,096 bytes) are not read
-        (docs/protocol.md §4.1)."""
+        without its proof; 5, 6: a ``drop`` of at most 4,096 bytes; 7, 8: a vote on proof
+        naming nothing its author took) are not read (docs/protocol.md §4.1)."""
         return (self.wire_version,)
 
     @property

@@ -30,7 +30,9 @@ A spectator casts no vote and relays no proof (that is the members' work: the au
 logs properly). It lives with a fork as a peer does before any vote settles it: two versions
 of an event seen, it keeps the one it holds and caps the author's feed below the fork
 (:meth:`Feeds.cap`), so that the events of members who hold the other version do not wait for
-it for ever; a beat that names another event than the one held is refused
+it for ever, and it keeps the other version too, so that an event naming it by id (or a vote
+on proof naming it as taken) is judged from its time, as a member judges it from a proof
+(docs/protocol.md §5.3, session 42); a beat that names another event than the one held is refused
 (:meth:`Feeds.contradicts`).
 
 Why the table waits is told as a player's peer tells it (docs/protocol.md §9.5, session 40):
@@ -91,6 +93,9 @@ class Spectator:
         self._store = Feeds.reader(n)
         self._feeds = self._store.feeds  # (delivered events per seat: the store's lists)
         self._forked_at: dict[int, int] = {}  # seat -> the first seq seen in two versions
+        # (seat, seq) -> the version held and the first other one seen: what an event naming
+        # the other version by id leaps from (a peer's proof pairs, §5.3; session 42)
+        self._versions: dict[tuple[int, int], tuple[Message, Message]] = {}
         self._folds = Folds(GameState(spec))
         # The players' own finality, with no seat of ours: what each member has announced
         # holding (its beats) is what lets an event be final, as for them.
@@ -240,6 +245,7 @@ class Spectator:
         held = store.version(seat, message.seq)
         if held is not None:
             if held.id != message.id:
+                self._versions.setdefault((seat, message.seq), (held, message))
                 self._forked(seat, message.seq)
             return []  # a duplicate (every member relays everything), or the other version
         if store.full(seat, MAX_WAITING):
@@ -286,7 +292,8 @@ class Spectator:
                 self.rejected += 1
                 continue
             seat, message, body = step.seat, step.message, step.body
-            if store.chain_problem(seat, message, body, step.source, self._forked_at):
+            forked, versions = self._forked_at, self._versions
+            if store.chain_problem(seat, message, body, step.source, forked, versions=versions):
                 self.rejected += 1  # not the chain we hold: a forger or a forked author
                 continue
             self._feeds[seat].append(message)
