@@ -85,7 +85,9 @@ def test_claim_over_a_tie_with_the_liar_its_extra_round_ends(players: int, seed:
     # where before the liar's 0 won the game. Session 42: the liar voted out before the deal,
     # the tie is decided there (`Game.unopposed`): the member tied wins it with no round
     # played (before, it played the round alone, ~600 Lamport ticks: sim time 63-102 s, now
-    # 22-29 s), and the round is void, not recorded. ~0.7-1 CPU-s each.
+    # 22-29 s), and the round is void, not recorded. At four the member tied signed its
+    # commit concurrent with the deciding vote, after it in the order: it counts nowhere and
+    # is no fault (without that, a violation against an honest member). ~0.7-1 CPU-s each.
     _, result, liar = _claim_over(players, seed)
     assert check(result) + check_liars(result) == []
     assert result.finished

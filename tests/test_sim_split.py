@@ -371,3 +371,12 @@ def test_split_an_extra_round_nobody_left_can_play_keeps_the_tie() -> None:
     outcome = state.game.result
     assert outcome == GameResult((1,), (5, 5, 1), Termination.ABSENCE)
     assert [n for n in notices if isinstance(n, GameEnded)] == [GameEnded(outcome)]
+    # Alone in the game too (two players, the other voted out on proof, §9.3): the one left
+    # is tied, so it wins the tie (before, the tie was shared there, `ended_early`).
+    spec = GameSpec.create([(pid, f"p{i}") for i, pid in enumerate(ids[:2])], TWO_ROUNDS, b"tie")
+    state = GameState(spec)
+    state.game = Game(TWO_ROUNDS, 2).record((4, 4)).record((1, 1))
+    state.dropped = {0: 30}
+    state._new_round([])
+    assert state.phase is Phase.OVER and state.unopposed
+    assert state.game.result == GameResult((1,), (5, 5), Termination.ABSENCE)

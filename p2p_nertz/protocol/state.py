@@ -840,7 +840,7 @@ def _end_unplayable(state: GameState, seats: frozenset[int], notices: list[Notic
     the other one on proof, §9.4) and none asking to rejoin. The game ends on the totals of
     the rounds scored, the last one included (the one left played it out, a member dropped
     in it forfeiting it, §8.9), the highest total winning, a tie shared: nobody plays a
-    round alone.
+    round alone. (An extra round the one left is tied for is won first: :func:`_unopposed`.)
     """
     state.game = state.game.share_tie() if not seats else state.game.ended_early()
     state._set_phase(Phase.OVER, notices)
