@@ -22,6 +22,7 @@ import pytest
 from p2p_nertz.audit import LogSource
 from p2p_nertz.audit.replay import Replay, load
 from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Termination
 from p2p_nertz.sim import Faults, SimConfig, SimResult
@@ -34,14 +35,18 @@ from p2p_nertz.ui import TableController, TableView, render
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
 # The games (players, seed): (2, 16), (3, 0), (4, 8), fault-free, tie after round 1 (seats 0
-# and 1 at two, 1 and 2 else), the extra round dealt at simulated 25.2 s (two) and 18.9 s.
+# and 1 at two, 1 and 2 else), the extra round dealt at simulated 25.2 s (two) and 18.9 s;
+# with the shuffle (3, 2): seats 1 and 2, round 1's results at 19.14 s.
 
 
-def _play(players: int, seed: int, faults: Faults, *, out: int, tied: int) -> SimResult:
+def _play(
+    players: int, seed: int, faults: Faults, *, out: int, tied: int, deal: Deal = Deal.COMMIT
+) -> SimResult:
     """Play the tied game ``seed`` with ``faults`` taking seat ``out`` out of the extra round;
     check that seat ``tied`` won the tie there, with the round void, for everyone alike (the
     watcher too)."""
-    result = run(SimConfig(players=players, seed=seed, faults=faults), watch=True)
+    config = SimConfig(players=players, seed=seed, faults=faults, deal=deal)
+    result = run(config, watch=True)
     assert result.violations == []
     assert result.finished
     peers = [p for s, p in enumerate(result.peers) if p is not None and s != out]
@@ -94,6 +99,15 @@ def test_tiebreak_unopposed_a_tied_member_voted_out_before_the_deal_wakes_to_the
     assert asleep is not None and asleep.final.phase is Phase.OVER
     assert asleep.final.round.playing == frozenset()  # (never dealt)
     assert asleep.final.digest() == result.peers[1].final.digest()  # type: ignore[union-attr]
+
+
+def test_tiebreak_unopposed_a_shuffle_deal_of_the_two_tied_losing_one() -> None:
+    # The dealerless shuffle (docs/shuffle.md §8.4): the extra round's deal is the two tied
+    # members'; seat 1 sleeps from just after its round-1 result, voted out before its stages,
+    # and a deal of two losing one ends the game (`_undealt`, `_end_unplayable`): the tie is
+    # the one left's, as in a commit game (before this, a tie shared, `abandoned`).
+    faults = Faults(freezes=(Freeze(1, 19.145, 60.0),))
+    _play(3, 2, faults, out=1, tied=2, deal=Deal.SHUFFLE)
 
 
 class _Shown:

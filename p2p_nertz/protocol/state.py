@@ -840,8 +840,11 @@ def _end_unplayable(state: GameState, seats: frozenset[int], notices: list[Notic
     the other one on proof, §9.4) and none asking to rejoin. The game ends on the totals of
     the rounds scored, the last one included (the one left played it out, a member dropped
     in it forfeiting it, §8.9), the highest total winning, a tie shared: nobody plays a
-    round alone. (An extra round the one left is tied for is won first: :func:`_unopposed`.)
+    round alone. But an extra round the one left is tied for, it has won (:func:`_unopposed`:
+    also where a shuffle game's deal of two tied members loses one, :func:`_undealt`).
     """
+    if seats and _unopposed(state, seats, notices):
+        return
     state.game = state.game.share_tie() if not seats else state.game.ended_early()
     state._set_phase(Phase.OVER, notices)
     assert state.game.result is not None
