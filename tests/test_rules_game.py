@@ -332,6 +332,66 @@ def test_tiebreak_regulation_rounds_do_not_ask_who_played() -> None:
     assert game.result == GameResult((1,), (-3, 0), Termination.ROUNDS)
 
 
+# -- a tie-break round decided before its end (rules.md: the game; session 42) ------------
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_tiebreak_unopposed_one_tied_member_left_to_play_wins_at_once(players: int) -> None:
+    # The others tied voted out before the deal or during the round (or forfeiting it): the
+    # one left able to play it out has won the tie there, the round void (not recorded).
+    rest = (1,) * (players - 2)
+    tied = play_rounds(Game(Rules(target=None, rounds=1), players=players), (9, 9, *rest))
+    others = tuple(range(2, players))  # (not tied: they sit the round out, whatever they do)
+    for able in ((0, *others), (0,)):
+        game = tied.unopposed(able)
+        assert game.result == GameResult((0,), (9, 9, *rest), Termination.ABSENCE)
+        assert game.history == tied.history and game.playing == tied.playing
+        assert game.result.winning_total == 9
+    # Both still able: nothing decided; nobody able: nothing decided here either (a round
+    # nobody can play keeps the tie, `share_tie`; all forfeiting, the scores decide).
+    assert tied.unopposed(range(players)) == tied
+    assert tied.unopposed(others) == tied and tied.unopposed(()) == tied
+
+
+def test_tiebreak_unopposed_decides_nothing_outside_an_extra_round() -> None:
+    # Regulation rounds: a member voted out scores 0 there and the game goes on.
+    game = Game(Rules(target=50), players=3).record((10, 10, 3))
+    assert game.tied == () and game.unopposed((0,)) == game
+    # Over already: unchanged.
+    over = Game(Rules(target=10), players=2).record((12, 3))
+    assert over.unopposed((1,)) == over
+
+
+def test_tiebreak_unopposed_three_tied_one_out_the_two_able_go_on() -> None:
+    tied = play_rounds(Game(Rules(target=10), players=4), (10, 10, 10, 3))
+    assert tied.tied == (0, 1, 2)
+    assert tied.unopposed((0, 1, 3)) == tied  # (two tied teams still able: they play)
+    game = tied.unopposed((2, 3))
+    assert game.result == GameResult((2,), (10, 10, 10, 3), Termination.ABSENCE)
+
+
+def test_tiebreak_unopposed_in_pairs_one_partner_able_is_enough() -> None:
+    tied = play_rounds(Game(Rules(pairs=True, target=20), players=4), (25, 25))
+    assert tied.tied == (0, 1)
+    assert tied.unopposed((1, 2)) == tied  # (one partner of each team)
+    game = tied.unopposed((0, 1))  # (both partners of team 1 out)
+    assert game.result == GameResult((0,), (25, 25), Termination.ABSENCE)
+
+
+def test_tiebreak_unopposed_in_a_later_extra_round_and_after_a_leave() -> None:
+    # Tied again after an extra round both played: the next one is decided the same way.
+    tied = play_rounds(Game(Rules(target=10), players=3), (12, 12, 0), (2, 2, 0))
+    assert tied.tied == (0, 1) and len(tied.history) == 2
+    game = tied.unopposed((1, 2))
+    assert game.result == GameResult((1,), (14, 14, 0), Termination.ABSENCE)
+    # A tied member who left is out of contention (rules.md: leaving the game): the leave
+    # decides it already, as ever; three tied, one left, one voted out: the third wins.
+    three = play_rounds(Game(Rules(target=10), players=4), (11, 11, 11, 2))
+    left = three.leave(0)
+    assert left.tied == (1, 2)
+    assert left.unopposed((1, 3)).result == GameResult((1,), (11, 11, 11, 2), Termination.ABSENCE)
+
+
 # -- Rules --------------------------------------------------------------------------------
 
 

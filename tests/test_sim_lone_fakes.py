@@ -2,15 +2,17 @@
 nowhere (docs/audit.md, *What no member still in took*).
 
 The shape of ``scripts/soak.py --sleeper-forks --players 6-8`` seed 49007
-(tests/test_sim_big_tables.py), at 3, 4 and 5 seats: a one-round game whose scores tie, so
-that a tiebreak round follows that some members sit out. A member falls asleep in it and is
+(tests/test_sim_big_tables.py), at 4 and 5 seats: a one-round game whose scores tie, so that a
+tiebreak round follows that some members sit out. (At 3 seats until session 42: there the
+sleeper is tied, and its drop now decides the tie and ends the game, docs/protocol.md §8.9; the
+3-seat game still serves the fork before the vote, below.) A member falls asleep in it and is
 voted out; a member sitting out, having voted, signs a Nerts call under its next seq and sends
 it to the sleeper alone, then signs nothing more: its only event under that seq (no fork), in
 the sleeper's log alone, not in its own. The members still in never hold it, and the audit of
-every log must reach their state, naming the cheater from the log that holds it. Which logs
-are given decides what the audit can tell: without the author's own log it cannot tell the
-fake from an event a member still in took, and folds it; with the fake in the author's own log
-too, the author said it sent it, and it counts.
+every log must reach their state, naming the cheater from the log that holds it. Which logs are
+given decides what the audit can tell: without the author's own log it cannot tell the fake
+from an event a member still in took, and folds it; with the fake in the author's own log too,
+the author said it sent it, and it counts.
 
 And the fake the sleeper relayed before it slept (the others took it): it counts, as with
 every peer.
@@ -110,7 +112,9 @@ def _folded(report: AuditReport, fake: Message, cheat: int) -> bool:
     )
 
 
-@pytest.mark.parametrize("players", sorted(SHAPES))
+# Not at 3 seats since session 42: there the sleeper is one of the two tied, and its drop
+# decides the tie (docs/protocol.md §8.9): the game ends before the fake is signed.
+@pytest.mark.parametrize("players", [4, 5])
 def test_lone_fake_only_a_dropped_sleeper_holds_changes_no_digest(players: int) -> None:
     _, sleeper, _, cheat, _ = SHAPES[players]
     result = _played(players)
@@ -131,12 +135,12 @@ def test_lone_fake_only_a_dropped_sleeper_holds_changes_no_digest(players: int) 
 
 
 def test_which_logs_are_given_decides_whether_the_fake_counts() -> None:
-    _, sleeper, _, cheat, _ = SHAPES[3]
-    result = _played(3)
+    _, sleeper, _, cheat, _ = SHAPES[4]  # (4 seats: at 3 the game ends before the fake)
+    result = _played(4)
     lone = _lone_fake(result, sleeper, cheat)
     fake = lone[0]
     table = settled(result)[0].digest()
-    honest = next(q for q in range(3) if q not in (sleeper, cheat))
+    honest = next(q for q in range(4) if q not in (sleeper, cheat))
     # The sleeper's log not given: the fake is not read at all.
     without = _audit(result, [cheat, honest])
     assert without.digest == table and not _folded(without, fake, cheat)

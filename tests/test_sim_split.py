@@ -27,7 +27,7 @@ from p2p_nertz.protocol.peer import PeerConfig, Send
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import GameEnded, GameState, Notice, Phase
 from p2p_nertz.rng import Rng
-from p2p_nertz.rules import Game, Rules, Termination
+from p2p_nertz.rules import Game, GameResult, Rules, Termination
 from p2p_nertz.sim import (
     Crash,
     Faults,
@@ -360,9 +360,23 @@ def test_split_an_extra_round_nobody_left_can_play_keeps_the_tie() -> None:
     assert outcome is not None and outcome.termination is Termination.SHARED
     assert outcome.winners == (0, 1)
     assert [n for n in notices if isinstance(n, GameEnded)] == [GameEnded(outcome)]
-    # One tied player still in: the extra round is played, by that player alone.
+    # One tied player still in: it has won the tie, no round played (session 42, §8.9:
+    # before, it played the extra round alone for a result known at its start).
     state = GameState(spec)
     state.game = Game(TWO_ROUNDS, 3).record((4, 4, -2)).record((1, 1, 3))
     state.dropped = {0: 30}
+    notices = []  # (a new list: mypy keeps the first one's type)
+    state._new_round(notices)
+    assert state.phase is Phase.OVER and state.unopposed and state.round.number == 0
+    outcome = state.game.result
+    assert outcome == GameResult((1,), (5, 5, 1), Termination.ABSENCE)
+    assert [n for n in notices if isinstance(n, GameEnded)] == [GameEnded(outcome)]
+    # Alone in the game too (two players, the other voted out on proof, §9.3): the one left
+    # is tied, so it wins the tie (before, the tie was shared there, `ended_early`).
+    spec = GameSpec.create([(pid, f"p{i}") for i, pid in enumerate(ids[:2])], TWO_ROUNDS, b"tie")
+    state = GameState(spec)
+    state.game = Game(TWO_ROUNDS, 2).record((4, 4)).record((1, 1))
+    state.dropped = {0: 30}
     state._new_round([])
-    assert state.phase is Phase.COMMIT and state.round.seats == frozenset({1})
+    assert state.phase is Phase.OVER and state.unopposed
+    assert state.game.result == GameResult((1,), (5, 5), Termination.ABSENCE)

@@ -285,9 +285,9 @@ def test_render_and_the_page_say_a_tie_won_by_playing_the_extra_round() -> None:
     board = Board(2, score, game.totals, table.lake, game.result)
     view = view_of(table, rules=rules, board=board)
     line = f"game over — winner: Alice (seat 0) with {game.totals[0]}"
-    assert f"{line} (tied: alone to play the extra round)" in render(view).text()
+    assert f"{line} (tied: the others tied dropped out)" in render(view).text()
     assert game.totals[0] < game.totals[1]  # (below the total of the member who sat it out)
-    assert view_json(view)["board"]["result"]["decided"] == "tied: alone to play the extra round"
+    assert view_json(view)["board"]["result"]["decided"] == "tied: the others tied dropped out"
 
 
 @pytest.mark.parametrize("provisional", [False, True])

@@ -179,6 +179,15 @@ def _step(index: int, fold: FoldStep, number: int) -> Step:
                 else notice.status.value
             )
             notes.append(f"round {notice.round} over: {how}")
+        elif isinstance(notice, GameEnded) and fold.state.unopposed:
+            # One tied team was left to play the extra round (protocol.md §8.9): it won the
+            # tie there, the round void.
+            pairs = fold.state.rules.pairs
+            (winner,) = notice.result.winners
+            notes.append(
+                f"game over: {f'team {winner + 1}' if pairs else names[winner]} wins the tie, "
+                "the other tied players out of the extra round; the round void"
+            )
         elif isinstance(notice, GameEnded) and fold.state.left_alone is not None:
             # A leave that left one member in (or one team in contention) ended the game
             # (protocol.md §9.3, Left alone): the leaver forfeits it.

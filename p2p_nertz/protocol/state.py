@@ -225,6 +225,9 @@ class GameState:
         self.stalled: frozenset[int] = frozenset()  # readmitted after a stall (second_stall.py)
         #: the member whose leave left one member in and so ended the game (§9.3), if one did
         self.left_alone: int | None = None
+        #: in an extra round, the seats still able to play it out, as last checked (§8.9)
+        self.able: frozenset[int] | None = None
+        self.unopposed = False  #: whether the game ended so (:func:`_unopposed`)
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
@@ -421,12 +424,8 @@ class GameState:
             # After a drop or a leave, nothing more of this seat counts (but an abandoned
             # game's end reads it, §9.3).
             return self.observe(event)
-        if self.left_alone is not None and not _read_left_alone(event, self.left_alone):
-            # The game ended at a leave that left this member alone (§9.3): what it signed
-            # after in the order counts nowhere and is no fault (most of it it signed before
-            # it knew, concurrent with the leave: a real node's nonce, session 32). Its own
-            # leave still counts (the last one out is out), and its abandon of the leaver.
-            return []
+        if (self.left_alone is not None or self.unopposed) and _void_after_end(self, event):
+            return []  # (the game ended with its round void: it counts nowhere, no fault)
         frontier = event.body.frontier
         self.abandonment.heard(seat, event.seq, frontier)
         notices: list[Notice] = []
@@ -594,6 +593,8 @@ class GameState:
     def _advance(self, notices: list[Notice]) -> None:
         """Move through every phase whose wait is over."""
         while self.phase is not PHASE_OVER:
+            if self.able is not None and _unopposed(self, None, notices):
+                return
             phase = self.phase
             if phase is PHASE_PLAY:
                 # Play goes on until Nerts or a blocked round, whoever is waited for: asked
@@ -632,6 +633,8 @@ class GameState:
             for s in range(self.spec.seats)
             if self.rules.team_of(s) in teams and s not in self.roster.dropped
         )
+        if _unopposed(self, seats, notices):
+            return
         if not seats or (self.round.number and len(self.roster.members()) <= 1):
             _end_unplayable(self, seats, notices)
             return
@@ -675,6 +678,20 @@ class GameState:
             notices.append(GameEnded(self.game.result))
         else:
             self._new_round(notices)
+
+
+def _void_after_end(state: GameState, event: Event) -> bool:
+    """Whether ``event``, folded after the game ended with its round void, counts nowhere and
+    is no fault: most of it was signed before its author knew of the end, concurrent with the
+    event that ended it (a real node's nonce, session 32).
+
+    After a leave that left one member alone (§9.3): all but what :func:`_read_left_alone`
+    reads. After an extra round won unopposed (§8.9, :func:`_unopposed`): the round's events
+    and moves; votes and leaves are read as after any end.
+    """
+    if state.left_alone is not None:
+        return not _read_left_alone(event, state.left_alone)
+    return event.kind is not KIND_DROP and event.kind is not Kind.LEAVE
 
 
 def _read_left_alone(event: Event, leaver: int) -> bool:
@@ -785,6 +802,35 @@ def _end_left_alone(state: GameState, seat: int, notices: list[Notice]) -> None:
     notices.append(GameEnded(state.game.result))
 
 
+def _unopposed(state: GameState, seats: frozenset[int] | None, notices: list[Notice]) -> bool:
+    """Whether one tied team is left able to play the extra round out, so that it has won the
+    tie there (§8.9; the rule: :meth:`Game.unopposed <p2p_nertz.rules.Game.unopposed>`): then
+    the game is over. ``seats``: those of a round about to start (the round's seats left
+    otherwise, less the members dropped and the seats forfeiting it, checked when they shrink).
+
+    The round is void: not started, or not played on and never scored. Its events later in
+    the order were signed before their authors knew (concurrent with the drop that decided
+    it: a nonce, a ``ready``, a move): they count nowhere and are no fault
+    (:meth:`GameState.apply`), as after a leave that leaves one member in (§9.3); votes and
+    leaves are read as after any end.
+    """
+    rs = state.round
+    if seats is None:
+        seats = rs.seats - rs.forfeit - state.roster.dropped.keys()
+        if seats == state.able:
+            return False  # (the usual case: nobody left the round since the last event)
+    game = state.game.unopposed(seats)
+    state.able = seats if game.tied else None
+    if not game.over:
+        return False
+    state.game = game
+    state.unopposed = True
+    state._set_phase(Phase.OVER, notices)
+    assert game.result is not None
+    notices.append(GameEnded(game.result))
+    return True
+
+
 def _end_unplayable(state: GameState, seats: frozenset[int], notices: list[Notice]) -> None:
     """A round is due that nobody can play: the game is over.
 
@@ -794,8 +840,11 @@ def _end_unplayable(state: GameState, seats: frozenset[int], notices: list[Notic
     the other one on proof, §9.4) and none asking to rejoin. The game ends on the totals of
     the rounds scored, the last one included (the one left played it out, a member dropped
     in it forfeiting it, §8.9), the highest total winning, a tie shared: nobody plays a
-    round alone.
+    round alone. But an extra round the one left is tied for, it has won (:func:`_unopposed`:
+    also where a shuffle game's deal of two tied members loses one, :func:`_undealt`).
     """
+    if seats and _unopposed(state, seats, notices):
+        return
     state.game = state.game.share_tie() if not seats else state.game.ended_early()
     state._set_phase(Phase.OVER, notices)
     assert state.game.result is not None

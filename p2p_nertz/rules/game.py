@@ -5,8 +5,10 @@ total wins. If the best totals are equal, the better score in the last round win
 equal too, the tied teams play an extra round between them, and so on. Racing Demon plays a
 fixed number of rounds with the same tiebreak. A tied team none of whose players played an
 extra round (voted out before it, or forfeiting it) loses it to every tied team that played
-it (rules.md: the game, a house rule). A player who leaves the game forfeits it: its team is
-never among the winners (rules.md: leaving the game).
+it (rules.md: the game, a house rule); so once only one tied team can still play the extra
+round out, it has won the tie there, the round not played on (:meth:`Game.unopposed`). A
+player who leaves the game forfeits it: its team is never among the winners (rules.md: leaving
+the game).
 
 >>> game = Game(Rules(target=10), players=2)
 >>> game.seats_next_round()
@@ -38,7 +40,8 @@ class Termination(enum.Enum):
     ROUNDS = "rounds"  #: the highest total after the fixed rounds (Racing Demon)
     LAST_ROUND = "last round"  #: tied totals, decided by the last round's score
     EXTRA_ROUND = "extra round"  #: tied totals and last round, decided by extra round(s)
-    #: tied totals and last round; the only tied team that played an extra round won it
+    #: tied totals and last round; the only tied team that played an extra round (or that
+    #: could still play it out: :meth:`Game.unopposed`) won it
     ABSENCE = "absence"
     SHARED = "shared"  #: still tied after the extra rounds allowed: the win is shared
     ABANDONED = "abandoned"  #: ended early by the last member left (the highest total wins)
@@ -154,6 +157,11 @@ class Game:
         result = GameResult(winners, totals, Termination.ABANDONED)
         return replace(self, history=history, playing=self.playing[:counted], result=result)
 
+    @property
+    def tied(self) -> tuple[int, ...]:
+        """The tied teams the next extra round is due between (empty if none is due)."""
+        return () if self.over else self._tied_after_regulation()
+
     def teams_next_round(self) -> tuple[int, ...]:
         """The teams that play the next round: all, or the tied teams of an extra round."""
         if self.over:
@@ -174,6 +182,36 @@ class Game:
         if not tied or self.over:
             raise ValueError("no extra round is due")
         return replace(self, result=GameResult(tied, self.totals, Termination.SHARED))
+
+    def unopposed(self, seats: Iterable[int]) -> Game:
+        """The game once only the players ``seats`` can still play out the extra round due (or
+        being played): if the tied teams among theirs are one, that team has won the tie
+        there (termination ``absence``) and the round is void, not recorded; otherwise the
+        game as it is (rules.md: the game, a house rule, session 42).
+
+        Why at once: a tied team none of whose players plays the round out loses the tie to
+        every tied team that does (:meth:`record`), so once one tied team is left able to, the
+        tie is decided; a person would wait out a whole round (about 40 s) for a known result.
+        The caller (the fold) passes the seats dealt in or to be dealt in that are neither
+        voted out nor forfeiting the round, whenever that set shrinks; a team of those seats
+        that is not tied (it sits the round out) changes nothing. None left: the game as it
+        is (a round nobody can play: :meth:`share_tie`; dealt in, all forfeiting: the scores
+        decide, :meth:`record`).
+
+        >>> tied = Game(Rules(target=None, rounds=1), players=3).record((5, 5, 1))
+        >>> tied.unopposed((0, 1, 2)).result is None
+        True
+        >>> tied.unopposed((1, 2)).result
+        GameResult(winners=(1,), totals=(5, 5, 1), termination=<Termination.ABSENCE: 'absence'>)
+        """
+        tied = self.tied
+        if not tied:
+            return self
+        team_of = self.rules.team_of
+        able = {team_of(s) for s in seats} & set(tied)
+        if len(able) != 1:
+            return self
+        return replace(self, result=GameResult(tuple(able), self.totals, Termination.ABSENCE))
 
     def seats_next_round(self) -> tuple[int, ...]:
         """The seats that play the next round."""

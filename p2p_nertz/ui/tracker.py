@@ -433,6 +433,13 @@ class Tracker:
                 f"{self.name(leaver)} left the game — the game is over: {self._won(final)} "
                 "(a player who leaves forfeits the game)"
             )
+        elif final is not None and final.unopposed:
+            # One tied team was left to play the extra round: the tie is decided (§8.9), the
+            # round void, said with why the others lost it (rules.md: the game).
+            self.say(
+                f"{self._who_won(final)} the tie: the other tied players are out of the extra "
+                "round (voted out, or forfeiting it) — the game is over"
+            )
         elif abandoned:
             self.say(
                 "the game was abandoned: the round in progress is void, the totals of the "
@@ -446,10 +453,16 @@ class Tracker:
         winners' total, which a leaver's may pass: it forfeits the game)."""
         result = final.game.result
         assert result is not None
+        total = result.totals[result.winners[0]]
+        return f"{self._who_won(final)} with {total} on the rounds scored"
+
+    def _who_won(self, final: st.GameState) -> str:
+        """``Ann wins``, ``you win``, ``team 1 and team 2 win``: the game's winners."""
+        result = final.game.result
+        assert result is not None
         who = [f"team {w + 1}" if final.rules.pairs else self.name(w) for w in result.winners]
         verb = "win" if len(who) > 1 or who == ["you"] else "wins"
-        total = result.totals[result.winners[0]]
-        return f"{' and '.join(who)} {verb} with {total} on the rounds scored"
+        return f"{' and '.join(who)} {verb}"
 
     def _dropped(self, effect: st.MemberDropped, final: st.GameState | None) -> None:
         self.suspected.discard(effect.seat)

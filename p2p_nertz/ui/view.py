@@ -617,7 +617,7 @@ def decided_by(termination: Termination, rules: Rules) -> str:
         Termination.TARGET: f"{rules.target} points reached",
         Termination.LAST_ROUND: "tied: the last round decided",
         Termination.EXTRA_ROUND: "tied: an extra round decided",
-        Termination.ABSENCE: "tied: alone to play the extra round",
+        Termination.ABSENCE: "tied: the others tied dropped out",
         Termination.SHARED: "tied: the win is shared",
         Termination.ABANDONED: "ended early",
     }[termination]
