@@ -89,8 +89,9 @@ from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
 from p2p_nertz.sim.liar_games import game as liar_game
+from p2p_nertz.sim.liar_games import nested_shuffle_proof
 from p2p_nertz.sim.liar_games import simulate as liar_simulate
-from p2p_nertz.sim.liars import LIES, MORE_LIES, Lie
+from p2p_nertz.sim.liars import FORK_LIES, LIES, MORE_LIES, Lie
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.probes import count_hand_ons, count_lifted_cuts
 from p2p_nertz.sim.watching import run
@@ -207,12 +208,23 @@ def one(
 
 
 def liar_one(
-    args: tuple[int, int, int, bool, bool, bool, str | None, tuple[str, ...]],
+    args: tuple[int, int, int, bool, bool, bool, str | None, tuple[str, ...], str, bool],
 ) -> tuple[int, int, str, dict[str, int], list[str]]:
     """One game of ``--liars``: its seed, players, first liar's lie, tallies and violations."""
-    seed, low, high, two, join, more, back, only = args
+    seed, low, high, two, join, more, back, only, deal, paired = args
     lies = tuple(Lie(name) for name in only) if only else MORE_LIES if more else LIES
-    config, liars = liar_game(seed, players=(low, high), two=two, lies=lies, join=join, back=back)
+    if paired:
+        lies = FORK_LIES
+    config, liars = liar_game(
+        seed,
+        players=(low, high),
+        two=two or paired,
+        lies=lies,
+        join=join,
+        back=back,
+        deal=Deal(deal),
+        paired=paired,
+    )
     run = liar_simulate(config, liars, watch=True)
     result, told = run.result, run.told
     liar = liars[0].seat
@@ -231,6 +243,7 @@ def liar_one(
         "held open": int(bool(run.held_open)),
         "readmitted": int("rejoin" in outcomes(result)),
         "failed": int(bool(result.violations)),
+        "nested": int(nested_shuffle_proof(result)),
     }
     described = f"{config.faults!r} liars {liars!r}"
     return seed, config.players, str(liars[0].lie), counts, [*result.violations, described]
@@ -240,7 +253,10 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
     """``--liars``: the games, and per lie what the peers and the audit made of it."""
     games, first, workers = args.games, args.seed, args.workers
     jobs = [
-        (seed, low, high, args.two_liars, args.join, args.more_lies, args.back, args.lie)
+        (
+            *(seed, low, high, args.two_liars, args.join, args.more_lies, args.back, args.lie),
+            *(args.deal, args.shuffle_forks),
+        )
         for seed in range(first, first + games)
     ]
     start = time.perf_counter()
@@ -256,9 +272,11 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
                 print(f"seed {seed} ({players} players, {lie}) FAILED: {lines[-1]}", flush=True)
                 for v in lines[:-1]:
                     print(f"    {v}", flush=True)
+            elif args.verbose:
+                print(f"seed {seed} ({players} players, {lie}) ok: {counts}", flush=True)
     elapsed = time.perf_counter() - start
-    keys = ("games", "told", "refused", "dropped", "audit names", "held open", "readmitted")
-    keys += ("failed",)
+    keys: tuple[str, ...] = ("games", "told", "refused", "dropped", "audit names", "held open")
+    keys += ("readmitted", "failed", "nested")
     print(f"{'lie (first liar)':20} " + " ".join(f"{k:>11}" for k in keys))
     for lie, tally in sorted(per_lie.items()):
         print(f"{lie:20} " + " ".join(f"{tally.get(k, 0):>11}" for k in keys))
@@ -361,6 +379,12 @@ def main() -> int:
         "restored from its log (restore), or readmitted after a cut past drop_after (readmit)",
     )
     parser.add_argument(
+        "--shuffle-forks",
+        action="store_true",
+        help="another mix: --liars at a shuffle game's table, two liars (3-5 players): one "
+        "forks a deck_stage or deck_shares, the other its vote on proof of that fork",
+    )
+    parser.add_argument(
         "--more-lies",
         action="store_true",
         help="with --liars: the first liar's lie drawn from the kinds added in session 35",
@@ -382,16 +406,20 @@ def main() -> int:
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     args.lie = tuple(args.lie)
+    if args.shuffle_forks:
+        args.liars, args.deal = True, Deal.SHUFFLE.value
     if args.players is None:
-        args.players = "3-5" if args.late_withdrawals else "2-4" if args.liars else "2-5"
+        args.players = (
+            "3-5" if args.late_withdrawals or args.shuffle_forks else "2-4" if args.liars else "2-5"
+        )
     lo, hi = table_sizes(parser, args.players)
     if args.lie and not args.liars:
         parser.error("--lie needs --liars")
+    if args.deck_cheats and args.deal != Deal.SHUFFLE.value:
+        parser.error("--deck-cheats needs --deal shuffle")
     if args.liars:
         return liars_main(args, lo, hi)
     cheats = not args.no_cheats
-    if args.deck_cheats and args.deal != Deal.SHUFFLE.value:
-        parser.error("--deck-cheats needs --deal shuffle")
     jobs = [
         (
             seed,
