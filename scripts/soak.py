@@ -30,6 +30,7 @@ honest claim on a foundation the cheater's drop cut read as a cheat).
                            [--sleeper-forks] [--late-withdrawals] [--deal commit|shuffle]
                            [--deck-cheats] [--liars] [--two-liars] [--join]
                            [--back restore|readmit] [--more-lies] [--lie NAME]...
+                           [--shuffle-forks]
 
 ``--deal shuffle`` plays every game with the dealerless shuffle (docs/shuffle.md; a game's
 deal costs about 100 ms of CPU a member at 4 players, so it is some ten times slower).
@@ -49,6 +50,13 @@ second liar at 3 and 4 players; ``--join`` makes every liar lie from its join on
 restored from its log, or readmitted after a cut that had it voted out (two rounds);
 ``--lie NAME`` (again for more) draws every liar's lie from those named only (session 37:
 a scan of one lie, every seed playing it; a seed's lie is then not the whole mix's).
+``--deal shuffle`` (session 42) seats the liars at a shuffle game's table (the same draws).
+``--shuffle-forks`` (session 42) is ``--liars --two-liars --deal shuffle`` at 3 to 5 players
+with the lies of :data:`~p2p_nertz.sim.liars.FORK_LIES`, one each: a liar forks a
+``deck_stage`` or ``deck_shares``, the other votes on that fork and forks its vote, so that
+the honest votes on the second fork carry the signed parts of votes whose own proof is a real
+shuffle fork (docs/protocol.md §4.1); the soak counts the games that hold such a vote
+(``nested``).
 Beside the invariants above, the honest members must end the
 game within a bounded time where an end is promised, none of them dropped or refused, and
 every lie the peers proved must be proven by the audit, and a watcher of every member must end
@@ -418,6 +426,8 @@ def main() -> int:
     if args.deck_cheats and args.deal != Deal.SHUFFLE.value:
         parser.error("--deck-cheats needs --deal shuffle")
     if args.liars:
+        if args.deck_cheats:
+            parser.error("--deck-cheats plays the soak's fault mix, not --liars")
         return liars_main(args, lo, hi)
     cheats = not args.no_cheats
     jobs = [
