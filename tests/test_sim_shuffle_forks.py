@@ -129,3 +129,23 @@ def test_a_vote_on_a_fork_of_a_vote_on_a_shuffle_fork_breaks_no_invariant(
             deck_proofs += 1
             assert all(len(w) > SESSION_39_BOUND for w in vote.proof)
     assert deck_proofs and vote_proofs
+
+
+# At two players one liar (``deck_fork``): the one other member gets both versions of its
+# stage, the lie first, proves the fork and, unable to drop anyone, ends the game by an
+# abandon (docs/protocol.md §9.3). ~0.1 CPU-s each; seed 0 forks two events, seed 1 one.
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_shuffle_fork_at_two_players_ends_the_game_by_an_abandon(seed: int) -> None:
+    config, liars = game(seed, players=(2, 2), lies=(Lie.DECK_FORK,), deal=Deal.SHUFFLE)
+    run = simulate(config, liars, watch=True)
+    result = run.result
+    assert result.violations == [] and result.finished
+    (liar,) = liars
+    honest = 1 - liar.seat
+    assert run.told[liar.seat] >= 1
+    proofs = [note for _, note in result.notes[honest] if note.name == "proof"]
+    assert proofs  # (it proved the fork: both versions reached it)
+    peer = result.peers[honest]
+    assert peer is not None and set(peer.final.dropped) == {liar.seat}
+    assert result.audit is not None
+    assert {f.seat for f in result.audit.errors} == {liar.seat}
