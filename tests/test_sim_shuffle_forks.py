@@ -149,3 +149,29 @@ def test_a_shuffle_fork_at_two_players_ends_the_game_by_an_abandon(seed: int) ->
     assert peer is not None and set(peer.final.dropped) == {liar.seat}
     assert result.audit is not None
     assert {f.seat for f in result.audit.errors} == {liar.seat}
+
+
+def test_a_vote_waits_for_the_proof_of_a_fork_below_of_an_event_it_holds() -> None:
+    # ``--liars --deal shuffle --lie deck_fork`` seed 5, three players (~1.2 CPU-s): liar
+    # seat 1 forks its stages 3 and 5. Honest seat 0 alone gets the other version of 3; it
+    # refuses the liar's 4 (whose prev names the 3 it never got) and probes 3; the proof of 5
+    # comes first, relayed. Before session 42 seat 0 voted at 5 at once (it holds less than
+    # 4: parts_below did not defer), counting 3 and quoting its copy, and every fold refused
+    # the honest vote (a vote quoting another id of event 3 than the event counted). Now it
+    # waits for the proof at 3 it probes (Proofs.parts_below) and votes there.
+    config, liars = game(5, players=(2, 5), lies=(Lie.DECK_FORK,), deal=Deal.SHUFFLE)
+    assert config.players == 3
+    run = simulate(config, liars, watch=True)
+    result = run.result
+    assert result.violations == []
+    (liar,) = liars
+    for seat, peer in enumerate(result.peers):
+        if peer is not None and seat != liar.seat:
+            assert set(peer.final.dropped) == {liar.seat}
+            assert not peer.final.violations  # (no honest vote refused)
+    votes = [
+        body
+        for m, body in _votes_on_proof(run)
+        if m.author == result.spec.peer_ids[0] and body.seat == liar.seat
+    ]
+    assert [v.fork_seq for v in votes] == [3]  # (seat 0 votes where its copy parts)
