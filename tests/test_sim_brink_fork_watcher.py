@@ -4,8 +4,9 @@
 ``scripts/soak.py --liars --lie brink_fork --players 3-5``: the honest members end the game
 alike, the audit agrees, but a watcher of every member (docs/protocol.md §9.5, fed what their
 nodes push it) stays in play, round 1, after the nodes' linger, in 10 of seeds 0-23 (0, 4,
-6, 7, 10, 11, 13, 14, 18, 23; at three and five players). Seed 18 fails so on main at
-session 41's end (78a262bd), before any change of session 42's. Pinned by the cheapest,
+6, 7, 10, 11, 13, 14, 18, 23; at three and five players); so too beside ``brink_branch``
+(12 of seeds 0-29 at 2-5 players). Seed 18, and ``brink_branch`` seeds 0 and 8, fail so on
+main at session 41's end (78a262bd), before any change of session 42's. Pinned by the cheapest,
 seed 13 (three players, ~0.5 CPU-s), as a strict xfail.
 """
 
