@@ -30,6 +30,7 @@ honest claim on a foundation the cheater's drop cut read as a cheat).
                            [--sleeper-forks] [--late-withdrawals] [--deal commit|shuffle]
                            [--deck-cheats] [--liars] [--two-liars] [--join]
                            [--back restore|readmit] [--more-lies] [--lie NAME]...
+                           [--shuffle-forks]
 
 ``--deal shuffle`` plays every game with the dealerless shuffle (docs/shuffle.md; a game's
 deal costs about 100 ms of CPU a member at 4 players, so it is some ten times slower).
@@ -49,6 +50,13 @@ second liar at 3 and 4 players; ``--join`` makes every liar lie from its join on
 restored from its log, or readmitted after a cut that had it voted out (two rounds);
 ``--lie NAME`` (again for more) draws every liar's lie from those named only (session 37:
 a scan of one lie, every seed playing it; a seed's lie is then not the whole mix's).
+``--deal shuffle`` (session 42) seats the liars at a shuffle game's table (the same draws).
+``--shuffle-forks`` (session 42) is ``--liars --two-liars --deal shuffle`` at 3 to 5 players
+with the lies of :data:`~p2p_nertz.sim.liars.FORK_LIES`, one each: a liar forks a
+``deck_stage`` or ``deck_shares``, the other votes on that fork and forks its vote, so that
+the honest votes on the second fork carry the signed parts of votes whose own proof is a real
+shuffle fork (docs/protocol.md §4.1); the soak counts the games that hold such a vote
+(``nested``).
 Beside the invariants above, the honest members must end the
 game within a bounded time where an end is promised, none of them dropped or refused, and
 every lie the peers proved must be proven by the audit, and a watcher of every member must end
@@ -89,8 +97,9 @@ from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.invariants import outcomes
 from p2p_nertz.sim.liar_games import game as liar_game
+from p2p_nertz.sim.liar_games import nested_shuffle_proof
 from p2p_nertz.sim.liar_games import simulate as liar_simulate
-from p2p_nertz.sim.liars import LIES, MORE_LIES, Lie
+from p2p_nertz.sim.liars import FORK_LIES, LIES, MORE_LIES, Lie
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.probes import count_hand_ons, count_lifted_cuts
 from p2p_nertz.sim.watching import run
@@ -207,12 +216,23 @@ def one(
 
 
 def liar_one(
-    args: tuple[int, int, int, bool, bool, bool, str | None, tuple[str, ...]],
+    args: tuple[int, int, int, bool, bool, bool, str | None, tuple[str, ...], str, bool],
 ) -> tuple[int, int, str, dict[str, int], list[str]]:
     """One game of ``--liars``: its seed, players, first liar's lie, tallies and violations."""
-    seed, low, high, two, join, more, back, only = args
+    seed, low, high, two, join, more, back, only, deal, paired = args
     lies = tuple(Lie(name) for name in only) if only else MORE_LIES if more else LIES
-    config, liars = liar_game(seed, players=(low, high), two=two, lies=lies, join=join, back=back)
+    if paired:
+        lies = FORK_LIES
+    config, liars = liar_game(
+        seed,
+        players=(low, high),
+        two=two or paired,
+        lies=lies,
+        join=join,
+        back=back,
+        deal=Deal(deal),
+        paired=paired,
+    )
     run = liar_simulate(config, liars, watch=True)
     result, told = run.result, run.told
     liar = liars[0].seat
@@ -231,6 +251,7 @@ def liar_one(
         "held open": int(bool(run.held_open)),
         "readmitted": int("rejoin" in outcomes(result)),
         "failed": int(bool(result.violations)),
+        "nested": int(nested_shuffle_proof(result)),
     }
     described = f"{config.faults!r} liars {liars!r}"
     return seed, config.players, str(liars[0].lie), counts, [*result.violations, described]
@@ -240,7 +261,10 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
     """``--liars``: the games, and per lie what the peers and the audit made of it."""
     games, first, workers = args.games, args.seed, args.workers
     jobs = [
-        (seed, low, high, args.two_liars, args.join, args.more_lies, args.back, args.lie)
+        (
+            *(seed, low, high, args.two_liars, args.join, args.more_lies, args.back, args.lie),
+            *(args.deal, args.shuffle_forks),
+        )
         for seed in range(first, first + games)
     ]
     start = time.perf_counter()
@@ -256,9 +280,11 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
                 print(f"seed {seed} ({players} players, {lie}) FAILED: {lines[-1]}", flush=True)
                 for v in lines[:-1]:
                     print(f"    {v}", flush=True)
+            elif args.verbose:
+                print(f"seed {seed} ({players} players, {lie}) ok: {counts}", flush=True)
     elapsed = time.perf_counter() - start
-    keys = ("games", "told", "refused", "dropped", "audit names", "held open", "readmitted")
-    keys += ("failed",)
+    keys: tuple[str, ...] = ("games", "told", "refused", "dropped", "audit names", "held open")
+    keys += ("readmitted", "failed", "nested")
     print(f"{'lie (first liar)':20} " + " ".join(f"{k:>11}" for k in keys))
     for lie, tally in sorted(per_lie.items()):
         print(f"{lie:20} " + " ".join(f"{tally.get(k, 0):>11}" for k in keys))
@@ -361,6 +387,12 @@ def main() -> int:
         "restored from its log (restore), or readmitted after a cut past drop_after (readmit)",
     )
     parser.add_argument(
+        "--shuffle-forks",
+        action="store_true",
+        help="another mix: --liars at a shuffle game's table, two liars (3-5 players): one "
+        "forks a deck_stage or deck_shares, the other its vote on proof of that fork",
+    )
+    parser.add_argument(
         "--more-lies",
         action="store_true",
         help="with --liars: the first liar's lie drawn from the kinds added in session 35",
@@ -382,16 +414,22 @@ def main() -> int:
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     args.lie = tuple(args.lie)
+    if args.shuffle_forks:
+        args.liars, args.deal = True, Deal.SHUFFLE.value
     if args.players is None:
-        args.players = "3-5" if args.late_withdrawals else "2-4" if args.liars else "2-5"
+        args.players = (
+            "3-5" if args.late_withdrawals or args.shuffle_forks else "2-4" if args.liars else "2-5"
+        )
     lo, hi = table_sizes(parser, args.players)
     if args.lie and not args.liars:
         parser.error("--lie needs --liars")
-    if args.liars:
-        return liars_main(args, lo, hi)
-    cheats = not args.no_cheats
     if args.deck_cheats and args.deal != Deal.SHUFFLE.value:
         parser.error("--deck-cheats needs --deal shuffle")
+    if args.liars:
+        if args.deck_cheats:
+            parser.error("--deck-cheats plays the soak's fault mix, not --liars")
+        return liars_main(args, lo, hi)
+    cheats = not args.no_cheats
     jobs = [
         (
             seed,

@@ -166,16 +166,29 @@ class Proofs:
         vote on it (and so on down to the seq whose two versions name one ``prev``). Only if
         we hold ``fork_seq - 1`` (``held``: how much of the feed): else our vote quotes none
         of it (``--liars --two-liars --back readmit`` seed 186: deferred, every honest vote
-        came late and the peers parted)."""
+        came late and the peers parted). And whatever the two versions name, while we probe
+        a fork below ``fork_seq`` of an event we hold (session 42): our copy of it may be the
+        other branch's."""
         pair = self.pairs.get((seat, fork_seq))
-        if pair is None or held < fork_seq - 1 or not pair[0].is_event or not pair[1].is_event:
-            return False  # (our vote, counting what we hold, quotes nothing at fork_seq - 1)
-        if pair[0].prev == pair[1].prev or self.forked_at.get(seat, fork_seq) < fork_seq:
-            return False  # (where they part, or a lower fork proven here: its vote counts)
+        if pair is None or not pair[0].is_event or not pair[1].is_event:
+            return False
+        if self.forked_at.get(seat, fork_seq) < fork_seq:
+            return False  # (a lower fork proven here: its vote counts)
+        # A fork below, of an event we hold, that we probe and hold no proof of (an event of
+        # the member's naming another predecessor than our copy, Proofs.probe_refused; or a
+        # vote of another member's): our copy there may be the other branch's, and our vote
+        # would count and quote it (session 42, --lie deck_fork seed 5 at three: our copy of
+        # event 3 was a version sent to us alone, the proof at 5 relayed; every fold refused
+        # our vote, quoting it). We wait for that proof, and vote there.
+        below = self.unproven.get(seat, fork_seq)
+        doubted = below < fork_seq and below <= held
+        if not doubted and (held < fork_seq - 1 or pair[0].prev == pair[1].prev):
+            return False  # (where they part; or our vote, counting what we hold, quotes nothing
+            # at fork_seq - 1)
         parting = self.parting.get(seat)
         if parting is None or parting[0] != fork_seq:
             self.parting[seat] = (fork_seq, VERSION_ASKS)
-            self.unproven[seat] = min(fork_seq - 1, self.unproven.get(seat, fork_seq))
+            self.unproven[seat] = min(fork_seq - 1, below)
             self.probe_at[seat] = 0.0  # (at the next liveness step)
             return True
         # A ``prev`` is the author's word: one naming no event (a liar's made-up id) has no

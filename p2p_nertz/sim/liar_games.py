@@ -43,7 +43,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.protocol.bodies import Drop, parse_body
+from p2p_nertz.protocol.envelope import Kind, Message, decode_message
 from p2p_nertz.protocol.local import abandoned_by
+from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
@@ -76,6 +79,7 @@ __all__ = [
     "liars_majority",
     "owed_alone",
     "never_came",
+    "nested_shuffle_proof",
     "simulate",
 ]
 
@@ -167,6 +171,8 @@ def game(
     lies: Sequence[Lie] = LIES,
     join: bool = False,
     back: str | None = None,
+    deal: Deal = Deal.COMMIT,
+    paired: bool = False,
 ) -> tuple[SimConfig, tuple[Liar, ...]]:
     """The seeded game of ``scripts/soak.py --liars`` for ``seed``: its configuration and its
     liars (one home, so that a test replays a soak's seed). ``two``: a second liar at 3 and 4
@@ -180,6 +186,11 @@ def game(
     :data:`READMIT_AFTER` (voted out for silence, or, at two players, abandoned), then heard
     again and readmitted at the next round (two rounds are played). The return's draws come
     from a generator of their own: a seed's table and lies are the same as without.
+
+    ``deal``: how the game deals (session 42: the liars at a shuffle game's table too; the
+    draws are the same). ``paired``: the second liar's lie is the one after the first's in
+    ``lies``, not drawn (``--shuffle-forks``: one liar forks the deal, the other its vote on
+    that fork; the draw is still made, so a seed's table is the same).
     """
     if back is not None and back not in RETURNS:
         raise ValueError(f"back is one of {RETURNS}, not {back!r}")
@@ -192,6 +203,8 @@ def game(
     liars = []
     for i in range(count):
         lie = lies[seed % len(lies)] if i == 0 else rng.choice(lies)
+        if i and paired:
+            lie = lies[(seed + 1) % len(lies)]
         at, rate = rng.random() * 8.0, 0.1 + rng.random() * 0.5
         if lie in SCARCE or join:
             at, rate = 0.0, 1.0  # (its field is in one or two events of a round)
@@ -211,6 +224,7 @@ def game(
         faults=faults,
         peer=QUICK_TIMERS,
         max_time=MAX_TIME * (2 if back == "readmit" else 1),
+        deal=deal,
     )
     return config, tuple(liars)
 
@@ -368,6 +382,58 @@ def abandoned_honest(peer: Peer, cheaters: frozenset[int], seats: int) -> set[in
     author and its target are the last two members (a game of three after a leave: two-liar
     seed 817)."""
     return {q for c in cheaters for q in abandoned_by(peer.events(c), seats)}
+
+
+#: The kinds of a shuffle deal's events (docs/shuffle.md §8): a fork of one is a shuffle proof.
+DECK_KINDS = frozenset(
+    {
+        Kind.DECK_KEY,
+        Kind.DECK_STAGE,
+        Kind.DECK_SHARES,
+        Kind.DECK_OPEN,
+        Kind.DECK_COMPLAIN,
+        Kind.DECK_ANSWER,
+    }
+)
+
+
+def nested_shuffle_proof(result: SimResult) -> bool:
+    """Whether an honest peer of ``result`` holds a vote on proof of a fork of a vote whose
+    own proof is a fork of a shuffle deal's event (``--shuffle-forks``' case). The outer vote
+    carries the inner votes' signed parts, each naming its proof by digest alone; the whole
+    inner vote, its proof beside it, is in the logs (a peer's copy of a version it gave up
+    too)."""
+    spec = result.spec
+    roster = frozenset(spec.peer_ids)
+    cheaters = result.config.faults.cheaters
+    whole: dict[bytes, Message] = {}
+    for log in result.logs:
+        for wire in log:
+            m = decode_message(wire, game_id=spec.game_id, roster=roster)
+            if m.kind is Kind.DROP:
+                whole[m.id] = m
+    for seat, peer in enumerate(result.peers):
+        if peer is None or seat in cheaters:
+            continue
+        for q in range(spec.seats):
+            for m in peer.events(q):
+                vote = _vote_on_proof(m, spec.seats)
+                for wire in vote.proof if vote is not None else ():
+                    full = whole.get(decode_message(wire, bare=True).id)
+                    inner = None if full is None else _vote_on_proof(full, spec.seats)
+                    if inner is not None and all(
+                        decode_message(w, bare=True).kind in DECK_KINDS for w in inner.proof
+                    ):
+                        return True
+    return False
+
+
+def _vote_on_proof(message: Message, seats: int) -> Drop | None:
+    """``message``'s body if it is a vote carrying a proof, else ``None``."""
+    if message.kind is not Kind.DROP:
+        return None
+    body = parse_body(message.kind, message.body, seats)
+    return body if isinstance(body, Drop) and body.proof else None
 
 
 def voted_out_by(final: GameState, cheaters: frozenset[int]) -> set[int]:

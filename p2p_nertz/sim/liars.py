@@ -77,6 +77,16 @@ them: ``brink_branch`` (``brink_fork``'s fork, then every later event sent to th
 on that branch, each at the brink past the branch's last: versions past the fork that the
 other members know nothing of, several brinks taken whole by some clocks).
 
+Session 42's kinds (:data:`FORK_LIES`, out of every other list), forks on the wire whose
+proof is large: ``deck_fork`` (a shuffle game's ``deck_stage`` or ``deck_shares``, the deal's
+large events, signed again at the next clock and sent to some members, the honest one to the
+others; at two players the one other member gets both, the lie first) and ``vote_fork`` (its
+vote on proof so forked: the same vote signed again at the next clock, carrying the same
+proof, or at the same clock carrying its proof's two messages the other way round, so that
+the two versions differ in the digest of their carried part alone). A liar of each at one
+table (``scripts/soak.py --shuffle-forks``) makes a vote on a fork of a vote whose own proof
+is a real shuffle fork (docs/protocol.md §4.1).
+
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
 has no event before it, names a made-up ``prev``.
@@ -128,7 +138,7 @@ from p2p_nertz.sim.cheats import signed_as
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
 
-__all__ = ["EDGE_LIES", "LIES", "MORE_LIES", "QUOTE_LIES", "Lie", "Liar", "install"]
+__all__ = ["EDGE_LIES", "FORK_LIES", "LIES", "MORE_LIES", "QUOTE_LIES", "Lie", "Liar", "install"]
 
 
 class Lie(enum.StrEnum):
@@ -183,6 +193,9 @@ class Lie(enum.StrEnum):
     BRINK_FORK = "brink_fork"
     # Session 41's (:data:`EDGE_LIES` too):
     BRINK_BRANCH = "brink_branch"
+    # Session 42's (:data:`FORK_LIES`; in no other list):
+    DECK_FORK = "deck_fork"
+    VOTE_FORK = "vote_fork"
 
 
 #: The lies added in session 35 (and ``vote_past``, session 37, last), each a check of the
@@ -206,15 +219,28 @@ QUOTE_LIES: tuple[Lie, ...] = (Lie.QUOTE_AHEAD, Lie.QUOTE_PROOF)
 #: Session 40's: a time at the very edge of what the peers take (``lamport_brink``: the leap
 #: bound's corners, docs/protocol.md §13; no soak seed draws it but with ``--lie``).
 EDGE_LIES: tuple[Lie, ...] = (Lie.LAMPORT_BRINK, Lie.BRINK_FORK, Lie.BRINK_BRANCH)
+#: Session 42's: forks whose proof is large, a shuffle deal's and a vote's on proof (a liar of
+#: each at one table: a vote on a fork of a vote carrying a real shuffle proof; no soak seed
+#: draws them but with ``--lie`` or ``--shuffle-forks``).
+FORK_LIES: tuple[Lie, ...] = (Lie.DECK_FORK, Lie.VOTE_FORK)
 #: Every lie before session 35, in a fixed order (a seed draws from it: the seeds pinned in
 #: the tests and named in docs/protocol.md §13 read it so).
 LIES: tuple[Lie, ...] = tuple(
-    lie for lie in Lie if lie not in (*MORE_LIES, *QUOTE_LIES, *EDGE_LIES)
+    lie for lie in Lie if lie not in (*MORE_LIES, *QUOTE_LIES, *EDGE_LIES, *FORK_LIES)
 )
 
 #: The lies whose field few events carry (one or two a round: the deal's, the result, the
 #: join): a game draws them from its start, at every chance.
-SCARCE = frozenset({Lie.READY_VISIBLE, Lie.REVEAL_VALUE, Lie.RESULT_SCORES, Lie.JOIN_TWICE})
+SCARCE = frozenset(
+    {
+        Lie.READY_VISIBLE,
+        Lie.REVEAL_VALUE,
+        Lie.RESULT_SCORES,
+        Lie.JOIN_TWICE,
+        Lie.DECK_FORK,
+        Lie.VOTE_FORK,
+    }
+)
 
 #: The lies made in an event's body as the core signs it (:func:`_body_lie`).
 _BODY = frozenset(
@@ -234,7 +260,21 @@ _BODY = frozenset(
     }
 )
 #: The lies sent on the wire only (the log keeps the honest event).
-_WIRE = frozenset({Lie.SEQ_SKIP, Lie.SEQ_REUSE, Lie.VOTE_NO_SEAT, Lie.BRINK_FORK, Lie.BRINK_BRANCH})
+_WIRE = frozenset(
+    {
+        Lie.SEQ_SKIP,
+        Lie.SEQ_REUSE,
+        Lie.VOTE_NO_SEAT,
+        Lie.BRINK_FORK,
+        Lie.BRINK_BRANCH,
+        Lie.DECK_FORK,
+        Lie.VOTE_FORK,
+    }
+)
+#: The lies sent to some members only, the honest event to the others (:func:`_some_others`).
+_TO_SOME = frozenset({Lie.BRINK_FORK, Lie.DECK_FORK, Lie.VOTE_FORK})
+#: What ``deck_fork`` forks: a shuffle deal's large events (a stage ~3.5 KB, shares ~2.8 KB).
+_DECK_FORKED = frozenset({Kind.DECK_STAGE, Kind.DECK_SHARES})
 #: The lies in beats and acks.
 _BEAT = frozenset(
     {
@@ -332,7 +372,7 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
             # (a vote_no_seat's chance was taken as its vote was signed, in _extra)
             if lied is not None and (liar.lie is Lie.VOTE_NO_SEAT or chance()):
                 state.swaps[message.wire] = _resign(peer, message, lied, replace=False)[0].wire
-                if liar.lie is Lie.BRINK_FORK:  # (three members at least: _wire_lie)
+                if liar.lie in _TO_SOME:
                     state.only[message.wire] = _some_others(peer, seat, state.rng)
         return message, signed
 
@@ -375,8 +415,11 @@ _Lied = tuple[EventBody, int, int, bytes | None]  # (body, lamport, seq, prev)
 
 
 def _some_others(peer: Peer, seat: int, rng: Rng) -> frozenset[PeerId]:
-    """Some of the members but ``seat`` (one at least, not all of them)."""
+    """Some of the members but ``seat`` (one at least, not all of them; at two players the one
+    other member, which :func:`_sent` gives both versions)."""
     others = [m for q, m in enumerate(peer.spec.peer_ids) if q != seat]
+    if len(others) == 1:
+        return frozenset(others)
     rng.shuffle(others)
     return frozenset(others[: 1 + rng.below(len(others) - 1)])
 
@@ -422,12 +465,16 @@ def _sent(
     peer: Peer, effect: Effect, swaps: dict[bytes, bytes], only: dict[bytes, frozenset[PeerId]]
 ) -> list[Effect]:
     """A send of an event lied on the wire: the lie in its place (:func:`_swapped`) or, to some
-    members only (``only``), the lie to them and the honest event to the others."""
+    members only (``only``), the lie to them and the honest event to the others (where the
+    lie goes to every other member, a table of two, each gets both: the lie first)."""
     if not isinstance(effect, Send) or effect.data not in only:
         return [_swapped(effect, swaps)]
     chosen = only[effect.data]
     ids = peer.spec.peer_ids
-    to = [effect.to] if effect.to is not None else [m for m in ids if m != ids[peer.seat]]
+    others = [m for m in ids if m != ids[peer.seat]]
+    to = [effect.to] if effect.to is not None else others
+    if chosen >= frozenset(others):
+        return [Send(data, m) for m in to for data in (swaps[effect.data], effect.data)]
     return [Send(swaps[effect.data] if m in chosen else effect.data, m) for m in to]
 
 
@@ -613,6 +660,17 @@ def _wire_lie(
         if len(feeds) < 3:
             return None
         return body, max(message.lamport + 1, _brink(feeds, seat, body)), message.seq, message.prev
+    if lie is Lie.DECK_FORK and message.kind in _DECK_FORKED:
+        return body, message.lamport + 1, message.seq, message.prev
+    if lie is Lie.VOTE_FORK and isinstance(body, Drop) and body.proof:
+        if rng.below(2) == 0:  # (the versions then differ in their carried part's digest alone)
+            return (
+                dataclasses.replace(body, proof=body.proof[::-1]),
+                message.lamport,
+                message.seq,
+                message.prev,
+            )
+        return body, message.lamport + 1, message.seq, message.prev
     if lie is Lie.VOTE_NO_SEAT and isinstance(body, Drop):
         seats = len(feeds)
         return (
