@@ -87,12 +87,6 @@ def test_folds_an_unheld_cut_stands_on_a_drop_below_it() -> None:
     assert not cut_stands(kept_in, kept_in, unheld, 0, 18)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the drop decided first (folds.decided_first) replaces the Unheld cut with a drop "
-    "resting on the member's events past it, announced by nobody: seed 264's shape "
-    "(docs/protocol.md §13; open)",
-)
 @pytest.mark.parametrize("ends", [_HELD + 1, _HELD + 2])
 def test_folds_a_liars_log_ending_sooner_moves_no_drop(ends: int) -> None:
     """Seat 0's log ending at its withdrawal (its seq 19, Lamport 89) or at its vote after it

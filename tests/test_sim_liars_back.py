@@ -315,12 +315,6 @@ def test_liars_a_refused_link_after_a_readmission_leaves_the_audit_with_the_peer
     assert report.state.dropped == peers[0].dropped
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two fixed points of mutually capping votes, a leave beside them: the live peers "
-    "and every fold of the whole logs drop different members (docs/protocol.md §13, The lie "
-    "fuzzer at a restore and at a readmission; open)",
-)
 def test_liars_two_fixed_points_beside_a_leave_leave_the_audit_with_the_peers() -> None:
     # Seed 264 (two liars at four players: seat 2 stuck_random, seat 1 claim_after_leave;
     # either lie alone passes; ~5 s of CPU). Seat 2 votes seat 1 out at 96 (counting 10);
