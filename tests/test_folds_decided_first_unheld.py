@@ -96,14 +96,26 @@ def _views(rows: tuple[Row, ...], seats: int, since: int) -> list[dict[int, int]
     ]
 
 
-def test_folds_a_drop_resting_on_events_the_voters_never_held_is_not_decided_first() -> None:
+def _with_one_gone(rows: tuple[Row, ...]) -> tuple[Row, ...]:
+    """``rows`` of four players at a table of five, seat 4 gone for good from the start:
+    seats 0 to 3 vote it out counting 5 (Lamport 50-53), and every frontier names its 5."""
+    gone: tuple[Row, ...] = tuple((q, 10, 50 + q, (9, 9, 9, 9, 5), 4, 5, _S) for q in range(4))
+    return gone + tuple((s, q, at, (*f, 5), t, c, r) for s, q, at, f, t, c, r in rows)
+
+
+@pytest.mark.parametrize(("seats", "gone"), [(4, {}), (5, {4: 5})])
+def test_folds_a_drop_resting_on_events_the_voters_never_held_is_not_decided_first(
+    seats: int, gone: dict[int, int]
+) -> None:
     """Seed 264: every view from the other drop's decision (131) on, the whole fold among
     them, drops seat 1 at 14 as the live peers did; seat 2's drop at 11, decided earlier but
     resting on seat 1's vote and leave past 14, is refused (it was taken before session 42,
-    and the audit refused honest seat 3's moves)."""
-    views = _views(_SEED_264, 4, 131)
+    and the audit refused honest seat 3's moves). At five players with seat 4 dropped at the
+    start the same (a majority of the four left)."""
+    rows = _SEED_264 if seats == 4 else _with_one_gone(_SEED_264)
+    views = _views(rows, seats, 131)
     assert len(views) == 2
-    assert all(view == {1: 14} for view in views)
+    assert all(view == {**gone, 1: 14} for view in views)
 
 
 def test_folds_a_drop_resting_on_events_every_view_waits_for_is_decided_first() -> None:
