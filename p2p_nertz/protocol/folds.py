@@ -734,17 +734,20 @@ def _rests_unannounced(before: GameState, seat: int, fold: GameState) -> bool:
     seed 264; seed 326 with the liar's log ending at its withdrawal; docs/protocol.md §9.2,
     *the drop decided first*, session 42). Where no such majority stands after the old
     drop's decision, every view waits for the member's feed up to there, holds those events,
-    and takes the new drop (``--late-withdrawals`` seed 220)."""
+    and takes the new drop (``--late-withdrawals`` seed 220). Only events the new fold counts
+    are read: not those of a member it drops at a lower count (two-liar readmit seed 186:
+    seat 0 at 14 in place of its drop on proof at 25)."""
     at = decided_at(fold, seat)
     for q, cut in before.dropped.items():
         if cut_made(fold, q, cut):
             continue
+        upto = fold.dropped.get(q, _NEVER)  # (dropped lower there: its events past count not)
         late = [
             s
             for (author, s, _), (lamport, _, _) in zip(
                 fold.roster.read, fold.roster.read_keys, strict=True
             )
-            if author == q and s > cut and lamport <= at
+            if author == q and cut < s <= upto and lamport <= at
         ]
         if late and gone_unheld(
             before.roster, q, decided(before, q), max(late), fold.dropped.keys()
