@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.protocol.bodies import Drop, DropReason, Join
-from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
+from p2p_nertz.protocol.bodies import Drop, DropReason, Join, Leave
+from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN, Kind
 from p2p_nertz.protocol.folds import Folds, frozen_cut, self_kept_cuts
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.sim.liar_games import game, simulate
@@ -25,6 +25,7 @@ from tests.test_folds_dropped_past_cut import _spec
 from tests.test_sim_liars_back import _folded_whole
 
 _S, _W = DropReason.SILENT, DropReason.WITHDRAW
+KIND_LEAVE = Kind.LEAVE
 
 #: Seed 13's membership events that matter, as signed (seat, seq, Lamport, frontier, target,
 #: count, reason); the other events (moves, beats, the liars' votes on themselves) left out:
@@ -42,12 +43,18 @@ _SEED_13 = (
 )
 
 
-def _events(
-    rows: tuple[tuple[int, int, int, tuple[int, ...], int, int, DropReason], ...],
-) -> list[Event]:
-    joins = [Event(s, 1, 1 + s, KIND_JOIN, Join(frontier=(0, 0, 0))) for s in range(3)]
+#: A membership event as signed: (seat, seq, Lamport, frontier, target, count, reason); a
+#: ``leave`` has target, count and reason ``None``.
+Row = tuple[int, int, int, tuple[int, ...], int | None, int | None, DropReason | None]
+
+
+def _events(rows: tuple[Row, ...], seats: int = 3) -> list[Event]:
+    """Every seat's ``join`` (seq 1) and the ``rows``, in the game's order."""
+    joins = [Event(s, 1, 1 + s, KIND_JOIN, Join(frontier=(0,) * seats)) for s in range(seats)]
     drops = [
-        Event(seat, seq, lamport, KIND_DROP, Drop(frontier, target, count, reason))
+        Event(seat, seq, lamport, KIND_LEAVE, Leave(frontier))
+        if reason is None or target is None or count is None
+        else Event(seat, seq, lamport, KIND_DROP, Drop(frontier, target, count, reason))
         for seat, seq, lamport, frontier, target, count, reason in rows
     ]
     return sorted(joins + drops, key=lambda e: e.key)

@@ -87,17 +87,13 @@ def test_folds_an_unheld_cut_stands_on_a_drop_below_it() -> None:
     assert not cut_stands(kept_in, kept_in, unheld, 0, 18)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the drop decided first (folds.decided_first) replaces the Unheld cut with a drop "
-    "resting on the member's events past it, announced by nobody: seed 264's shape "
-    "(docs/protocol.md §13; open)",
-)
 @pytest.mark.parametrize("ends", [_HELD + 1, _HELD + 2])
 def test_folds_a_liars_log_ending_sooner_moves_no_drop(ends: int) -> None:
     """Seat 0's log ending at its withdrawal (its seq 19, Lamport 89) or at its vote after it
     (20, at 172), as a liar that stopped there leaves it: the fold with the cut at 18 drops
-    seat 0 at 16 and keeps the cut, then ``decided_first`` takes seat 2's drop at 10 in its
-    place (decided earlier), counting that withdrawal, which no other member held."""
+    seat 0 at 16 and keeps the cut. Seat 2's drop at 10, decided earlier (89), rests on that
+    withdrawal, which seats 1 and 2, voting seat 0 out counting 18 at 196 and 200, never
+    held: ``decided_first`` no longer takes it (session 42; it did, and every audit with
+    seat 0's log named honest seat 1)."""
     rows = tuple(r for r in _SEED_326 if r[0] != 0 or r[1] <= ends)
     assert _folds(_events(rows)).tentative.dropped == {0: 16}

@@ -315,12 +315,6 @@ def test_liars_a_refused_link_after_a_readmission_leaves_the_audit_with_the_peer
     assert report.state.dropped == peers[0].dropped
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two fixed points of mutually capping votes, a leave beside them: the live peers "
-    "and every fold of the whole logs drop different members (docs/protocol.md §13, The lie "
-    "fuzzer at a restore and at a readmission; open)",
-)
 def test_liars_two_fixed_points_beside_a_leave_leave_the_audit_with_the_peers() -> None:
     # Seed 264 (two liars at four players: seat 2 stuck_random, seat 1 claim_after_leave;
     # either lie alone passes; ~5 s of CPU). Seat 2 votes seat 1 out at 96 (counting 10);
@@ -339,8 +333,11 @@ def test_liars_two_fixed_points_beside_a_leave_leave_the_audit_with_the_peers() 
     # 40: the whole fold imposes Unheld's cut of seat 1 at 14 too, then folds.decided_first
     # replaces it with seat 2's drop at 11 (timed 113, against 131 for seat 1's, the
     # withdrawals at 126-131 that uncap seat 2's vote), a drop that counts seat 1's vote at
-    # its seq 15, past the cut, held by nobody else. Refusing such a candidate fixes 264 and
-    # splits --late-withdrawals seed 220 again (session 22's guard, docs/protocol.md §13).
+    # its seq 15, past the cut, held by nobody else. Refusing such a candidate for who
+    # announced those events split --late-withdrawals seed 220 (session 41). Closed in
+    # session 42: seats 0 and 3, voting seat 1 out counting 14, stand as a majority from
+    # seat 1's drop's decision (131) on, so seat 2's drop, resting on seat 1's events past
+    # 14, is not the drop decided first (roster.gone_unheld; docs/protocol.md §9.2).
     config, liars = game(264, two=True, back="readmit", players=(3, 4))
     run = simulate(config, liars)
     assert run.result.violations == []

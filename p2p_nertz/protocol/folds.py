@@ -35,7 +35,14 @@ from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_CLAIM, KIND_DROP
 from p2p_nertz.protocol.finality import decided, decided_at
-from p2p_nertz.protocol.roster import Cap, contradicts, freezes, frozen_below, lasting_caps
+from p2p_nertz.protocol.roster import (
+    Cap,
+    contradicts,
+    freezes,
+    frozen_below,
+    gone_unheld,
+    lasting_caps,
+)
 from p2p_nertz.protocol.state import Event, GameState, Notice, Phase
 
 __all__ = [
@@ -706,11 +713,47 @@ def decided_first(
     for seat, cut in earlier_drops(fold, kept):
         cuts = {**kept, seat: cut}
         tried = fold_with(cuts)
-        if decided_earlier(fold, seat, cut, tried.fold):
+        if decided_earlier(fold, seat, cut, tried.fold) and not _rests_unannounced(
+            fold, seat, tried.fold
+        ):
             at = decided_at(tried.fold, seat)
             if best is None or at < best[0]:
                 best = (at, cuts, tried)
     return None if best is None else (best[1], best[2])
+
+
+def _rests_unannounced(before: GameState, seat: int, fold: GameState) -> bool:
+    """Whether the drop of ``seat`` that ``fold`` makes in place of a drop of ``before``
+    rests on events of that member past its cut there that no view making that drop final
+    ever needed: ``before``'s member, once its drop is decided, is voted out by a strict
+    majority counting below the last of its membership events timed up to the new drop's
+    decision (:func:`~p2p_nertz.protocol.roster.gone_unheld`). A fold there makes the old
+    drop final without the member's own feed (``finality.lifted``), and the new one could be
+    final nowhere before: the voter counting below that event never announced it (§7.1).
+    Every fold of every set of events holding those votes refuses it alike (two-liar readmit
+    seed 264; seed 326 with the liar's log ending at its withdrawal; docs/protocol.md §9.2,
+    *the drop decided first*, session 42). Where no such majority stands after the old
+    drop's decision, every view waits for the member's feed up to there, holds those events,
+    and takes the new drop (``--late-withdrawals`` seed 220). Only events the new fold counts
+    are read: not those of a member it drops at a lower count (two-liar readmit seed 186:
+    seat 0 at 14 in place of its drop on proof at 25)."""
+    at = decided_at(fold, seat)
+    for q, cut in before.dropped.items():
+        if cut_made(fold, q, cut):
+            continue
+        upto = fold.dropped.get(q, _NEVER)  # (dropped lower there: its events past count not)
+        late = [
+            s
+            for (author, s, _), (lamport, _, _) in zip(
+                fold.roster.read, fold.roster.read_keys, strict=True
+            )
+            if author == q and cut < s <= upto and lamport <= at
+        ]
+        if late and gone_unheld(
+            before.roster, q, decided(before, q), max(late), fold.dropped.keys()
+        ):
+            return True
+    return False
 
 
 def _offers(

@@ -30,7 +30,7 @@ the same in every fold of the same events.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
@@ -46,6 +46,7 @@ __all__ = [
     "freezes",
     "frozen_at",
     "frozen_below",
+    "gone_unheld",
     "lasting_caps",
     "lifted_trials",
     "named_within_cuts",
@@ -1257,6 +1258,44 @@ def voted_gone(roster: Roster, seat: int) -> bool:
         if body is not None and body.seat == seat and author != seat:
             last[author] = body.reason in _CAPPED
     return sum(last.get(q, False) for q in others) >= len(others) // 2 + 1
+
+
+def gone_unheld(roster: Roster, seat: int, at: int, past: int, keep: Collection[int]) -> bool:
+    """Whether, at some place of the game's order from Lamport ``at`` on, a strict majority of
+    the other members still in by ``roster`` stand voting ``seat`` out in the membership
+    events read (:func:`voted_gone` there), one of them not in ``keep`` counting below
+    ``past``: a fold there may make ``seat``'s drop final without its own feed
+    (``finality.lifted``), and that voter never announced ``seat``'s event ``past`` (a voter
+    announces no more than its vote counts), so no event of ``seat`` from ``past`` on was
+    final anywhere before, nor is while that vote stands (§7.1). The test of
+    ``folds.decided_first`` (docs/protocol.md §9.2, *the drop decided first*, session 42).
+
+    >>> from p2p_nertz.protocol.bodies import Drop, DropReason as R
+    >>> r = Roster(3)
+    >>> r.read = ((1, 9, Drop((9, 9, 9), 0, 4, R.SILENT)), (2, 9, Drop((4, 9, 9), 0, 4, R.SILENT)))
+    >>> r.read_keys = ((20, 1, 9), (30, 2, 9))
+    >>> gone_unheld(r, 0, 25, 5, ()), gone_unheld(r, 0, 25, 4, ()), gone_unheld(r, 0, 35, 5, ())
+    (True, False, True)
+    """
+    others = [q for q in range(roster.seats) if q != seat and q not in roster.dropped]
+    need = len(others) // 2 + 1
+    last: dict[int, Drop] = {}
+    for (author, _, body), (lamport, _, _) in zip(roster.read, roster.read_keys, strict=True):
+        if body is None or body.seat != seat or author == seat:
+            continue
+        if lamport >= at and _unheld_gone(last, others, need, past, keep):
+            return True  # (standing just before this event, from ``at`` on)
+        last[author] = body
+    return _unheld_gone(last, others, need, past, keep)
+
+
+def _unheld_gone(
+    last: dict[int, Drop], others: list[int], need: int, past: int, keep: Collection[int]
+) -> bool:
+    """:func:`gone_unheld` at one place of the order (``last``: each member's latest
+    membership event on the member so far)."""
+    standing = [q for q in others if q in last and last[q].reason in _CAPPED]
+    return len(standing) >= need and any(last[q].last_seq < past for q in standing if q not in keep)
 
 
 def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:
