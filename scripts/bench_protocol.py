@@ -342,18 +342,42 @@ def recorded_inputs(
     assert peer is not None
     inputs: list[tuple[str, tuple[object, ...]]] = []
     returned: list[list[Effect]] = []
-    for name in INPUTS:
-        method = getattr(peer, name)
+    # The simulator reads its peers from this list: seat 0's is wrapped for the run, not
+    # patched (a compiled Peer's methods cannot be replaced: p2p_nertz/build.py).
+    sim.peers[0] = _Recorder(peer, inputs, returned)  # type: ignore[assignment]
+    try:
+        sim.run()
+    finally:
+        sim.peers[0] = peer
+    return sim, inputs, returned
 
-        def recorded(*args: object, _method: object = method, _name: str = name) -> object:
-            inputs.append((_name, args))
-            effects = _method(*args)  # type: ignore[operator]
-            returned.append(effects)
+
+class _Recorder:
+    """A peer as the simulator sees it, noting each of its :data:`INPUTS` and what it
+    returned; every other attribute is the peer's own."""
+
+    def __init__(
+        self,
+        peer: Peer,
+        inputs: list[tuple[str, tuple[object, ...]]],
+        returned: list[list[Effect]],
+    ) -> None:
+        self._peer = peer
+        self._inputs = inputs
+        self._returned = returned
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._peer, name)
+        if name not in INPUTS:
+            return value
+
+        def recorded(*args: object) -> object:
+            self._inputs.append((name, args))
+            effects = value(*args)
+            self._returned.append(effects)
             return effects
 
-        setattr(peer, name, recorded)  # (the instance's: the simulator calls peer.feed ...)
-    sim.run()
-    return sim, inputs, returned
+        return recorded
 
 
 def replay(
