@@ -44,6 +44,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from p2p_nertz import build
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.envelope import EnvelopeCache, decode_message
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Reserve, Send
@@ -587,6 +588,7 @@ def main() -> int:
                 print(f"  calls of {name}: {made:,d}")
         return 0
 
+    print(f"the core: {build.describe()} (p2p_nertz/build.py)")
     sim, log = record_game()
     events = [decode_message(w) for w in log]
     samples = [envelope.SIGNATURE_DOMAIN + m.payload for m in events]
