@@ -26,3 +26,11 @@ def interpreted_only(reason: str, *modules: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(
         bool(compiled), reason=f"interpreted build only ({', '.join(compiled)} compiled): {reason}"
     )
+
+
+def need_interpreted(reason: str, *modules: str) -> None:
+    """:func:`interpreted_only` inside a test or a fixture: skip it here, saying why, on a
+    build that compiles any of ``modules``."""
+    compiled = sorted(COMPILED.intersection(modules))
+    if compiled:
+        pytest.skip(f"interpreted build only ({', '.join(compiled)} compiled): {reason}")
