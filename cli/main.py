@@ -32,12 +32,14 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 
 
 class _Version(argparse.Action):
-    """``--version``: ours, then libzmq's line (runtime/inbatch.py: zmq imported only here)."""
+    """``--version``: ours and the core's build (interpreted or compiled: p2p_nertz/build.py),
+    then libzmq's line (runtime/inbatch.py: zmq imported only here)."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from p2p_nertz.build import describe
         from p2p_nertz.runtime.inbatch import protection
 
-        print(f"{parser.prog} {__version__}\n{protection()}")
+        print(f"{parser.prog} {__version__} (core {describe()})\n{protection()}")
         parser.exit()
 
 

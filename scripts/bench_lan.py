@@ -94,6 +94,7 @@ from ports import introduce, read_bound, read_peers, say_bound, zmq_bound  # noq
 from round_trips import PACED_GAP  # noqa: E402
 
 from cli.bots import FREE_PORT  # noqa: E402
+from p2p_nertz import build  # noqa: E402
 from p2p_nertz.errors import NertzError  # noqa: E402
 from p2p_nertz.protocol.feeds import Source  # noqa: E402
 from p2p_nertz.protocol.peer import PeerConfig  # noqa: E402
@@ -1795,7 +1796,8 @@ def print_report(rep: Report) -> None:
     nice = os.getpriority(os.PRIO_PROCESS, 0)
     print(
         f"machine: {os.cpu_count()} CPUs, load average at start {rep.load[0]:.2f} "
-        f"(other work on the machine inflates every figure below); niceness {nice}"
+        f"(other work on the machine inflates every figure below); niceness {nice}; "
+        f"the core {build.describe()}"
     )
     print(
         f"claim envelope: {rep.size} bytes; Ed25519 sign {rep.sign_us:.0f} µs, "

@@ -44,6 +44,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from p2p_nertz import build
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.envelope import EnvelopeCache, decode_message
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Reserve, Send
@@ -342,18 +343,42 @@ def recorded_inputs(
     assert peer is not None
     inputs: list[tuple[str, tuple[object, ...]]] = []
     returned: list[list[Effect]] = []
-    for name in INPUTS:
-        method = getattr(peer, name)
+    # The simulator reads its peers from this list: seat 0's is wrapped for the run, not
+    # patched (a compiled Peer's methods cannot be replaced: p2p_nertz/build.py).
+    sim.peers[0] = _Recorder(peer, inputs, returned)  # type: ignore[assignment]
+    try:
+        sim.run()
+    finally:
+        sim.peers[0] = peer
+    return sim, inputs, returned
 
-        def recorded(*args: object, _method: object = method, _name: str = name) -> object:
-            inputs.append((_name, args))
-            effects = _method(*args)  # type: ignore[operator]
-            returned.append(effects)
+
+class _Recorder:
+    """A peer as the simulator sees it, noting each of its :data:`INPUTS` and what it
+    returned; every other attribute is the peer's own."""
+
+    def __init__(
+        self,
+        peer: Peer,
+        inputs: list[tuple[str, tuple[object, ...]]],
+        returned: list[list[Effect]],
+    ) -> None:
+        self._peer = peer
+        self._inputs = inputs
+        self._returned = returned
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._peer, name)
+        if name not in INPUTS:
+            return value
+
+        def recorded(*args: object) -> object:
+            self._inputs.append((name, args))
+            effects = value(*args)
+            self._returned.append(effects)
             return effects
 
-        setattr(peer, name, recorded)  # (the instance's: the simulator calls peer.feed ...)
-    sim.run()
-    return sim, inputs, returned
+        return recorded
 
 
 def replay(
@@ -563,6 +588,7 @@ def main() -> int:
                 print(f"  calls of {name}: {made:,d}")
         return 0
 
+    print(f"the core: {build.describe()} (p2p_nertz/build.py)")
     sim, log = record_game()
     events = [decode_message(w) for w in log]
     samples = [envelope.SIGNATURE_DOMAIN + m.payload for m in events]

@@ -30,8 +30,9 @@ and ``bench_protocol.py --opcodes``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import os
-import pickle
 import statistics
 import sys
 import time
@@ -45,10 +46,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_protocol import recorded_inputs  # (a script beside this one)
 
+from p2p_nertz import build
 from p2p_nertz.protocol.envelope import SIGNATURE_DOMAIN, EnvelopeCache
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
 from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.rules import Move
 
 Inputs = list[tuple[str, tuple[object, ...]]]
 
@@ -61,7 +64,7 @@ class Recorded:
     spec: GameSpec
     config: PeerConfig
     inputs: Inputs
-    returned: list[list[Effect]]
+    effects: str  # (the digest of what each input returned: effects_digest)
 
     @property
     def messages(self) -> list[bytes]:
@@ -72,7 +75,62 @@ class Recorded:
 def record(players: int) -> Recorded:
     """Seat 0's inputs of ``bench_protocol.py``'s fault-free game at ``players`` peers."""
     sim, inputs, returned = recorded_inputs(players)
-    return Recorded(sim.identities[0].to_bytes(), sim.spec, sim.config.peer, inputs, returned)
+    return Recorded(
+        sim.identities[0].to_bytes(), sim.spec, sim.config.peer, inputs, effects_digest(returned)
+    )
+
+
+def _plain(value: object) -> object:
+    """An effect as plain values: its type's name and its fields', recursively (sets sorted)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        return (
+            type(value).__name__,
+            tuple((f.name, _plain(getattr(value, f.name))) for f in fields),
+        )
+    if isinstance(value, tuple | list):
+        return tuple(_plain(item) for item in value)
+    if isinstance(value, frozenset | set):
+        return ("set", tuple(sorted(repr(_plain(item)) for item in value)))
+    return value
+
+
+def effects_digest(returned: list[list[Effect]]) -> str:
+    """A digest of what every input returned, field by field (the same on either build)."""
+    return hashlib.sha256(repr(_plain(returned)).encode()).hexdigest()
+
+
+def _to_file(recorded: Recorded) -> bytes:
+    inputs = [
+        [name, [{"move": str(a)} if isinstance(a, Move) else a for a in args]]
+        for name, args in recorded.inputs
+    ]
+    packed: bytes = msgpack.packb(
+        {
+            "identity": recorded.identity,
+            "spec": recorded.spec.to_wire(),
+            "config": dataclasses.asdict(recorded.config),
+            "inputs": inputs,
+            "effects": recorded.effects,
+        },
+        use_bin_type=True,
+    )
+    return packed
+
+
+def _from_file(data: bytes) -> Recorded:
+    kept = msgpack.unpackb(data, raw=False)
+    inputs: Inputs = [
+        (name, tuple(Move.parse(a["move"]) if isinstance(a, dict) else a for a in args))
+        for name, args in kept["inputs"]
+    ]
+    return Recorded(
+        kept["identity"],
+        GameSpec.from_wire(kept["spec"]),
+        PeerConfig(**kept["config"]),
+        inputs,
+        kept["effects"],
+    )
 
 
 def load_or_record(players: int, path: str | None) -> Recorded:
@@ -80,14 +138,17 @@ def load_or_record(players: int, path: str | None) -> Recorded:
     counts no recording)."""
     if path is not None and os.path.exists(path):
         with open(path, "rb") as f:
-            recorded: Recorded = pickle.load(f)  # (a file this script wrote)
+            try:
+                recorded = _from_file(f.read())
+            except (ValueError, KeyError, TypeError) as e:
+                raise SystemExit(f"{path} is not a recording of this script ({e})") from None
         if len(recorded.spec.members) != players:
             raise SystemExit(f"{path} holds a game of {len(recorded.spec.members)} players")
         return recorded
     recorded = record(players)
     if path is not None:
         with open(path, "wb") as f:
-            pickle.dump(recorded, f)
+            f.write(_to_file(recorded))
     return recorded
 
 
@@ -157,7 +218,7 @@ def measure(recorded: Recorded, repeats: int) -> Figures:
     core, floor = [], []
     for _ in range(repeats):
         spent, returned = replay(recorded)
-        if returned != recorded.returned:
+        if effects_digest(returned) != recorded.effects:
             raise AssertionError("the replay's effects differ from the game's")
         core.append(spent / len(messages) * 1e6)
         floor.append(reference(messages) / len(messages) * 1e6)
@@ -193,7 +254,7 @@ def main() -> int:
         for _ in range(args.replays):
             replay(recorded)
         return 0
-    print(f"load average {os.getloadavg()[0]:.1f} at the start")
+    print(f"load average {os.getloadavg()[0]:.1f} at the start; the core {build.describe()}")
     print("CPU per message received by seat 0, its inputs replayed (µs, median of the repeats):")
     print("  peers  messages  receive path (range)      reference (range)    ratio  core's own")
     for n in players:

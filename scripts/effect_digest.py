@@ -36,6 +36,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from soak import deck_cheat
 
+from p2p_nertz import build
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.sim import SimConfig, audit_logs, run
@@ -120,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.out, "w") as out:
             out.writelines(lines)
     print(f"{args.games} games, {effects:,} effects, digest {total.hexdigest()}")
+    print(f"(the core {build.describe()}: p2p_nertz/build.py)", file=sys.stderr)
     return 0
 
 

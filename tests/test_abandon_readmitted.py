@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from builds import need_interpreted
 from peer_helpers import PeerNetwork
 
 from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
@@ -152,6 +153,10 @@ def test_abandoned_by_reads_each_drop_of_the_feed_once_as_it_grows(
         parsed.append(seats)
         return parse_body(kind, body, seats)  # type: ignore[arg-type]
 
+    need_interpreted(
+        "spies on local.parse_body, which a compiled local calls directly",
+        "p2p_nertz.protocol.local",
+    )
     monkeypatch.setattr("p2p_nertz.protocol.local.parse_body", counting)
     assert abandoned_by(own, net.n, read) == {b}
     assert len(parsed) == 1  # (the abandon alone: the votes were read before)

@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Callable, Iterator
 
 import pytest
+from builds import need_interpreted
 
 from p2p_nertz.audit import Finding, FindingKind
 from p2p_nertz.protocol import state
@@ -120,6 +121,10 @@ def reworded_fold(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             for n in notices
         ]
 
+    need_interpreted(
+        "replaces GameState.apply: a compiled class's methods are read-only",
+        "p2p_nertz.protocol.state",
+    )
     monkeypatch.setattr(GameState, "apply", apply_reworded)
     yield
 

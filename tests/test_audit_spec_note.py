@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from audit_helpers import played
+from builds import need_interpreted
 
 from p2p_nertz.audit import FindingKind
 from p2p_nertz.audit import auditor as auditor_module
@@ -22,6 +23,10 @@ def test_audit_parses_the_spec_note_every_log_holds_once(monkeypatch: pytest.Mon
         parsed.append(data)
         return real(data)
 
+    need_interpreted(
+        "replaces GameSpec.from_wire: a compiled class's methods are read-only",
+        "p2p_nertz.protocol.spec",
+    )
     monkeypatch.setattr(auditor_module.GameSpec, "from_wire", staticmethod(counted))
     report = game.audit(logs)
     assert report.valid and report.spec == game.spec

@@ -31,7 +31,7 @@ def test_the_replay_returns_the_games_effects_and_counts_only_the_messages(
     bench: ModuleType, recorded: object
 ) -> None:
     spent, returned = bench.replay(recorded)
-    assert returned == recorded.returned  # type: ignore[attr-defined]
+    assert bench.effects_digest(returned) == recorded.effects  # type: ignore[attr-defined]
     messages = recorded.messages  # type: ignore[attr-defined]
     inputs = recorded.inputs  # type: ignore[attr-defined]
     # Seat 0 hears the other member, and also ticks and moves: those are not counted.
@@ -54,13 +54,31 @@ def test_the_reference_verifies_the_messages_and_refuses_a_flipped_bit(
 def test_a_recording_kept_in_a_file_replays_the_same_and_names_its_player_count(
     bench: ModuleType, recorded: object, tmp_path: Path
 ) -> None:
-    path = str(tmp_path / "inputs2.pkl")
+    path = str(tmp_path / "inputs2.msgpack")
     kept = bench.load_or_record(2, path)  # (records, then keeps)
     again = bench.load_or_record(2, path)  # (reads it back)
-    assert again.inputs == kept.inputs and again.returned == kept.returned
-    assert bench.replay(again)[1] == again.returned
+    assert again.inputs == kept.inputs and again.effects == kept.effects
+    assert again.spec == kept.spec and again.config == kept.config
+    assert bench.effects_digest(bench.replay(again)[1]) == again.effects
     with pytest.raises(SystemExit, match="2 players"):
         bench.load_or_record(4, path)
+
+
+def test_a_file_that_is_no_recording_is_refused_in_one_line(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    path = tmp_path / "other.msgpack"
+    path.write_bytes(b"\x93not a recording")
+    with pytest.raises(SystemExit, match="is not a recording of this script"):
+        bench.load_or_record(2, str(path))
+
+
+def test_the_effects_digest_tells_one_changed_effect(bench: ModuleType, recorded: object) -> None:
+    returned = bench.replay(recorded)[1]
+    changed = [list(effects) for effects in returned]
+    first = next(i for i, effects in enumerate(changed) if effects)
+    changed[first] = changed[first][:-1]
+    assert bench.effects_digest(changed) != recorded.effects  # type: ignore[attr-defined]
 
 
 def test_the_figures_put_the_receive_path_beside_its_reference(

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
+from builds import need_interpreted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -812,6 +813,10 @@ def _counting_verify(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
         calls.append(peer_id)
         return real(peer_id, signature, data)
 
+    need_interpreted(
+        "spies on envelope.verify, which a compiled envelope calls directly",
+        "p2p_nertz.protocol.envelope",
+    )
     monkeypatch.setattr(envelope, "verify", counted)
     return calls
 
@@ -978,6 +983,10 @@ def test_envelope_cache_remembers_usable_authors_not_the_module(
         checked.append(raw)
         return real(raw)
 
+    need_interpreted(
+        "spies on envelope.is_valid_peer_id, which a compiled envelope calls directly",
+        "p2p_nertz.protocol.envelope",
+    )
     monkeypatch.setattr(envelope, "is_valid_peer_id", counted)
     first, second = _event(lamport=51), _event(lamport=52)
     checked.clear()  # (encoding checks its own message too)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+from builds import need_interpreted
 
 from p2p_nertz.protocol.folds import Folds, Passes, Round
 from p2p_nertz.protocol.state import GameState
@@ -85,6 +86,10 @@ def twice(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
         assert next_round() == fresh_next()
         return t, next_round
 
+    need_interpreted(
+        "replaces Passes.resume and Folds._round: a compiled class's methods are read-only",
+        "p2p_nertz.protocol.folds",
+    )
     monkeypatch.setattr(Passes, "resume", counted)
     monkeypatch.setattr(Folds, "_round", checked)
     return iter([seen])

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from builds import need_interpreted
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
@@ -133,6 +134,10 @@ def guarded(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
         seen["shared"] += fold is self.final
         return _Guarded(fold)
 
+    need_interpreted(
+        "replaces Folds.tentative: a compiled class's methods are read-only",
+        "p2p_nertz.protocol.folds",
+    )
     monkeypatch.setattr(Folds, "tentative", property(tentative))
     yield seen
 
@@ -172,6 +177,10 @@ def test_the_guard_fails_a_player_that_keeps_its_view_from_one_move_to_the_next(
         kept.append(self._author.chains.folds.tentative)
         return plain(self, m)
 
+    need_interpreted(
+        "replaces LocalPlayer.move: a compiled class's methods are read-only",
+        "p2p_nertz.protocol.player",
+    )
     monkeypatch.setattr(LocalPlayer, "move", move)
     with pytest.raises(ChangedUnderReader):
         run(SimConfig(players=2, seed=1, max_time=400.0))
@@ -248,6 +257,10 @@ def test_every_shared_view_is_the_copy_it_replaces_in_games(
             assert self._uncapped(copy) == self._capped == {}
         return fold
 
+    need_interpreted(
+        "replaces Folds.tentative: a compiled class's methods are read-only",
+        "p2p_nertz.protocol.folds",
+    )
     monkeypatch.setattr(Folds, "tentative", property(tentative))
     faults = Faults.random(Rng(seed), players, horizon=15.0, cheats=True) if faulty else Faults()
     result = run(SimConfig(players=players, seed=seed, faults=faults, max_time=400.0, deal=deal))

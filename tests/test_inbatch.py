@@ -8,6 +8,7 @@ import pytest
 import zmq
 
 from cli.main import main
+from p2p_nertz.build import describe
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.runtime.inbatch import IN_BATCH, set_small_batch, small_batch_available
 from p2p_nertz.runtime.mesh import Mesh
@@ -38,6 +39,7 @@ def test_version_says_whether_another_member_can_abort_this_process(
     assert stop.value.code == 0
     first, second = capsys.readouterr().out.splitlines()
     assert first.startswith("nertz ")
+    assert first.endswith(f"(core {describe()})")  # (p2p_nertz/build.py: which build runs)
     assert second.startswith(f"libzmq {zmq.zmq_version()} (pyzmq {zmq.pyzmq_version()})")
     assert ("cannot abort" in second) is small_batch_available()
     assert ("can abort this process" in second) is not small_batch_available()

@@ -20,6 +20,7 @@ import pytest
 import trio
 import zmq
 import zmq.utils.monitor
+from builds import need_interpreted
 
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.envelope import Kind, encode_message
@@ -110,6 +111,10 @@ async def test_a_node_flooded_by_a_stranger_and_an_impostor_plays_on_verifies_no
             verified.append(signature)
         return real_verify(peer_id, signature, data)
 
+    need_interpreted(
+        "spies on envelope.verify, which a compiled envelope calls directly",
+        "p2p_nertz.protocol.envelope",
+    )
     monkeypatch.setattr(envelope, "verify", spy)
     nodes = [make_node(i, spec, tmp_path / f"peer{seat}.log") for seat, i in enumerate(identities)]
     endpoints = {i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)}

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
+from builds import need_interpreted
 
 from p2p_nertz.protocol import author as author_module
 from p2p_nertz.protocol import deadlines as deadlines_module
@@ -72,6 +73,10 @@ def checked_bounds(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
             assert answer == exact
         return answer
 
+    need_interpreted(
+        "wraps Finality.bounds to check it: a compiled class's methods are read-only",
+        "p2p_nertz.protocol.finality",
+    )
     monkeypatch.setattr(Finality, "bounds", bounds)
     yield seen
 
@@ -271,6 +276,10 @@ def checked_earliest(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]
             )
         return answer
 
+    need_interpreted(
+        "wraps author.earliest to check it, which a compiled author calls directly",
+        "p2p_nertz.protocol.author",
+    )
     monkeypatch.setattr(author_module, "earliest", earliest)
     yield seen
 

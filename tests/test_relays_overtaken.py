@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from builds import need_interpreted
 
 from p2p_nertz.protocol.bodies import Beat
 from p2p_nertz.protocol.finality import Finality
@@ -41,6 +42,10 @@ def test_relays_a_handed_on_beat_that_overtakes_its_head_is_taken_once_the_head_
             (taken if held else early).append((lamport, beat.head_seq))
         return take_beat(self, seat, lamport, beat)
 
+    need_interpreted(
+        "spies on Finality.take_beat: a compiled class's methods are read-only",
+        "p2p_nertz.protocol.finality",
+    )
     monkeypatch.setattr(Finality, "take_beat", spy)
     config, cheats = game("two_withhold", 416, 3, 3)
     config = dataclasses.replace(

@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 import pytest
+from builds import need_interpreted
 
 from p2p_nertz.protocol.share_waits import ShareWaits
 from p2p_nertz.protocol.spec import Deal
@@ -41,6 +42,10 @@ def test_share_waits_skip_only_what_the_walk_of_every_position_finds_owes_nothin
         seen["asks"] += 1
         seen["owed"] += bool(walked)
 
+    need_interpreted(
+        "replaces ShareWaits._shares: a compiled class's methods are read-only",
+        "p2p_nertz.protocol.share_waits",
+    )
     monkeypatch.setattr(ShareWaits, "_shares", shares)
     config = SimConfig(
         players=3,

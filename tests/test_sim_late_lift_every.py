@@ -22,6 +22,7 @@ dated by a withdrawal it does not need, which the bound never reached (``finalit
 from __future__ import annotations
 
 import pytest
+from builds import need_interpreted
 
 from p2p_nertz.protocol import finality
 from p2p_nertz.protocol.state import GameState
@@ -77,6 +78,10 @@ def test_every_member_three_players_the_wait_holds_a_drop_resting_on_a_held_with
             asked.append(at)
         return at
 
+    need_interpreted(
+        "spies on finality.lifted, which compiled callers call directly",
+        "p2p_nertz.protocol.finality",
+    )
     monkeypatch.setattr(finality, "lifted", noting)
     schedule = LateLift(0)
     result = run(late_withdrawals(2, players=(3, 3)), schedule)
@@ -122,6 +127,10 @@ def test_every_member_five_players_seed_14_a_drop_dated_without_a_lift_it_does_n
             earlier.append((at, finality.decided_at(tentative, seat)))
         return at
 
+    need_interpreted(
+        "spies on finality.decided, which compiled callers call directly",
+        "p2p_nertz.protocol.finality",
+    )
     monkeypatch.setattr(finality, "decided", noting)
     schedule = LateLift(0)
     result = run(late_withdrawals(14, players=(4, 5)), schedule)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 
 import pytest
+from builds import need_interpreted
 
 from p2p_nertz.protocol import roster as roster_module
 from p2p_nertz.protocol.bodies import DropReason
@@ -178,6 +179,10 @@ def test_sim_vote_flapper_a_fold_made_again_reads_the_answers_of_the_same_events
     def no_fold(*args: object, **kwargs: object) -> object:
         raise AssertionError("a fold of membership events made again")
 
+    need_interpreted(
+        "replaces roster._replayed, which a compiled roster calls directly",
+        "p2p_nertz.protocol.roster",
+    )
     monkeypatch.setattr(roster_module, "_replayed", no_fold)
     assert (again.before_lift(TARGET), lifted_trials(again, TARGET)) == kept
     # Held by the roster and its copies, not by the process: another roster reads none of it.

@@ -12,6 +12,7 @@ is asked).
 from __future__ import annotations
 
 import pytest
+from builds import need_interpreted
 from peer_helpers import Paused, PeerNetwork
 from test_local_held_back import _vote, _withdraw
 from test_ui_controller import Shown
@@ -145,6 +146,10 @@ def test_a_move_refused_while_the_table_decides_a_drop_is_said_over_once_it_has(
     table = _table(peer)
     assert not peer.player.drop_pending()  # (the real core: nobody's drop undecided)
     pending = [True]
+    need_interpreted(
+        "replaces a LocalPlayer's drop_pending: a compiled object's methods are read-only",
+        "p2p_nertz.protocol.player",
+    )
     monkeypatch.setattr(peer.player, "drop_pending", lambda: pending[0])
     table.refused(MoveAnswer(MoveRefusal.DROP_PENDING, seats=(0,)))
     assert _status(table, peer, net.now) == "wait: the table is deciding whether p0 has gone"

@@ -80,6 +80,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from mypy_extensions import mypyc_attr
+
 from p2p_nertz.defaults import DROP_AFTER, SUSPECT_AFTER
 from p2p_nertz.errors import LocalProtocolError
 from p2p_nertz.protocol.author import Author, keep_heard
@@ -200,6 +202,10 @@ class PeerConfig:
         return GONE_AFTER_DROPS * self.drop_after
 
 
+# The tests' cheaters and the benchmarks' probes are subclasses of Peer that override its
+# hooks (tests/peer_helpers.py, tests/liar_helpers.py, scripts/bench_lan.py): on the compiled
+# build (p2p_nertz/build.py) a class allows interpreted subclasses only when it says so.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Peer:
     """One player's (or a spectator-less bot's) protocol core. See the module docstring.
 
