@@ -29,7 +29,7 @@ import operator
 from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
@@ -622,8 +622,9 @@ def refold(
 class Trial:
     """A fold made with some cuts imposed, as :func:`impose_cuts` reads it.
 
-    Not generic (its ``result`` an ``object``): compiled (mypyc), a generic slotted dataclass
-    fails at import (docs/latency.md, session 42).
+    Not generic (its ``result`` ``Any``): compiled (mypyc), a generic slotted dataclass fails
+    at import, and so does a field annotated ``object`` (mypyc looks the name up in the
+    module's globals: ``KeyError: 'object'``; docs/latency.md, session 42).
 
     Attributes:
         result: what the caller made it from: an audit's pass (a peer's is ``fold`` itself).
@@ -632,7 +633,7 @@ class Trial:
         stopped: no more may be tried from it (an audit that stops at its first error).
     """
 
-    result: object
+    result: Any
     fold: GameState
     unheld: Unheld
     stopped: bool = False
