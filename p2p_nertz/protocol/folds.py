@@ -929,7 +929,7 @@ def self_kept_cuts(
     if not caps:
         return []
     roster = fold.roster
-    left = fold.left if final is fold else fold.left - final.dropped.keys()
+    left = fold.left if final is fold else fold.left.difference(final.dropped)
     gone = fold.dropped.keys() | final.dropped.keys()
     last: dict[int, int] = {}  # seat -> its last vote against a member the fold caps
     for author, seq, body in roster.read:
@@ -1220,7 +1220,7 @@ class Unheld:
         # (A member that left, its leave not final, is tried too: its leave, past a count, is
         # one of its events past it, which never count where the votes drop it there: §9.3,
         # *A leave past the cut*; two-liar readmit seed 2 with claim_after_leave alone.)
-        left = fold.left if final is fold else fold.left - final.dropped.keys()
+        left = fold.left if final is fold else fold.left.difference(final.dropped)
         out: list[tuple[int, int]] = []
         for seat in sorted(counts):
             if (seat in gone and seat not in left) or seat in imposed:
