@@ -39,6 +39,7 @@ def _same(original: object, copy: object, declared: set[str]) -> None:
     theirs, ours = _attributes(original), _attributes(copy)
     assert set(theirs) == declared, "the original has attributes its class does not declare"
     assert set(ours) == declared, f"not copied: {sorted(declared - set(ours))}"
+    assert list(ours) == list(theirs)  # (a __dict__ in __init__'s order: a fold pickles alike)
     for name, value in theirs.items():
         mine = ours[name]
         assert mine is value or pickle.dumps(mine) == pickle.dumps(value), name

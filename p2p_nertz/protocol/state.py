@@ -229,15 +229,15 @@ class GameState(Blank):
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
-        new = GameState.__new__(GameState)  # (every attribute by name: rules/blank.py)
+        new = GameState.__new__(GameState)  # (each attribute, __init__'s order: rules/blank.py)
         new.spec, new.rules, new._round_events = self.spec, self.rules, self._round_events
         new.roster, new.counted_ids = self.roster.copy(), self.counted_ids.copy()
-        new.abandonment, new.round = self.abandonment.copy(), self.round.copy()
-        new.joined, new.ended_at, new.phase = self.joined, self.ended_at, self.phase
-        new._lamport, new._event, new.game = self._lamport, self._event, self.game
-        new.violations, new.scores, new.history = self.violations, self.scores, self.history
-        new.past_rounds, new.flaps, new.stalled = self.past_rounds, self.flaps, self.stalled
-        new.left_alone = self.left_alone
+        new.joined, new.ended_at, new._lamport = self.joined, self.ended_at, self._lamport
+        new._event, new.phase, new.round = self._event, self.phase, self.round.copy()
+        new.game, new.violations, new.scores = self.game, self.violations, self.scores
+        new.history, new.past_rounds = self.history, self.past_rounds
+        new.abandonment, new.flaps = self.abandonment.copy(), self.flaps
+        new.stalled, new.left_alone = self.stalled, self.left_alone
         return new
 
     # -- the roster's state, read as the fold's (Roster documents each) --------------------
