@@ -112,11 +112,11 @@ def test_folds_readmitted_cuts_not_below_an_earlier_readmission() -> None:
 
 def _readmitting(
     players: int, last: int, tried: list[dict[int, int]]
-) -> Callable[[dict[int, int]], Trial[str]]:
+) -> Callable[[dict[int, int]], Trial]:
     """A stand-in for the fold with cuts imposed: it readmits ``last`` from 74 (at 76) where
     that cut is imposed, and drops no one otherwise; notes each trial in ``tried``."""
 
-    def fold_with(cuts: dict[int, int]) -> Trial[str]:
+    def fold_with(cuts: dict[int, int]) -> Trial:
         tried.append(dict(cuts))
         fold = GameState(_spec(players))
         if cuts.get(last) == 74:

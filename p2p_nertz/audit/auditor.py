@@ -382,16 +382,18 @@ def _settled(
     limit = spec.seats + 2
     run, passes = refold(read, _Known(), limit, _meet)
 
-    def passes_with(cuts: dict[int, int]) -> Trial[_Pass]:
+    def passes_with(cuts: dict[int, int]) -> Trial:
         nonlocal passes
         trial, made = refold(read, _Known(cuts=dict(cuts), imposed=cuts), limit, _meet)
         passes += made
         return _trial(trial)
 
-    return impose_cuts(passes_with, _trial(run), uncapped[0]).result, passes
+    kept = impose_cuts(passes_with, _trial(run), uncapped[0]).result
+    assert isinstance(kept, _Pass)  # (Trial is not generic: folds.Trial)
+    return kept, passes
 
 
-def _trial(run: _Pass) -> Trial[_Pass]:
+def _trial(run: _Pass) -> Trial:
     """A pass as :func:`~p2p_nertz.protocol.folds.impose_cuts` reads it: each cut offered
     that the passes with it imposed make (the member dropped there) is kept for good, in the
     order offered, until none is left (the peer's ``Folds._cut_unheld``, and its

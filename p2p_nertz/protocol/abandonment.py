@@ -23,6 +23,7 @@ import enum
 from dataclasses import dataclass
 
 from p2p_nertz.rules import Game
+from p2p_nertz.rules.blank import Blank
 
 __all__ = ["Abandonment", "NoPartner", "Refusal"]
 
@@ -68,7 +69,7 @@ class NoPartner:
         return f"an abandon needs exactly one other member left ({len(self.others)} are{pending})"
 
 
-class Abandonment:
+class Abandonment(Blank):
     """The abandons of a game fold and what they saw (module docstring). Mutable for speed,
     as the fold is; :meth:`copy` is cheap and independent."""
 

@@ -151,7 +151,6 @@ p2p_nertz.protocol.envelope.InvalidMessageError: bad_signature: the signature do
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import hashlib
 import itertools
@@ -164,6 +163,7 @@ import msgpack  # type: ignore[import-untyped]
 
 from p2p_nertz.errors import LocalProtocolError, RemoteProtocolError
 from p2p_nertz.fifo import Fifo
+from p2p_nertz.protocol.carried import Carried
 from p2p_nertz.protocol.identity import (
     PEER_ID_SIZE,
     SIGNATURE_SIZE,
@@ -173,6 +173,7 @@ from p2p_nertz.protocol.identity import (
     is_valid_peer_id,
     verify,
 )
+from p2p_nertz.slots import quick_init
 
 __all__ = [
     "GAME_ID_SIZE",
@@ -387,15 +388,7 @@ class InvalidMessageError(RemoteProtocolError):
         return f"{self.reason.value}: {self.detail}"
 
 
-class Carried(tuple):  # type: ignore[type-arg]
-    """An array a ``drop`` carries beside its signed payload (the module docstring, *the
-    carried part*): in a body given to :func:`encode_message`, its last element, which is
-    signed as its digest; in a decoded body, the same place. A tuple, told from an array
-    signed inline by its type."""
-
-    __slots__ = ()
-
-
+@quick_init  # (one made per message received; session 25's _message, one text since 42)
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Message:
     """A decoded, verified message: the envelope fields and the bytes they came from.
@@ -1015,7 +1008,7 @@ def _parse(data: bytes, cache: EnvelopeCache | None = None) -> Message:
         raise _Rejected(RejectReason.NON_CANONICAL, "the payload is not minimal msgpack")
     if carried is not None:
         body = _take_carried(body, carried)
-    return _message(  # the fields in order
+    return Message(  # the fields in order (quick_init: one is made per message received)
         version,
         game_id,
         PeerId(author),
@@ -1062,64 +1055,6 @@ def _check_fields(
     if prev is not None:
         _check_bin("prev", prev, MESSAGE_ID_SIZE)
     _check_counter("lamport", lamport)
-
-
-def _message(  # noqa: PLR0917  (the fields of Message, in order, as its __init__ takes them)
-    version: int,
-    game_id: bytes,
-    author: PeerId,
-    seq: int,
-    prev: MessageId | None,
-    lamport: int,
-    kind: Kind,
-    body: Body,
-    payload: bytes,
-    signature: bytes,
-    id: MessageId,
-    carried: bytes | None,
-) -> Message:
-    """``Message(...)``, at about half the cost: one is made per message received.
-
-    A frozen dataclass's ``__init__`` sets each field by ``object.__setattr__`` (a lookup and
-    a call through the type); this sets the same slots through their descriptors, and makes
-    the very same object (no ``__post_init__`` is skipped: Message has none).
-    """
-    message = _new_object(Message)
-    _SET_VERSION(message, version)
-    _SET_GAME_ID(message, game_id)
-    _SET_AUTHOR(message, author)
-    _SET_SEQ(message, seq)
-    _SET_PREV(message, prev)
-    _SET_LAMPORT(message, lamport)
-    _SET_KIND(message, kind)
-    _SET_BODY(message, body)
-    _SET_PAYLOAD(message, payload)
-    _SET_SIGNATURE(message, signature)
-    _SET_ID(message, id)
-    _SET_CARRIED(message, carried)
-    return message
-
-
-_new_object = object.__new__
-(
-    _SET_VERSION,
-    _SET_GAME_ID,
-    _SET_AUTHOR,
-    _SET_SEQ,
-    _SET_PREV,
-    _SET_LAMPORT,
-    _SET_KIND,
-    _SET_BODY,
-    _SET_PAYLOAD,
-    _SET_SIGNATURE,
-    _SET_ID,
-    _SET_CARRIED,
-) = (
-    # The descriptor of each slot, in the order of the fields (a field added to Message
-    # and not here fails this unpacking at import).
-    getattr(Message, field.name).__set__
-    for field in dataclasses.fields(Message)
-)
 
 
 _KINDS: Final = {int(kind): kind for kind in Kind}  # wire code -> kind, without Kind()'s lookup

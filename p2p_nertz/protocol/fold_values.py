@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from p2p_nertz.protocol.bodies import EventBody
 from p2p_nertz.protocol.envelope import Kind
+from p2p_nertz.protocol.reason import Reason
 from p2p_nertz.rules import GameResult, Resolution, RoundScore, RoundStatus
 from p2p_nertz.slots import quick_init
 
@@ -191,30 +192,6 @@ class RefusalCode(enum.StrEnum):
     move (a fault of the rules engine, never a refusal of the fold)."""
     LAKE_NOT_PLAYED = "lake_not_played"
     """Replay with conservation: the lake holds other cards of a seat than its claims kept."""
-
-
-class Reason(str):
-    """The words of a refusal (the string itself, for people) with its :class:`RefusalCode`
-    (``code``, for machines).
-
-    A string, so that a :class:`Violation` reads, compares and prints exactly as its text: the
-    peer's effects carry violations (:class:`Refused`), and what a front end sees of them does
-    not change with the code riding along. Read ``code``, never the words.
-
-    >>> r = Reason(RefusalCode.REPEATED, "a second nonce")
-    >>> r.code, str(r)
-    (<RefusalCode.REPEATED: 'repeated'>, 'a second nonce')
-    """
-
-    code: RefusalCode
-
-    def __new__(cls, code: RefusalCode, text: str) -> Reason:
-        self = super().__new__(cls, text)
-        self.code = code
-        return self
-
-    def __reduce__(self) -> tuple[type[Reason], tuple[RefusalCode, str]]:
-        return (Reason, (self.code, str(self)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ import operator
 from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Generic, TypeVar
+from typing import Any, TypeVar
 
 from p2p_nertz.protocol import state as st
 from p2p_nertz.protocol.bodies import Drop, DropReason
@@ -245,12 +245,12 @@ class Folds:
         first: list[GameState] = []
         t = self._fold({}, {}, {}, first=first)
 
-        def fold_with(cuts: dict[int, int]) -> Trial[GameState]:
+        def fold_with(cuts: dict[int, int]) -> Trial:
             trial = self._fold(cuts, {}, {}, imposed=cuts)
             return Trial(trial, trial, self.unheld)
 
         start = Trial(t, t, self.unheld)
-        return impose_cuts(fold_with, start, first[0].dropped.keys(), self.final).result
+        return impose_cuts(fold_with, start, first[0].dropped.keys(), self.final).fold
 
     @property
     def uncut_drops(self) -> dict[int, tuple[int, frozenset[int]]]:
@@ -626,28 +626,32 @@ def refold(
 
 
 @dataclass(frozen=True, slots=True)
-class Trial(Generic[R]):
+class Trial:
     """A fold made with some cuts imposed, as :func:`impose_cuts` reads it.
 
+    Not generic (its ``result`` ``Any``): compiled (mypyc), a generic slotted dataclass fails
+    at import, and so does a field annotated ``object`` (mypyc looks the name up in the
+    module's globals: ``KeyError: 'object'``; docs/latency.md, session 42).
+
     Attributes:
-        result: the fold (a peer's :class:`GameState`, an audit's pass).
+        result: what the caller made it from: an audit's pass (a peer's is ``fold`` itself).
         fold: the game it decided.
         unheld: what its events said of the feeds (:class:`Unheld`).
         stopped: no more may be tried from it (an audit that stops at its first error).
     """
 
-    result: R
+    result: Any
     fold: GameState
     unheld: Unheld
     stopped: bool = False
 
 
 def impose_cuts(
-    fold_with: Callable[[dict[int, int]], Trial[R]],
-    start: Trial[R],
+    fold_with: Callable[[dict[int, int]], Trial],
+    start: Trial,
     uncapped: Collection[int],
     final: GameState | None = None,
-) -> Trial[R]:
+) -> Trial:
     """The cuts imposed for good over a fixed point (``start``), in the order tried: the one
     rule of :meth:`Folds._cut_unheld` and the audit's passes (``audit.auditor._cut_unheld``).
 
@@ -698,15 +702,15 @@ def impose_cuts(
 
 
 def decided_first(
-    fold_with: Callable[[dict[int, int]], Trial[R]],
-    trial: Trial[R],
+    fold_with: Callable[[dict[int, int]], Trial],
+    trial: Trial,
     imposed: dict[int, int],
-) -> tuple[dict[int, int], Trial[R]] | None:
+) -> tuple[dict[int, int], Trial] | None:
     """Of the cuts :func:`earlier_drops` offers over ``trial``, the one whose fold (with it
     imposed) makes a drop decided earliest before the drops it undoes
     (:func:`decided_earlier`): the cuts and that fold, or ``None``."""
     fold = trial.fold
-    best: tuple[int, dict[int, int], Trial[R]] | None = None
+    best: tuple[int, dict[int, int], Trial] | None = None
     drop_at = fold.drop_at
     resting = {q for q in fold.dropped if decided_at(fold, q) > drop_at.get(q, 0)}
     kept = {q: c for q, c in imposed.items() if q not in resting}
@@ -757,7 +761,7 @@ def _rests_unannounced(before: GameState, seat: int, fold: GameState) -> bool:
 
 
 def _offers(
-    trial: Trial[R], imposed: dict[int, int], uncapped: Collection[int], final: GameState | None
+    trial: Trial, imposed: dict[int, int], uncapped: Collection[int], final: GameState | None
 ) -> Iterator[tuple[int, int, Callable[[GameState], bool]]]:
     """The cuts :func:`impose_cuts` tries over ``trial``, in order, each with what the fold
     with it imposed must show to keep it: ``Unheld``'s (:func:`cut_stands`), then, only if
@@ -968,7 +972,7 @@ def self_kept_cuts(
     if not caps:
         return []
     roster = fold.roster
-    left = fold.left if final is fold else fold.left - final.dropped.keys()
+    left = fold.left if final is fold else fold.left.difference(final.dropped)
     gone = fold.dropped.keys() | final.dropped.keys()
     last: dict[int, int] = {}  # seat -> its last vote against a member the fold caps
     for author, seq, body in roster.read:
@@ -1259,7 +1263,7 @@ class Unheld:
         # (A member that left, its leave not final, is tried too: its leave, past a count, is
         # one of its events past it, which never count where the votes drop it there: §9.3,
         # *A leave past the cut*; two-liar readmit seed 2 with claim_after_leave alone.)
-        left = fold.left if final is fold else fold.left - final.dropped.keys()
+        left = fold.left if final is fold else fold.left.difference(final.dropped)
         out: list[tuple[int, int]] = []
         for seat in sorted(counts):
             if (seat in gone and seat not in left) or seat in imposed:

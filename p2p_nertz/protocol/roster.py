@@ -34,6 +34,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Drop, DropReason
 from p2p_nertz.protocol.fold_values import RefusalCode, Refuse
+from p2p_nertz.rules.blank import Blank
 
 __all__ = [
     "Cap",
@@ -74,7 +75,7 @@ Cap = tuple[int, int, tuple[tuple[int, int], ...], tuple[tuple[int, int, int], .
 Key = tuple[int, int, int]
 
 
-class Roster:
+class Roster(Blank):
     """The members of one game fold (module docstring). Mutable for speed, as the fold is;
     :meth:`copy` is cheap and independent.
 
@@ -1384,7 +1385,7 @@ def contradicts(body: Drop) -> bool:
     return bool(quoted) and quoted != body.frontier_ids[seat]
 
 
-class CountedIds:
+class CountedIds(Blank):
     """The id prefix of each event of each member that a fold counted, in the order it counted
     them (the member's own signed word on its feed, for :func:`unsigned_id`).
 

@@ -108,7 +108,7 @@ def _owed(deck: DeckRound, i: int) -> list[Item]:
                 out.append((i, *w))
             if w in opened:
                 continue
-            for m in sorted(deck.gone - held.keys()):
+            for m in sorted(deck.gone.difference(held)):
                 if m != i and i not in deck.partials.get((*w, m), {}) and deck.holds(i, m):
                     out.append((m, *w))
         return out
@@ -146,7 +146,7 @@ def partials_owed(deck: DeckRound, where: tuple[int, int]) -> list[Partials]:
 def _partials_owed(deck: DeckRound, where: tuple[int, int]) -> tuple[Partials, ...]:
     held = deck.shares.get(where, {})
     out = []
-    for m in sorted(deck.gone - held.keys()):
+    for m in sorted(deck.gone.difference(held)):
         sent = deck.partials.get((*where, m), {})
         owing = tuple(
             j

@@ -126,6 +126,7 @@ from p2p_nertz.protocol.rounds import (
 from p2p_nertz.protocol.shuffle import DeckRound
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rules import Game, RoundScore, Table
+from p2p_nertz.rules.blank import Blank
 
 __all__ = [
     "ClaimDecided",
@@ -182,7 +183,7 @@ __all__ = [
 _C = RefusalCode  # (short: every refusal in this module names one)
 
 
-class GameState:
+class GameState(Blank):
     """The fold (module docstring). Mutable for speed; :meth:`copy` is cheap and independent.
 
     Args:
@@ -233,12 +234,15 @@ class GameState:
 
     def copy(self) -> GameState:
         """An independent copy (the peer's tentative fold starts from its final one)."""
-        new = GameState.__new__(GameState)
-        new.__dict__.update(self.__dict__)  # (quicker than copy.copy)
-        new.roster = self.roster.copy()
-        new.counted_ids = self.counted_ids.copy()
-        new.abandonment = self.abandonment.copy()
-        new.round = self.round.copy()
+        new = GameState.__new__(GameState)  # (each attribute, __init__'s order: rules/blank.py)
+        new.spec, new.rules, new._round_events = self.spec, self.rules, self._round_events
+        new.roster, new.counted_ids = self.roster.copy(), self.counted_ids.copy()
+        new.joined, new.ended_at, new._lamport = self.joined, self.ended_at, self._lamport
+        new._event, new.phase, new.round = self._event, self.phase, self.round.copy()
+        new.game, new.violations, new.scores = self.game, self.violations, self.scores
+        new.history, new.past_rounds = self.history, self.past_rounds
+        new.abandonment, new.flaps = self.abandonment.copy(), self.flaps
+        new.stalled, new.left_alone = self.stalled, self.left_alone
         return new
 
     # -- the roster's state, read as the fold's (Roster documents each) --------------------

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from p2p_nertz.errors import NotationError
+from p2p_nertz.rules.blank import Blank
 from p2p_nertz.rules.cards import Card, card_code
 from p2p_nertz.rules.moves import PILE_NERTS, PILE_WASTE, FoundationId, Pile
 from p2p_nertz.slots import quick_init
@@ -202,7 +203,7 @@ class Resolution:
         return self.outcome is not OUTCOME_LOST
 
 
-class Lake:
+class Lake(Blank):
     """The foundations of one round: an immutable value; :meth:`apply` returns a new lake.
 
     Each foundation is the tuple of :class:`LakeCard` in the order they were laid; its height

@@ -31,7 +31,6 @@ from p2p_nertz.rules.cards import (
     HIDDEN,
     SUITS,
     Card,
-    CoveredPile,
     format_cards,
     is_unknown,
     opened_pile,
@@ -40,6 +39,7 @@ from p2p_nertz.rules.cards import (
     sealed_position,
 )
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
+from p2p_nertz.rules.covered import CoveredPile
 from p2p_nertz.rules.moves import (
     MOVE_CALL,
     MOVE_PASS,
@@ -199,7 +199,7 @@ class Tableau:
         (face up, fanned), the Nerts top card and the waste top card; the rest of the Nerts
         pile and of the waste, and the whole stock, are face down or squared under the top
         (RULES.md: deal; stock and waste: "only the waste top card is playable" and nothing
-        lets a player look under it). Those piles are :class:`~p2p_nertz.rules.cards.CoveredPile`
+        lets a player look under it). Those piles are :class:`~p2p_nertz.rules.covered.CoveredPile`
         values: their counts read as usual, their hidden cards raise
         :class:`~p2p_nertz.errors.FaceDownError`. What a player remembers of the cards it saw
         is its own memory (a bot's), not the view's.

@@ -217,7 +217,7 @@ def no_imposed_cuts() -> Iterator[None]:
     reaches the same drops in the games of soak seed 2086's class: to show that the rule
     alone makes them (``tests/test_sim_drop_cuts.py``)."""
 
-    def impose_cuts(fold_with: Any, start: folds.Trial[Any], *args: Any) -> folds.Trial[Any]:
+    def impose_cuts(fold_with: Any, start: folds.Trial, *args: Any) -> folds.Trial:
         del fold_with, args
         return start
 
