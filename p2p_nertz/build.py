@@ -21,21 +21,14 @@ from typing import Final
 #: (its ``__init__`` aside) or one file.
 COMPILED: Final = ("p2p_nertz/protocol", "p2p_nertz/rules", "p2p_nertz/fifo.py")
 
-#: The modules of :data:`COMPILED` the build leaves interpreted, because mypyc refuses them as
-#: they are written (docs/latency.md, session 41's table): a ``str`` and a ``tuple`` subclass
-#: (``fold_values``, ``cards``), ``object.__new__`` and ``Cls.__new__`` copies (``cards``,
-#: ``roster``, ``abandonment``, ``state``, ``lake``), a generic slotted dataclass in an import
-#: cycle (``folds``); and, since session 41, a ``tuple`` subclass and
-#: ``object.__new__(Message)`` (``envelope``). A module made to compile leaves this list.
+#: The modules of :data:`COMPILED` the build leaves interpreted, because mypyc refuses a
+#: subclass of a builtin type (docs/latency.md, session 41's table): ``Reason`` (a ``str``),
+#: ``Carried`` and ``CoveredPile`` (``tuple``s), each kept in a module of its own for this
+#: (session 42). A module made to compile leaves this list.
 NOT_COMPILED: Final = (
-    "p2p_nertz/protocol/abandonment.py",
-    "p2p_nertz/protocol/envelope.py",
-    "p2p_nertz/protocol/fold_values.py",
-    "p2p_nertz/protocol/folds.py",
-    "p2p_nertz/protocol/roster.py",
-    "p2p_nertz/protocol/state.py",
-    "p2p_nertz/rules/cards.py",
-    "p2p_nertz/rules/lake.py",
+    "p2p_nertz/protocol/carried.py",
+    "p2p_nertz/protocol/reason.py",
+    "p2p_nertz/rules/covered.py",
 )
 
 _ROOT: Final = Path(__file__).resolve().parent.parent

@@ -184,14 +184,10 @@ _C = RefusalCode  # (short: every refusal in this module names one)
 
 
 class GameState(Blank):
-    """The fold (module docstring). Mutable for speed; :meth:`copy` is cheap and independent.
-
-    Args:
-        spec: the game.
-        secrets: for the local peer, a function giving its secret for a round (its own deck is
-            then followed with every card known); ``None`` for a spectator or the audit.
-        seat: the local peer's seat, if it plays.
-    """
+    """The fold (module docstring) of ``spec``'s game. Mutable for speed; :meth:`copy` is cheap
+    and independent. ``seat``: the local peer's seat, if it plays; ``secrets``: for it, a
+    function giving its secret for a round (its own deck is then followed with every card
+    known); ``None`` for a spectator or the audit."""
 
     def __init__(
         self,
@@ -242,7 +238,8 @@ class GameState(Blank):
         new.game, new.violations, new.scores = self.game, self.violations, self.scores
         new.history, new.past_rounds = self.history, self.past_rounds
         new.abandonment, new.flaps = self.abandonment.copy(), self.flaps
-        new.stalled, new.left_alone = self.stalled, self.left_alone
+        new.stalled, new.left_alone, new.able = self.stalled, self.left_alone, self.able
+        new.unopposed = self.unopposed
         return new
 
     # -- the roster's state, read as the fold's (Roster documents each) --------------------
