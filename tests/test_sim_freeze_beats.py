@@ -74,9 +74,10 @@ _SEEDS = {3: 3, 4: 5}
 #: The rules of the games here: one round on four work piles, or on six (``SHORT_ROUND``, the
 #: Pounce variant: about half the moves) for the cases whose fault comes at play's start (the
 #: complaint, the crash, the liar's vote) and whose game after it only has to end, each still
-#: built there and failing with its mend undone: sessions 23, 24 and 25's, checked in session
-#: 42 (the cases six piles do not build, or make no cheaper, stay on four; the stable times
-#: and seqs the docstrings quote are of four piles' games).
+#: built there, and each that fails with its mend undone on four piles (sessions 23, 24 and
+#: 25's) failing so on six, checked in session 42 (the cases six piles do not build, or make
+#: no cheaper, stay on four; the stable times and seqs the docstrings quote are of four
+#: piles' games).
 ROUND = Rules(target=None, rounds=1)
 DEALER, CRASHED, LIAR = 0, 1, 2
 

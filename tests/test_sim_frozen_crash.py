@@ -13,8 +13,9 @@ timers (the quick ones: suspect 1 s, drop 3 s, phase 6 s) end too. Without an ho
 (three and four players: one or two honest running) no end is promised (§9.3), and no honest
 member is dropped. One round, the quick timers: a few seconds of CPU a game; where an honest
 majority ends it, the round is on six work piles (``SHORT_ROUND``, about half the moves; the
-liar lies and the member crashes in play, asserted; session 42, each case still failing with
-the blame rule undone; the notes of what happened before the rule are of four piles' games).
+liar lies and the member crashes in play, asserted; session 42: the three majority games
+still fail with the blame rule undone, the crash-length games pass with it undone on four
+piles and six alike; the notes of what happened before the rule are of four piles' games).
 """
 
 from __future__ import annotations
