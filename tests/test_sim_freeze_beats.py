@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import pytest
+from cli_helpers import SHORT_ROUND
 
 from p2p_nertz.audit import AuditReport, Finding, FindingKind, LogSource, audit
 from p2p_nertz.protocol.bodies import (
@@ -70,6 +71,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]
 
 #: a seed per table size whose games are short (as tests/test_sim_shuffle_dealer_votes.py)
 _SEEDS = {3: 3, 4: 5}
+#: The rules of the games here: one round on four work piles, or on six (``SHORT_ROUND``, the
+#: Pounce variant: about half the moves) for the cases whose fault comes at play's start (the
+#: complaint, the crash, the liar's vote) and whose game after it only has to end, each still
+#: built there, and each that fails with its mend undone on four piles (sessions 23, 24 and
+#: 25's) failing so on six, checked in session 42 (the cases six piles do not build, or make
+#: no cheaper, stay on four; the stable times and seqs the docstrings quote are of four
+#: piles' games).
+ROUND = Rules(target=None, rounds=1)
 DEALER, CRASHED, LIAR = 0, 1, 2
 
 
@@ -169,26 +178,28 @@ class _CrashAtComplaint:
         return False
 
 
-def _config(players: int, seed: int, faults: Faults) -> SimConfig:
-    """A shuffle game of one round with quick timers and ``faults``: the game of every case
-    here."""
+def _config(players: int, seed: int, faults: Faults, rules: Rules = ROUND) -> SimConfig:
+    """A shuffle game of one round (``rules``) with quick timers and ``faults``: the game of
+    every case here."""
     return SimConfig(
         players=players,
         seed=seed,
         deal=Deal.SHUFFLE,
-        rules=Rules(target=None, rounds=1),
+        rules=rules,
         peer=QUICK_TIMERS,
         faults=faults,
         max_time=200.0,
     )
 
 
-def _shuffle_game(players: int, seed: int) -> tuple[Simulation, _CrashAtComplaint, list[bytes]]:
+def _shuffle_game(
+    players: int, seed: int, rules: Rules = ROUND
+) -> tuple[Simulation, _CrashAtComplaint, list[bytes]]:
     """The game of the cases below: the last seat complaining of the dealer's box as play
     begins, seat 1 crashed for good as the complaint is sent (:class:`_CrashAtComplaint`,
     which notes the lies in the list returned)."""
     complaint = DeckCheat(players - 1, DeckCheatKind.PLAY_COMPLAINT)
-    config = _config(players, seed, Faults(deck_cheats=(complaint,), delay=0.005))
+    config = _config(players, seed, Faults(deck_cheats=(complaint,), delay=0.005), rules)
     lies: list[bytes] = []
     schedule = _CrashAtComplaint(CRASHED, lies)
     return Simulation(config, schedule), schedule, lies
@@ -201,11 +212,12 @@ def _lying_game(
     own_ahead: int = 0,
     only_lies: list[bytes] | None = None,
     lies_to_all: bool = False,
+    rules: Rules = ROUND,
 ) -> tuple[SimResult, _CrashAtComplaint, list[bytes]]:
     """:func:`_shuffle_game` played, the liar breaking its freeze to the dealer
     (:func:`_break_freeze` against seat 1, with these options): the result, the invariants
     checked; the schedule; the lies."""
-    sim, schedule, lies = _shuffle_game(players, seed)
+    sim, schedule, lies = _shuffle_game(players, seed, rules)
     liar = sim.peers[LIAR]
     assert liar is not None
     dealer = sim.identities[DEALER].peer_id
@@ -232,7 +244,7 @@ def _cuts(peers: Iterable[Peer | None]) -> set[tuple[tuple[int, int], ...]]:
 def test_sim_freeze_beats_a_voter_announcing_past_its_vote_holds_no_honest_dealer_back(
     players: int,
 ) -> None:
-    result, schedule, _ = _lying_game(players, _SEEDS[players])
+    result, schedule, _ = _lying_game(players, _SEEDS[players], rules=SHORT_ROUND)
     # The case is built: seat 1 crashed before it held the complaint, and the dealer took
     # beats of the liar's past its vote while seat 1 was still in its final fold.
     assert schedule.crashed and schedule.taken_early > 0
@@ -296,7 +308,8 @@ def test_sim_freeze_beats_a_voter_announcing_its_own_head_to_one_peer_stalls_nob
 #: liar, voted it out and ended the game all the same). Seed 5 alone here (1.8 CPU-s): with
 #: session 24's mend undone (``Finality``: the member's own word past what is held capping its
 #: term again) seeds 5 and 7 fail alike, the dealer in ``result`` and seats 2 and 3 at
-#: ``over``; seed 7 (2.0 CPU-s) is left to the scans (session 41).
+#: ``over``; seed 7 (2.0 CPU-s) is left to the scans (session 41). On six piles since session
+#: 42 (1.9 -> 1.0 CPU-s): the mend undone, its game does not end.
 _ONE_AHEAD_SEEDS = [(4, 5)]
 
 
@@ -312,7 +325,7 @@ def test_sim_freeze_beats_a_head_one_past_at_the_games_end_holds_no_peer_back(
     nobody out, so its relayed debt made no majority. Now the liar's own word past what is
     held caps nothing (its beats of a head held here bound its feed's time, §9.4): every
     peer ends the game."""
-    result, schedule, lies = _lying_game(players, seed, own_ahead=1)
+    result, schedule, lies = _lying_game(players, seed, own_ahead=1, rules=SHORT_ROUND)
     dealer = result.peers[DEALER]
     assert dealer is not None
     # The case is built: the dealer holds the liar's word of a head past its last event
@@ -563,6 +576,8 @@ def test_sim_freeze_beats_only_the_liars_own_whole_log_proves_the_head_never_giv
 #: acks to the others alone): at three players the liar is also the complainer; and with the
 #: lies sent to the others too, after the true beats (a relayer's latest beat of the liar's is
 #: then a lie, whose head nobody holds)
+#: (On six work piles but seed 3's, whose case six piles do not build; session 42: with
+#: session 25's relay undone the three games at four players fail, as on four piles.)
 _ONLY_LIES_SEEDS = [(3, 3, False), (3, 6, False), (4, 5, False), (4, 7, False), (4, 7, True)]
 
 
@@ -583,8 +598,9 @@ def test_sim_freeze_beats_a_liar_beating_one_peer_only_ahead_holds_it_at_no_end(
     (it votes the liar out, or their results cover each other). Where the others get the
     lies too, each relays the liar's beats that set its own terms on it, not its latest."""
     kept_back: list[bytes] = []
+    rules = ROUND if (players, seed) == (3, 3) else SHORT_ROUND
     result, schedule, lies = _lying_game(
-        players, seed, own_ahead=1, only_lies=kept_back, lies_to_all=to_all
+        players, seed, own_ahead=1, only_lies=kept_back, lies_to_all=to_all, rules=rules
     )
     dealer = result.peers[DEALER]
     assert dealer is not None
