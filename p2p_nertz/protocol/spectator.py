@@ -363,7 +363,22 @@ class Spectator:
     def _bound(self, excluded: dict[int, int], floor: int | None = None) -> int:
         """The stable time if the seats in ``excluded`` no longer play (:meth:`Finality.bounds`:
         a spectator casts no vote and sends nothing of its own)."""
-        return self._finality.bounds(excluded, {}, 0, self._clock, floor=floor)
+        forks = self._unheld_forks() if self._forked_at else None
+        return self._finality.bounds(excluded, {}, 0, self._clock, floor=floor, forks=forks)
+
+    def _unheld_forks(self) -> dict[int, int]:
+        """Seat -> the Lamport time of the earliest version of its first forked event that its
+        feed here does not hold (:meth:`Finality.bounds`' ``forks``, as a peer's from its
+        proof): that version may be the one that counts, and held again once followed
+        (:meth:`_follow`) it must not be timed at or below what is final here."""
+        out: dict[int, int] = {}
+        for q, fork in self._forked_at.items():
+            feed = self._feeds[q]
+            held = feed[fork - 1].id if len(feed) >= fork else None
+            times = [m.lamport for m in self._versions.get((q, fork), ()) if m.id != held]
+            if times:
+                out[q] = min(times)
+        return out
 
     def _give_up(self, seat: int, keep: int) -> None:
         """Give up ``seat``'s events after ``keep`` as a peer does (:func:`truncate_feed`),
