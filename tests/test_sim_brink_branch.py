@@ -11,6 +11,8 @@ leap bound: the same game fails with every branch event timed as an honest autho
 at three, with no event refused as a leap. Both mended in session 41 (§9.4): a proof whose
 versions name two prevs is voted on where the branches part (*a vote on proof above the
 fork*), and a fork of a member asking back is probed though it is still dropped here.
+Session 42: seed 29 at three, watched, the watcher holding the liar's losing branch ended on
+another state than the members; it now follows the chain the drop keeps as a peer does.
 """
 
 from __future__ import annotations

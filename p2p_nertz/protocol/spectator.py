@@ -33,7 +33,16 @@ of an event seen, it keeps the one it holds and caps the author's feed below the
 it for ever, and it keeps the other version too, so that an event naming it by id (or a vote
 on proof naming it as taken) is judged from its time, as a member judges it from a proof
 (docs/protocol.md §5.3, session 42); a beat that names another event than the one held is refused
-(:meth:`Feeds.contradicts`).
+(:meth:`Feeds.contradicts`). Once the held events say which chain counts (a drop's kept
+chain, the chain the counted votes quote, a readmission's), it follows that chain by the
+players' own rule (:func:`~p2p_nertz.protocol.chains.follow_chains`): what is off it is given
+up, never below what is final, and its finality is held below a version of the fork it does
+not hold, as a peer's. A peer fetches the chain that counts; a watcher, which asks for
+nothing, holds it again from what it was pushed: it keeps every version of a forked event,
+every event pushed off the chain it held and every event it gave up (at most
+:data:`MAX_WAITING` a member), and takes the chain again from them (docs/protocol.md §9.4,
+session 42; until then it kept the branch it held, and ended on another state than the
+members: §13).
 
 Why the table waits is told as a player's peer tells it (docs/protocol.md §9.5, session 40):
 the members held back, the drops the held votes decide that are not final here
@@ -73,7 +82,7 @@ from p2p_nertz.rules import Pile, Table
 __all__ = ["MAX_WAITING", "Spectator"]
 
 MAX_WAITING = 4096
-"""Events held per author ahead of its delivered feed."""
+"""Events held per author ahead of its delivered feed, and versions of its events kept."""
 
 
 class Spectator:
