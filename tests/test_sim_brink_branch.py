@@ -11,14 +11,22 @@ leap bound: the same game fails with every branch event timed as an honest autho
 at three, with no event refused as a leap. Both mended in session 41 (§9.4): a proof whose
 versions name two prevs is voted on where the branches part (*a vote on proof above the
 fork*), and a fork of a member asking back is probed though it is still dropped here.
+Session 42: seed 29 at three, watched, the watcher holding the liar's losing branch ended on
+another state than the members; it now follows the chain the drop keeps as a peer does.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 import pytest
 
-from p2p_nertz.sim.liar_games import game, simulate
+from p2p_nertz.protocol.spectator import Spectator
+from p2p_nertz.sim.invariants import settled, watcher_ends
+from p2p_nertz.sim.liar_games import _Simulation, game, simulate
 from p2p_nertz.sim.liars import EDGE_LIES, LIES, MORE_LIES, Lie
+from p2p_nertz.sim.network import pushed
 
 pytestmark = pytest.mark.timeout(300)  # (a hang guard, for a loaded machine)
 
@@ -56,3 +64,48 @@ def test_brink_branch_beside_a_readmission_ends_and_drops_no_honest_member() -> 
     config, liars = game(8, players=(3, 3), lies=(Lie.BRINK_BRANCH,), back="readmit")
     run = simulate(config, liars)
     assert run.result.violations == []
+
+
+@functools.cache
+def _watched_seed_29() -> tuple[list[str], list[str], list[tuple[int, bytes]], _Simulation]:
+    """Seed 29 at three players (``soak.py --liars --lie brink_branch``, ~2 CPU-s), watched:
+    the live watcher's violations, the honest ends, every push (pushing seat, wire) and the
+    simulation."""
+    config, liars = game(29, players=(3, 3), lies=(Lie.BRINK_BRANCH,))
+    sim = _Simulation(dataclasses.replace(config, record_effects=True), liars, watch=True)
+    result = sim.run()
+    ends = [final.digest() for final in settled(result)]
+    live = sim.watched_end(result)  # (the nodes' linger played: its pushes recorded too)
+    pushes = [(seat, wire) for _, seat, e in result.effects if (wire := pushed(e)) is not None]
+    return live, ends, pushes, sim
+
+
+def test_brink_branch_a_watcher_follows_the_chain_the_drop_keeps() -> None:
+    # Liar seat 2 forks at its seq 33 and sends its branch (33 and 34, at the brink) to the
+    # watcher among others; honest seats 0 and 1 hold the other one and drop the liar at 34
+    # keeping theirs. The watcher holds the liar's branch first. Before session 42 it kept
+    # it, folded it up to the cut and ended on other totals than the members; it now
+    # follows the kept chain as a peer does (``chains.follow_chains``), from the versions
+    # pushed to it, and ends where the honest members end (docs/protocol.md §13).
+    live, _, _, sim = _watched_seed_29()
+    liar, honest = sim.peers[2], sim.peers[0]
+    assert liar is not None and honest is not None and sim.watcher is not None
+    theirs, ours = [[m.id for m in p.events(2)] for p in (honest, liar)]
+    assert theirs[:32] == ours[:32] and theirs[32] != ours[32]  # (what the seed is for)
+    assert honest.final.dropped == {2: 34}
+    assert live == []
+    assert [m.id for m in sim.watcher.events(2)] == theirs
+
+
+def test_brink_branch_a_watcher_fed_late_follows_the_chain_the_drop_keeps() -> None:
+    # A watcher that comes after the game gets each member's pushes at once, one member's
+    # after another's (a DEALER's queue flushed on connect): the same game, its pushes fed
+    # member by member, the liar's first, so that the watcher holds the liar's branch whole
+    # before it sees the other (before session 42 that ended on other totals too).
+    _, ends, pushes, sim = _watched_seed_29()
+    watcher = Spectator(sim.spec)
+    for q in (2, 0, 1):
+        for seat, wire in pushes:
+            if seat == q:
+                watcher.feed(wire)
+    assert watcher_ends(watcher.final, ends) == []

@@ -7,7 +7,8 @@ a rejoin's gap: :mod:`~.roster`); what that asks of the feeds held here (a cap o
 frontier may name, events given up) is worked out by :class:`~.feeds.Feeds`, and the stable
 time by :class:`~.finality.Finality` and :func:`~.finality.settle`. :class:`Chains` wires those
 three with the folds: after each input it caps and gives up what the held votes call for
-(:meth:`Chains.follow_held`), then moves the final fold as far as the stable time lets it
+(:meth:`Chains.follow_held`, by :func:`follow_chains`, the rule a spectator follows them by
+too), then moves the final fold as far as the stable time lets it
 (:meth:`Chains.advance`), and says which members that readmits (:meth:`Chains.readmitted`).
 It signs nothing: where one of its answers calls for a vote (a member readmitted that was
 proven to fork while out), it yields the member and the peer signs before asking for the next.
@@ -37,7 +38,7 @@ from p2p_nertz.protocol.share_beats import PeerShares
 from p2p_nertz.protocol.share_wants import ShareWants
 from p2p_nertz.protocol.state import GameState
 
-__all__ = ["Chains"]
+__all__ = ["Chains", "cap_feed", "follow_chains", "truncate_feed"]
 
 
 class Chains:
@@ -96,23 +97,11 @@ class Chains:
     def cap(self, seat: int, upto: int) -> None:
         """Events may be delivered once ``seat``'s feed is held up to ``upto``, whatever more
         of it their frontier names (a forked or dropped feed: the rest may never come)."""
-        if self.store.cap(seat, upto):
-            self.finality.dirty = True
+        cap_feed(self.store, self.finality, seat, upto)
 
     def truncate(self, seat: int, keep: int) -> None:
         """Give up ``seat``'s events after ``keep`` (not final: another chain counts)."""
-        keep = max(keep, self.folds.keep_floor(seat, self.finality.final_count(seat)))
-        if not self.store.truncate(seat, keep):
-            return
-        self.folds.forget(seat, keep)
-        self.finality.dirty = True
-
-    def _follow(self, followed: list[Followed]) -> None:
-        """Cap and give up what following the chains that count calls for (:class:`Followed`)."""
-        for step in followed:
-            self.cap(step.seat, step.cap)
-            if step.keep is not None:
-                self.truncate(step.seat, step.keep)
+        truncate_feed(self.store, self.folds, self.finality, seat, keep)
 
     # -- following the chains that count ------------------------------------------------------
     def follow_held(self) -> GameState:
@@ -140,20 +129,13 @@ class Chains:
 
     def _follow_chains(self, tentative: GameState) -> GameState:
         """Follow the chains that count, as ``tentative`` shows them, of the members that
-        forked or were dropped or readmitted (:meth:`Feeds.follow_kept`,
-        :meth:`Feeds.follow_voted`, :meth:`Feeds.follow_rejoined`); the held view after it."""
+        forked or were dropped or readmitted (:func:`follow_chains`), then the chain going on
+        past a fork of ours (:meth:`follow_continued`); the held view after it."""
         store, folds = self.store, self.folds
-        if tentative.kept_forks:
-            self._follow(store.follow_kept(tentative, self.seat))
-            tentative = folds.tentative
-        if self.membership.proof.forked_at and tentative.votes:
-            forked_at = self.membership.proof.forked_at
-            self._follow(store.follow_voted(tentative, self.seat, forked_at))
-            tentative = folds.tentative
-        if tentative.rejoin_ids:
-            for parting in store.follow_rejoined(tentative, self.seat):
-                self.truncate(parting.seat, parting.keep)
-            tentative = folds.tentative
+        forked_at = self.membership.proof.forked_at
+        tentative, _ = follow_chains(
+            tentative, store, folds, self.finality, own=self.seat, forked_at=forked_at
+        )
         if store.going_on and tentative.votes.get(self.seat):
             for seat in list(store.going_on):
                 self.follow_continued(seat)
@@ -286,3 +268,61 @@ class Chains:
                 ):
                     return True
         return False
+
+
+# -- following the chains that count: the peer's rule and the spectator's --------------------
+def cap_feed(store: Feeds, finality: Finality, seat: int, upto: int) -> None:
+    """Events may be delivered once ``seat``'s feed is held up to ``upto`` (:meth:`Feeds.cap`),
+    finality told."""
+    if store.cap(seat, upto):
+        finality.dirty = True
+
+
+def truncate_feed(
+    store: Feeds, folds: Folds, finality: Finality, seat: int, keep: int
+) -> list[Message]:
+    """Give up ``seat``'s events after ``keep`` (not final: another chain counts), but none
+    final here (:meth:`Folds.keep_floor`); the events given up."""
+    keep = max(keep, folds.keep_floor(seat, finality.final_count(seat)))
+    gone = store.feeds[seat][keep:]
+    if not store.truncate(seat, keep):
+        return []
+    folds.forget(seat, keep)
+    finality.dirty = True
+    return gone
+
+
+def follow_chains(
+    tentative: GameState,
+    store: Feeds,
+    folds: Folds,
+    finality: Finality,
+    *,
+    own: int,
+    forked_at: dict[int, int],
+) -> tuple[GameState, list[Message]]:
+    """Follow the chains that count, as ``tentative`` shows them, of the members that forked
+    or were dropped or readmitted, but ``own`` (:meth:`Feeds.follow_kept`, and, of a member
+    proven here to fork, ``forked_at``, :meth:`Feeds.follow_voted`; :meth:`Feeds.follow_rejoined`):
+    cap their feeds and give up what is off those chains. The held view after it, and the
+    events given up. One rule for a peer (:meth:`Chains.follow_held`) and a spectator, which
+    fetches nothing: it holds the chain again from the versions it was pushed (session 42)."""
+    gone: list[Message] = []
+
+    def follow(followed: list[Followed]) -> None:
+        for step in followed:
+            cap_feed(store, finality, step.seat, step.cap)
+            if step.keep is not None:
+                gone.extend(truncate_feed(store, folds, finality, step.seat, step.keep))
+
+    if tentative.kept_forks:
+        follow(store.follow_kept(tentative, own))
+        tentative = folds.tentative
+    if forked_at and tentative.votes:
+        follow(store.follow_voted(tentative, own, forked_at))
+        tentative = folds.tentative
+    if tentative.rejoin_ids:
+        for parting in store.follow_rejoined(tentative, own):
+            gone.extend(truncate_feed(store, folds, finality, parting.seat, parting.keep))
+        tentative = folds.tentative
+    return tentative, gone

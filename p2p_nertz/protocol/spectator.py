@@ -33,7 +33,16 @@ of an event seen, it keeps the one it holds and caps the author's feed below the
 it for ever, and it keeps the other version too, so that an event naming it by id (or a vote
 on proof naming it as taken) is judged from its time, as a member judges it from a proof
 (docs/protocol.md §5.3, session 42); a beat that names another event than the one held is refused
-(:meth:`Feeds.contradicts`).
+(:meth:`Feeds.contradicts`). Once the held events say which chain counts (a drop's kept
+chain, the chain the counted votes quote, a readmission's), it follows that chain by the
+players' own rule (:func:`~p2p_nertz.protocol.chains.follow_chains`): what is off it is given
+up, never below what is final, and its finality is held below a version of the fork it does
+not hold, as a peer's. A peer fetches the chain that counts; a watcher, which asks for
+nothing, holds it again from what it was pushed: it keeps every version of a forked event,
+every event pushed off the chain it held and every event it gave up (at most
+:data:`MAX_WAITING` a member), and takes the chain again from them (docs/protocol.md §9.4,
+session 42; until then it kept the branch it held, and ended on another state than the
+members: §13).
 
 Why the table waits is told as a player's peer tells it (docs/protocol.md §9.5, session 40):
 the members held back, the drops the held votes decide that are not final here
@@ -53,14 +62,15 @@ clock is passed in, no I/O.
 from __future__ import annotations
 
 from p2p_nertz.defaults import SUSPECT_AFTER
-from p2p_nertz.protocol.bodies import Beat, DeckReveal, DeckWant, Want, parse_body
+from p2p_nertz.protocol.bodies import NOT_EVENTS, Beat, DeckReveal, DeckWant, Want, parse_body
+from p2p_nertz.protocol.chains import follow_chains, truncate_feed
 from p2p_nertz.protocol.envelope import (
     EnvelopeCache,
     InvalidMessageError,
     Message,
     decode_message,
 )
-from p2p_nertz.protocol.feeds import Feeds, Ready, Source
+from p2p_nertz.protocol.feeds import Feeds, Parting, Ready, Source, matches
 from p2p_nertz.protocol.finality import NO_SEAT, Finality, drops_waiting
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.spec import GameSpec
@@ -72,7 +82,7 @@ from p2p_nertz.rules import Pile, Table
 __all__ = ["MAX_WAITING", "Spectator"]
 
 MAX_WAITING = 4096
-"""Events held per author ahead of its delivered feed."""
+"""Events held per author ahead of its delivered feed, and versions of its events kept."""
 
 
 class Spectator:
@@ -93,9 +103,12 @@ class Spectator:
         self._store = Feeds.reader(n)
         self._feeds = self._store.feeds  # (delivered events per seat: the store's lists)
         self._forked_at: dict[int, int] = {}  # seat -> the first seq seen in two versions
-        # (seat, seq) -> the version held and the first other one seen: what an event naming
-        # the other version by id leaps from (a peer's proof pairs, §5.3; session 42)
-        self._versions: dict[tuple[int, int], tuple[Message, Message]] = {}
+        # (seat, seq) -> the versions seen of a forked event, of an event pushed off the
+        # chain held and of one given up for another chain: what an event naming one by id
+        # leaps from (a peer's proof pairs, §5.3), and the chain a drop keeps is held again
+        # from (a peer fetches it, §9.4; session 42). At most MAX_WAITING a member.
+        self._versions: dict[tuple[int, int], tuple[Message, ...]] = {}
+        self._kept = [0] * n  # (versions kept of each member)
         self._folds = Folds(GameState(spec))
         # The players' own finality, with no seat of ours: what each member has announced
         # holding (its beats) is what lets an event be final, as for them.
@@ -244,10 +257,16 @@ class Spectator:
         store = self._store
         held = store.version(seat, message.seq)
         if held is not None:
-            if held.id != message.id:
-                self._versions.setdefault((seat, message.seq), (held, message))
-                self._forked(seat, message.seq)
-            return []  # a duplicate (every member relays everything), or the other version
+            if held.id == message.id:
+                return []  # a duplicate (every member relays everything)
+            self._keep(held)
+            self._keep(message)
+            self._forked(seat, message.seq)
+            if seat not in store.required:
+                return []
+            self._hold_kept(seat)  # (it may be the version a chain that counts requires)
+            self._drain()
+            return self._advance()
         if store.full(seat, MAX_WAITING):
             self.rejected += 1
             return []
@@ -281,20 +300,66 @@ class Spectator:
             self._store.cap(seat, seq - 1)
             self._drain()
 
+    def _keep(self, message: Message) -> None:
+        """Keep ``message`` among the versions of its event (:attr:`_versions`), once."""
+        seat = self._seat_of[message.author]
+        key = (seat, message.seq)
+        have = self._versions.get(key, ())
+        if self._kept[seat] < MAX_WAITING and all(m.id != message.id for m in have):
+            self._versions[key] = (*have, message)
+            self._kept[seat] += 1
+
+    def _hold_kept(self, seat: int) -> None:
+        """Hold again, from the versions kept, the chain ``seat``'s feed must follow past what
+        is delivered (:attr:`Feeds.required`: a drop's kept chain, a readmission's): the
+        version it names at each seq it names, else the one that follows the last taken. A
+        peer fetches that chain from the members (gap repair); a watcher is pushed it, and may
+        have been pushed it while it held the other branch, when it refused it."""
+        store = self._store
+        required = store.required.get(seat)
+        if required is None:
+            return
+        feed = self._feeds[seat]
+        last = feed[-1].id if feed else None
+        seq = len(feed) + 1
+        while True:
+            waiting = store.version(seat, seq)
+            kept = self._versions.get((seat, seq), ())
+            options = (waiting, *kept) if waiting is not None else kept
+            on = [m for m in options if matches(required, seq, m.id)]
+            if seq not in required:
+                on = [m for m in on if m.prev == last]
+            if not on:
+                return
+            take = on[0]
+            if take is not waiting:
+                if waiting is not None:
+                    self._keep(waiting)
+                body = parse_body(take.kind, take.body, self.spec.seats)
+                assert not isinstance(body, NOT_EVENTS)  # (kept as an event: parsed so before)
+                store.hold(seat, take, body, Source.NETWORK)
+            last, seq = take.id, seq + 1
+
     def _drain(self) -> None:
         """Deliver every waiting event whose turn has come (:meth:`Feeds.ready`), each checked
-        as the next link of its author's chain (:meth:`Feeds.chain_problem`)."""
+        as the next link of its author's chain (:meth:`Feeds.chain_problem`); where the chain
+        held parts from one that counts, give it up and hold that one (:meth:`_hold_kept`)."""
         store = self._store
         for step in store.ready():
+            if type(step) is Parting:
+                self._give_up(step.seat, step.keep)
+                self._hold_kept(step.seat)
+                continue
             if type(step) is not Ready:
-                # (A Refusal or a Parting: only off a required chain, which a watcher, voting
-                # on nothing, never follows.)
-                self.rejected += 1
+                self.rejected += 1  # (a Refusal: off the chain a drop or readmission keeps)
                 continue
             seat, message, body = step.seat, step.message, step.body
             forked, versions = self._forked_at, self._versions
             if store.chain_problem(seat, message, body, step.source, forked, versions=versions):
                 self.rejected += 1  # not the chain we hold: a forger or a forked author
+                feed = self._feeds[seat]
+                if message.prev != (feed[-1].id if feed else None):
+                    self._keep(message)  # (another branch: it may be the one that counts)
                 continue
             self._feeds[seat].append(message)
             self._clock = max(self._clock, message.lamport)
@@ -307,9 +372,60 @@ class Spectator:
     def _bound(self, excluded: dict[int, int], floor: int | None = None) -> int:
         """The stable time if the seats in ``excluded`` no longer play (:meth:`Finality.bounds`:
         a spectator casts no vote and sends nothing of its own)."""
-        return self._finality.bounds(excluded, {}, 0, self._clock, floor=floor)
+        forks = self._unheld_forks() if self._forked_at else None
+        return self._finality.bounds(excluded, {}, 0, self._clock, floor=floor, forks=forks)
+
+    def _unheld_forks(self) -> dict[int, int]:
+        """Seat -> the Lamport time of the earliest version of its first forked event that its
+        feed here does not hold (:meth:`Finality.bounds`' ``forks``, as a peer's from its
+        proof): that version may be the one that counts, and held again once followed
+        (:meth:`_follow`) it must not be timed at or below what is final here."""
+        out: dict[int, int] = {}
+        for q, fork in self._forked_at.items():
+            feed = self._feeds[q]
+            held = feed[fork - 1].id if len(feed) >= fork else None
+            times = [m.lamport for m in self._versions.get((q, fork), ()) if m.id != held]
+            if times:
+                out[q] = min(times)
+        return out
+
+    def _give_up(self, seat: int, keep: int) -> None:
+        """Give up ``seat``'s events after ``keep`` as a peer does (:func:`truncate_feed`),
+        keeping them as versions."""
+        for message in truncate_feed(self._store, self._folds, self._finality, seat, keep):
+            self._keep(message)
+
+    def _follow(self) -> GameState:
+        """Follow the chains that count as a player's peer does (:func:`follow_chains`: a
+        drop's kept chain, the chain the votes quote, a readmission's), holding each again
+        from the versions kept (:meth:`_hold_kept`); the held view after it.
+
+        Until session 42 a watcher holding the branch of a forked member that its drop does
+        not keep folded that branch up to the cut, and ended on another state than the
+        members (docs/protocol.md §13, ``soak.py --liars --lie brink_branch`` seed 29)."""
+        tentative = self.tentative
+        if not (tentative.kept_forks or tentative.rejoin_ids or self._forked_at):
+            return tentative
+        store = self._store
+        required = {q: dict(r) for q, r in store.required.items()}
+        folds, finality = self._folds, self._finality
+        tentative, gone = follow_chains(
+            tentative, store, folds, finality, own=NO_SEAT, forked_at=self._forked_at
+        )
+        for message in gone:
+            self._keep(message)
+        changed = {q for q, r in store.required.items() if required.get(q) != r}
+        changed.update(self._seat_of[m.author] for m in gone)
+        if not changed:
+            return tentative
+        for q in sorted(changed):
+            self._hold_kept(q)
+        self._drain()
+        return self.tentative
 
     def _advance(self) -> list[Notice]:
-        # The final fold moved on as a player's peer moves it (Finality.advance: the members
-        # out of the bound and the stable time by settle, the events taken by Folds.advance).
-        return self._finality.advance(self._folds, self.tentative, self._bound, self._forked_at)[1]
+        # The chains that count followed, the final fold moved on as a player's peer moves it
+        # (Finality.advance: the members out of the bound and the stable time by settle, the
+        # events taken by Folds.advance).
+        tentative = self._follow()
+        return self._finality.advance(self._folds, tentative, self._bound, self._forked_at)[1]
