@@ -310,6 +310,21 @@ def _a_branch_past_the_fork(
     return net, peers, events
 
 
+def _refused_after_three_asks(
+    net: PeerNetwork, asker: Peer, holder: Peer, lie: bytes, seat: int
+) -> None:
+    """``lie`` fed to ``asker`` six times: refused as a leap each time, its unknown version
+    asked of ``holder`` :data:`VERSION_ASKS` times in all (then no more), ``seat``'s feed held
+    at 1 throughout."""
+    asks = 0
+    for step in range(6):
+        effects = asker.feed(lie, float(step))
+        assert len(_jumps(effects)) == 1
+        asks += len(_answered(net, asker, holder, effects + asker.tick(step + 0.5), step))
+        assert asker.held(seat) == 1
+    assert asks == VERSION_ASKS
+
+
 def _answered(
     net: PeerNetwork, asker: Peer, holder: Peer, effects: Sequence[object], now: float
 ) -> list[tuple[int, int]]:
@@ -372,13 +387,7 @@ def test_clock_leaps_a_version_named_that_nobody_holds_is_asked_for_a_few_times_
         frontier_ids=tuple(ids),
         lamport=decode_message(events["b3"]).lamport + 1,
     )
-    asks = 0
-    for step in range(6):
-        effects = receiver.feed(lie, float(step))
-        assert len(_jumps(effects)) == 1
-        asks += len(_answered(net, receiver, judge, effects + receiver.tick(step + 0.5), step))
-        assert receiver.held(STEPPER) == 1
-    assert asks == VERSION_ASKS
+    _refused_after_three_asks(net, receiver, judge, lie, STEPPER)
 
 
 def _vote_on_the_fork(peers: dict[str, Peer], events: dict[str, bytes]) -> tuple[Message, Drop]:
@@ -457,13 +466,7 @@ def test_clock_leaps_a_vote_naming_an_event_nobody_holds_is_asked_about_and_refu
     vote, body = _vote_on_the_fork(peers, events)
     judge, voter = peers["judge"], peers["voter"]
     lie = _lie(net, judge, body, vote.lamport, **took)
-    asks = 0
-    for step in range(6):
-        effects = judge.feed(lie, float(step))
-        assert len(_jumps(effects)) == 1
-        asks += len(_answered(net, judge, voter, effects + judge.tick(step + 0.5), step))
-        assert judge.held(RECEIVER) == 1
-    assert asks == VERSION_ASKS
+    _refused_after_three_asks(net, judge, voter, lie, RECEIVER)
 
 
 @pytest.mark.parametrize("brinks", [2, 3])

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.bodies import Drop, parse_body
-from p2p_nertz.protocol.envelope import Kind, Message, decode_message
+from p2p_nertz.protocol.envelope import SHUFFLE_KINDS, Kind, Message, decode_message
 from p2p_nertz.protocol.local import abandoned_by
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import GameState, Phase
@@ -384,19 +384,6 @@ def abandoned_honest(peer: Peer, cheaters: frozenset[int], seats: int) -> set[in
     return {q for c in cheaters for q in abandoned_by(peer.events(c), seats)}
 
 
-#: The kinds of a shuffle deal's events (docs/shuffle.md §8): a fork of one is a shuffle proof.
-DECK_KINDS = frozenset(
-    {
-        Kind.DECK_KEY,
-        Kind.DECK_STAGE,
-        Kind.DECK_SHARES,
-        Kind.DECK_OPEN,
-        Kind.DECK_COMPLAIN,
-        Kind.DECK_ANSWER,
-    }
-)
-
-
 def nested_shuffle_proof(result: SimResult) -> bool:
     """Whether an honest peer of ``result`` holds a vote on proof of a fork of a vote whose
     own proof is a fork of a shuffle deal's event (``--shuffle-forks``' case). The outer vote
@@ -422,7 +409,7 @@ def nested_shuffle_proof(result: SimResult) -> bool:
                     full = whole.get(decode_message(wire, bare=True).id)
                     inner = None if full is None else _vote_on_proof(full, spec.seats)
                     if inner is not None and all(
-                        decode_message(w, bare=True).kind in DECK_KINDS for w in inner.proof
+                        decode_message(w, bare=True).kind in SHUFFLE_KINDS for w in inner.proof
                     ):
                         return True
     return False
