@@ -616,10 +616,7 @@ def _named_top(
         return other.lamports[f - 1] if f <= other.head else None
 
     def version_time(q: int, f: int) -> int | None:
-        other, named = feeds[q], ids[q] if ids else b""
-        if named and f <= other.head and other.prefixes.startswith(named, (f - 1) * PREFIX):
-            return other.lamports[f - 1]
-        return _read_time(feeds, version_times, (q, f, named), judged)
+        return _time_named(feeds, version_times, (q, f, ids[q] if ids else b""), judged)
 
     forked = {q: feed.forked for q, feed in enumerate(feeds) if feed.forked}
     return named_top(time_of, seat, body.frontier, forked, version_time)
@@ -636,10 +633,23 @@ def _took_time(
     feeds.took_time` (§5.3, session 42); ``None``: none named, or not read (yet)."""
     if type(body) is not Drop or not body.took_seq or body.reason is not DropReason.EQUIVOCATION:
         return None
-    feed, seq, named = feeds[body.seat], body.took_seq, body.took_id
-    if seq <= feed.head and feed.prefixes.startswith(named, (seq - 1) * PREFIX):
-        return feed.lamports[seq - 1]
-    return _read_time(feeds, version_times, (body.seat, seq, named), judged or {})
+    key = (body.seat, body.took_seq, body.took_id)
+    return _time_named(feeds, version_times, key, {} if judged is None else judged)
+
+
+def _time_named(
+    feeds: list[Feed],
+    version_times: _Versions,
+    key: tuple[int, int, bytes],
+    judged: dict[bytes, int | None],
+) -> int | None:
+    """The time of the version of an event named by id (``key``: seat, seq, id prefix):
+    delivered here, or read as the other side of a fork (:func:`_read_time`)."""
+    q, f, named = key
+    feed = feeds[q]
+    if named and f <= feed.head and feed.prefixes.startswith(named, (f - 1) * PREFIX):
+        return feed.lamports[f - 1]
+    return _read_time(feeds, version_times, key, judged) if named else None
 
 
 def _read_time(
@@ -659,7 +669,14 @@ def _read_time(
         judged[message.id] = None  # (a chain naming itself is not known)
         body = parse_body(message.kind, message.body, len(feeds))  # (parsed when read)
         assert not isinstance(body, NOT_EVENTS)
-        top, unheld = _named_top(feeds, version_times, key[0], body, judged)
+        ids = body.frontier_ids
+
+        def time_of(q: int, f: int) -> int | None:  # (every entry by id: its own branch too)
+            if ids and ids[q]:
+                return _time_named(feeds, version_times, (q, f, ids[q]), judged)
+            return feeds[q].lamports[f - 1] if f <= feeds[q].head else None
+
+        top, unheld = named_top(time_of, key[0], body.frontier, {})
         took = _took_time(feeds, version_times, body, judged)
         judged[message.id] = fetched_time(message.lamport, top, unheld, body, took)
     return judged[message.id]
