@@ -601,6 +601,13 @@ def test_clock_leaps_a_version_fetched_is_judged_by_what_it_names_before_its_tim
             effects = peer.feed(commit, float(step)) + peer.tick(step + 0.5)
             assert len(_jumps(effects)) == 1 and peer.held(STEPPER) == 1
         assert peer.clock < MAX_CLOCK_JUMP < decode_message(far).lamport
+    # A watcher pushed ``far`` (the other version of an event it holds, kept as a member
+    # keeps a proof's pair) refuses the commit alike.
+    watcher = Spectator(honest[0].spec)
+    held = sorted((m.wire for s in range(seats) for m in honest[0].events(s)), key=_lamport)
+    for wire in (*held, far, commit):
+        watcher.feed(wire)
+    assert watcher.rejected >= 1 and len(watcher.events(STEPPER)) == 1
 
 
 @pytest.mark.parametrize("seats", [3, 4])
