@@ -56,7 +56,9 @@ with the lies of :data:`~p2p_nertz.sim.liars.FORK_LIES`, one each: a liar forks 
 ``deck_stage`` or ``deck_shares``, the other votes on that fork and forks its vote, so that
 the honest votes on the second fork carry the signed parts of votes whose own proof is a real
 shuffle fork (docs/protocol.md §4.1); the soak counts the games that hold such a vote
-(``nested``).
+(``nested``). ``--two-liars --lie fetched_leap`` (session 42) seats two liars acting
+together (:data:`~p2p_nertz.sim.liars.PACT_LIES`): one signs again an event far ahead and
+shows it only on request, the other names it (docs/protocol.md §5.3, *a version fetched*).
 Beside the invariants above, the honest members must end the
 game within a bounded time where an end is promised, none of them dropped or refused, and
 every lie the peers proved must be proven by the audit, and a watcher of every member must end

@@ -416,15 +416,17 @@ def test_clock_leaps_a_vote_below_brinks_its_voter_took_is_taken_by_every_member
     # judge, which holds that event, takes the vote at once; the rival, holding the other
     # branch, refuses it, asks everyone for the event named (as for a version a frontier
     # names, session 41), keeps the voter's answer as a proof's pair, and takes the vote
-    # fetched again. At four seats too (the rival seat 3).
+    # fetched again. At four seats too (the rival seat 3). Since session 42 a version
+    # fetched counts once what it names is known (§5.3, *a version fetched*): with three
+    # brinks the rival asks for b4, then for b3 it names, and takes the vote then.
     net, peers, events = _a_branch_past_the_fork(brinks, seats)
     vote, _ = _vote_on_the_fork(peers, events)
     judge, rival = peers["judge"], peers["rival"]
     assert _jumps(judge.feed(vote.wire, 0.0)) == [] and judge.held(RECEIVER) == 2
-    assert len(_jumps(rival.feed(vote.wire, 0.0))) == 1 and rival.held(RECEIVER) == 1
-    asked = _answered(net, rival, peers["voter"], rival.tick(1.0), 1.0)
-    assert asked == [(brinks + 1, brinks + 1)]
-    assert _jumps(rival.feed(vote.wire, 1.0)) == [] and rival.held(RECEIVER) == 2
+    for seq in range(brinks + 1, 2, -1):
+        assert len(_jumps(rival.feed(vote.wire, seq))) == 1 and rival.held(RECEIVER) == 1
+        assert _answered(net, rival, peers["voter"], rival.tick(seq + 0.5), seq) == [(seq, seq)]
+    assert _jumps(rival.feed(vote.wire, 9.0)) == [] and rival.held(RECEIVER) == 2
 
 
 def _lie(net: PeerNetwork, judge: Peer, body: Drop, lamport: int, **took: Any) -> bytes:
@@ -444,8 +446,9 @@ def test_clock_leaps_a_vote_leads_what_it_took_by_the_bound_and_no_more(seats: i
     took = decode_message(events["b4"]).lamport
     for name in ("judge", "rival"):
         holder = peers[name]
-        if name == "rival":
-            holder.feed(events["b4"], 0.0)  # (another version of its a4: a proof's pair)
+        if name == "rival":  # (other versions of its a3, a4: a proof's pairs)
+            for wire in (events["b3"], events["b4"]):
+                holder.feed(wire, 0.0)
         past = _lie(net, holder, body, took + 2 + MAX_CLOCK_JUMP)
         assert len(_jumps(holder.feed(past, 0.0))) == 1 and holder.held(RECEIVER) == 1, name
         at = _lie(net, holder, body, took + 1 + MAX_CLOCK_JUMP)
@@ -530,3 +533,103 @@ def test_clock_leaps_a_vote_whose_took_is_malformed_is_refused_as_a_bad_body(
     (bad,) = [e for e in effects if isinstance(e, Rejected)]
     assert bad.reason == "bad_body" and why in bad.detail
     assert snapshot(judge) == before
+
+
+def _a_version_shown_on_request(
+    seats: int,
+) -> tuple[PeerNetwork, list[Peer], bytes, bytes]:
+    """Two liars: seat 2 signs its second event twice, ``a2`` timed as an honest author
+    would (every member holds it) and ``far``, timed 2^33 past what it names, which it shows
+    only on request; seat 1 signs a commit naming ``far`` by id, timed one above it (within
+    the bound of the version it names). Returns the honest members (seat 0, and seat 3 at
+    four seats), each holding the joins and ``a2``, ``far`` and the commit."""
+    net = PeerNetwork(seats, seed=0)
+    honest = [net.clone(s) for s in (RECEIVER, *range(3, seats))]
+    liar = net.clone(STEPPER)  # (what the namer holds: the joins, then ``far``)
+    joins = [net.clone(s).events(s)[0].wire for s in range(seats) if s != OTHER]
+    joins.append(forge(liar, net.identities[OTHER], Join(())))
+    for peer in (*honest, liar):
+        for wire in joins:
+            peer.feed(wire, 0.0)
+    seq2 = {b: Commit((), 1, b * 32, b * 32) for b in (b"a", b"f")}
+    a2 = forge(honest[0], net.identities[OTHER], seq2[b"a"])
+    for peer in honest:
+        assert _jumps(peer.feed(a2, 0.0)) == [] and peer.held(OTHER) == 2
+    top = max(m.lamport for s in range(seats) for m in liar.events(s))
+    far = forge(liar, net.identities[OTHER], seq2[b"f"], lamport=top + (1 << 33))
+    frontier = [liar.held(s) for s in range(seats)]
+    ids = list(held_ids([liar.events(s) for s in range(seats)], tuple(frontier)))
+    frontier[OTHER], ids[OTHER] = 2, decode_message(far).id[:ID_PREFIX]
+    commit = forge(
+        liar,
+        net.identities[STEPPER],
+        Commit((), 1, b"n" * 32, b"n" * 32),
+        frontier=frontier,
+        frontier_ids=tuple(ids),
+        lamport=decode_message(far).lamport + 1,
+    )
+    return net, honest, far, commit
+
+
+def _asked_for(effects: Sequence[object], seats: int) -> list[tuple[int, int, int]]:
+    """The wants among ``effects``: (seat, first, last)."""
+    asked = []
+    for effect in effects:
+        if isinstance(effect, Send):
+            want = decode_message(effect.data)
+            if want.kind is Kind.WANT:
+                body = parse_body(want.kind, want.body, seats)
+                assert isinstance(body, Want)
+                asked.append((body.seat, body.first, body.last))
+    return asked
+
+
+@pytest.mark.parametrize("seats", [3, 4])
+def test_clock_leaps_a_version_fetched_is_judged_by_what_it_names_before_its_time_counts(
+    seats: int,
+) -> None:
+    # §13 (d): the commit leaps past everything its honest receivers hold, naming a version
+    # none holds: each asks for it, and the forker shows ``far`` (another version of a2: a
+    # proof's pair, seat 2 proven forked). Until session 42 the commit, fetched again, was
+    # judged from ``far``'s own time and taken: every honest clock leapt 2^33, on a version
+    # no member would have delivered (it leaps past what it names). Now a fetched version's
+    # time counts only if it is within the bound of what *it* names: the commit is refused
+    # each time it comes, at every honest member, and no clock leaps.
+    _, honest, far, commit = _a_version_shown_on_request(seats)
+    for peer in honest:
+        assert len(_jumps(peer.feed(commit, 0.0))) == 1 and peer.held(STEPPER) == 1
+        assert (OTHER, 2, 2) in _asked_for(peer.tick(1.0), seats)
+        peer.feed(far, 1.0)  # (the forker's answer)
+        for step in range(2, 6):
+            effects = peer.feed(commit, float(step)) + peer.tick(step + 0.5)
+            assert len(_jumps(effects)) == 1 and peer.held(STEPPER) == 1
+        assert peer.clock < MAX_CLOCK_JUMP < decode_message(far).lamport
+    # A watcher pushed ``far`` (the other version of an event it holds, kept as a member
+    # keeps a proof's pair) refuses the commit alike.
+    watcher = Spectator(honest[0].spec)
+    held = sorted((m.wire for s in range(seats) for m in honest[0].events(s)), key=_lamport)
+    for wire in (*held, far, commit):
+        watcher.feed(wire)
+    assert watcher.rejected >= 1 and len(watcher.events(STEPPER)) == 1
+
+
+@pytest.mark.parametrize("seats", [3, 4])
+def test_clock_leaps_the_audit_of_a_log_holding_a_version_fetched_names_a_liar_s_leap(
+    seats: int,
+) -> None:
+    # A log holding both versions of seat 2's event 2 and the commit naming ``far`` (as the
+    # namer's would): the audit keeps the version the commit names and names it a
+    # ``clock_jump`` (it leaps past what it names), so that the commit is judged from a
+    # version found a lie; no honest seat is named. (The members refuse the commit, never
+    # delivering ``far``; the audit's rule for the version not delivered is theirs,
+    # ``feeds.fetched_time``.)
+    net, honest, far, commit = _a_version_shown_on_request(seats)
+    held = sorted((m.wire for s in range(seats) for m in honest[0].events(s)), key=_lamport)
+    data = log_file(net.spec, RECEIVER, log_records(net.spec, RECEIVER, [*held, far, commit]))
+    report = audit([LogSource.from_bytes("p0.log", data)])
+    jumps = [(v.seat, v.seq) for v in report.violations if v.kind is FindingKind.CLOCK_JUMP]
+    assert jumps == [(OTHER, 2)]
+
+
+def _lamport(wire: bytes) -> int:
+    return decode_message(wire).lamport

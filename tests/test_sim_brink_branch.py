@@ -109,3 +109,17 @@ def test_brink_branch_a_watcher_fed_late_follows_the_chain_the_drop_keeps() -> N
             if seat == q:
                 watcher.feed(wire)
     assert watcher_ends(watcher.final, ends) == []
+
+
+def test_brink_branch_the_audit_judges_the_branch_read_as_other_versions_by_its_own_links() -> None:
+    # Seed 24, three players (``soak.py --liars --lie brink_branch --players 2-5``; ~1 CPU-s):
+    # liar seat 0's branch is read by the audit as the other versions of a fork, and honest
+    # events name its links by id. Since session 42 such a version's time counts once judged
+    # by what it names (``feeds.fetched_time``); a first draft of the audit's reading took
+    # the branch's previous link by seq (the version delivered, far below) and named two
+    # honest events ``clock_jump``, which every member took: each link is read by the id
+    # its frontier names.
+    config, liars = game(24, players=(2, 5), lies=(Lie.BRINK_BRANCH,))
+    assert config.players == 3 and [x.seat for x in liars] == [0]
+    run = simulate(config, liars)
+    assert run.result.violations == []

@@ -40,6 +40,7 @@ from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.feeds import (
     MAX_CLOCK_JUMP,
     LinkFault,
+    fetched_time,
     leaps,
     lies_about_time,
     link_faults,
@@ -53,6 +54,7 @@ from p2p_nertz.protocol.state import Event
 __all__ = ["PREFIX", "Delivery", "Feed", "ForkWatch"]
 
 PREFIX = 16  # bytes of each event id kept to recognise a second version of it
+_Versions = dict[tuple[int, int, bytes], Message]  # (seat, seq, id prefix) -> a version read
 
 
 class Feed:
@@ -168,9 +170,9 @@ class Delivery:
         # is read whole, what is not read never comes.
         self.leap_waits: dict[int, set[int]] = {}
         self.settled = False
-        # (seat, seq, id prefix named in frontiers) -> the time of a version read and not
-        # delivered (the other side of a fork): an event naming it leaps from its time
-        self.version_times: dict[tuple[int, int, bytes], int] = {}
+        # (seat, seq, id prefix named in frontiers) -> a version read and not delivered (the
+        # other side of a fork): an event naming it leaps from its time (:func:`_read_time`)
+        self.version_times: _Versions = {}
 
     # -- events ----------------------------------------------------------------------------
     def receive(self, message: Message, seat: int, log: Log) -> bool:
@@ -501,7 +503,7 @@ class Delivery:
         (``seen``) or, for a fork a drop settled, the kept one the votes quote."""
         feed = self.feeds[seat]
         feed.forked = min(feed.forked or message.seq, message.seq)
-        self.version_times[(seat, message.seq, message.id[:ID_PREFIX])] = message.lamport
+        self.version_times[(seat, message.seq, message.id[:ID_PREFIX])] = message
         if self.leap_waits and seat in self.leap_waits:  # (an event naming it may wait)
             for waiting_seat in sorted(self.leap_waits.pop(seat)):
                 self._drain(waiting_seat)
@@ -594,41 +596,90 @@ class Delivery:
 
 
 def _named_top(
-    feeds: list[Feed], version_times: dict[tuple[int, int, bytes], int], seat: int, body: EventBody
+    feeds: list[Feed],
+    version_times: _Versions,
+    seat: int,
+    body: EventBody,
+    judged: dict[bytes, int | None] | None = None,
 ) -> tuple[int, bool]:
     """The latest time of the events ``body``'s frontier (of ``seat``) names, read so far, and
     whether one is not (protocol.feeds' rule, the peers': :func:`~p2p_nertz.protocol.feeds.
     named_top`). Of a feed seen to fork, the version its frontier names by id, read here
-    (``version_times``: the other side of a fork): a peer that proved the fork may not know
-    which it names, and one that had not, judging it, counted the version it held (§13)."""
+    (``version_times``: the other side of a fork, :func:`_read_time`): a peer that proved the
+    fork may not know which it names, and one that had not, judging it, counted the version
+    it held (§13)."""
     ids = body.frontier_ids
+    judged = {} if judged is None else judged
 
     def time_of(q: int, f: int) -> int | None:
         other = feeds[q]
         return other.lamports[f - 1] if f <= other.head else None
 
     def version_time(q: int, f: int) -> int | None:
-        other, named = feeds[q], ids[q] if ids else b""
-        if named and f <= other.head and other.prefixes.startswith(named, (f - 1) * PREFIX):
-            return other.lamports[f - 1]
-        return version_times.get((q, f, named))
+        return _time_named(feeds, version_times, (q, f, ids[q] if ids else b""), judged)
 
     forked = {q: feed.forked for q, feed in enumerate(feeds) if feed.forked}
     return named_top(time_of, seat, body.frontier, forked, version_time)
 
 
 def _took_time(
-    feeds: list[Feed], version_times: dict[tuple[int, int, bytes], int], body: EventBody
+    feeds: list[Feed],
+    version_times: _Versions,
+    body: EventBody,
+    judged: dict[bytes, int | None] | None = None,
 ) -> int | None:
     """The time of the event a vote on proof says its author took past what it counts, read
     here (delivered, or the other side of a fork), as a peer's :func:`~p2p_nertz.protocol.
     feeds.took_time` (§5.3, session 42); ``None``: none named, or not read (yet)."""
     if type(body) is not Drop or not body.took_seq or body.reason is not DropReason.EQUIVOCATION:
         return None
-    feed, seq, named = feeds[body.seat], body.took_seq, body.took_id
-    if seq <= feed.head and feed.prefixes.startswith(named, (seq - 1) * PREFIX):
-        return feed.lamports[seq - 1]
-    return version_times.get((body.seat, seq, named))
+    key = (body.seat, body.took_seq, body.took_id)
+    return _time_named(feeds, version_times, key, {} if judged is None else judged)
+
+
+def _time_named(
+    feeds: list[Feed],
+    version_times: _Versions,
+    key: tuple[int, int, bytes],
+    judged: dict[bytes, int | None],
+) -> int | None:
+    """The time of the version of an event named by id (``key``: seat, seq, id prefix):
+    delivered here, or read as the other side of a fork (:func:`_read_time`)."""
+    q, f, named = key
+    feed = feeds[q]
+    if named and f <= feed.head and feed.prefixes.startswith(named, (f - 1) * PREFIX):
+        return feed.lamports[f - 1]
+    return _read_time(feeds, version_times, key, judged) if named else None
+
+
+def _read_time(
+    feeds: list[Feed],
+    version_times: _Versions,
+    key: tuple[int, int, bytes],
+    judged: dict[bytes, int | None],
+) -> int | None:
+    """The time a version read and not delivered (``key``: seat, seq, id prefix) counts at:
+    :func:`~p2p_nertz.protocol.feeds.fetched_time`, judged by what it names, as a peer judges
+    a version it fetched (§5.3, *a version fetched*, session 42); ``None``: not read, or it
+    leaps past what it names (``judged``: the versions judged so far, by id)."""
+    message = version_times.get(key)
+    if message is None:
+        return None
+    if message.id not in judged:
+        judged[message.id] = None  # (a chain naming itself is not known)
+        body = parse_body(message.kind, message.body, len(feeds))  # (parsed when read)
+        assert not isinstance(body, NOT_EVENTS)
+        ids = body.frontier_ids
+
+        def time_of(q: int, f: int) -> int | None:  # (every entry by id: its own branch too)
+            if ids and ids[q]:
+                return _time_named(feeds, version_times, (q, f, ids[q]), judged)
+            return feeds[q].lamports[f - 1] if f <= feeds[q].head else None
+
+        top, unheld = named_top(time_of, key[0], body.frontier, {})
+        took = _took_time(feeds, version_times, body, judged)
+        judged[message.id] = fetched_time(message.lamport, top, unheld, body, took)
+    return judged[message.id]
 
 
 class ForkWatch:

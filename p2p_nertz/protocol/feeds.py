@@ -33,7 +33,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import gt
 
-from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Drop, DropReason, EventBody, Want
+from p2p_nertz.protocol.bodies import (
+    ID_PREFIX,
+    Beat,
+    DeckReveal,
+    DeckWant,
+    Drop,
+    DropReason,
+    EventBody,
+    Want,
+    parse_body,
+)
 from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.state import GameState, voted_chain
@@ -56,6 +66,7 @@ __all__ = [
     "matches",
     "may_name_other_version",
     "held_time",
+    "fetched_time",
     "named_top",
     "timed_after",
     "taken_past",
@@ -778,14 +789,123 @@ def _named_version(
     q: int,
     seq: int,
     named: bytes,
+    *,
+    judged: dict[bytes, int | None] | None = None,
 ) -> int | None:
-    """The time of ``q``'s event ``seq`` whose id starts with ``named``, held or in a proof."""
+    """The time of ``q``'s event ``seq`` whose id starts with ``named``, held (delivered:
+    judged as it came) or in a proof, judged by what it names first (:func:`fetched_time`;
+    ``judged``: the versions judged so far in this call, by id)."""
     if seq <= len(feeds[q]) and feeds[q][seq - 1].id.startswith(named):
         return feeds[q][seq - 1].lamport
+    version = _kept_version(versions, q, seq, named)
+    if version is None:
+        return None
+    judged = {} if judged is None else judged
+    if version.id not in judged:
+        judged[version.id] = None  # (a version naming itself, down a chain, is not known)
+        judged[version.id] = _judged(feeds, versions, q, version, judged)
+    return judged[version.id]
+
+
+def _kept_version(
+    versions: Mapping[tuple[int, int], tuple[Message, ...]], q: int, seq: int, named: bytes
+) -> Message | None:
+    """``q``'s event ``seq`` whose id starts with ``named``, kept in a proof (``None``: not)."""
     for version in versions.get((q, seq), ()):
         if version.is_event and version.seq == seq and version.id.startswith(named):
-            return version.lamport
+            return version
     return None
+
+
+def _version_body(version: Message, seats: int) -> EventBody | None:
+    """A kept version's event body (``None``: none; a proof's versions parsed when kept)."""
+    try:
+        body = parse_body(version.kind, version.body, seats)
+    except (ValueError, TypeError):
+        return None
+    return None if isinstance(body, (Beat, Want, DeckReveal, DeckWant)) else body
+
+
+def _names(body: EventBody, seat: int) -> Iterator[tuple[int, int, bytes]]:
+    """The events ``seat``'s ``body`` names by id: its frontier's, and what a vote took."""
+    ids = body.frontier_ids
+    for q, acked in enumerate(body.frontier):
+        if acked and ids and ids[q]:
+            yield q, acked, ids[q]
+    if type(body) is Drop and body.took_seq and body.reason is DropReason.EQUIVOCATION:
+        yield body.seat, body.took_seq, body.took_id
+
+
+def _judged(
+    feeds: Sequence[Sequence[Message]],
+    versions: Mapping[tuple[int, int], tuple[Message, ...]],
+    seat: int,
+    version: Message,
+    judged: dict[bytes, int | None],
+) -> int | None:
+    """The time ``seat``'s ``version`` kept in a proof counts at: :func:`fetched_time` of
+    the events it names, each held or (by id) in a proof, judged alike."""
+    body = _version_body(version, len(feeds))
+    if body is None:
+        return None
+    ids = body.frontier_ids
+
+    def time_of(q: int, f: int) -> int | None:
+        if ids and ids[q]:
+            return _named_version(feeds, versions, q, f, ids[q], judged=judged)
+        return held_time(feeds, q, f) if f <= len(feeds[q]) else None
+
+    top, unheld = named_top(time_of, seat, body.frontier, {})
+    took = None
+    if type(body) is Drop and body.took_seq and body.reason is DropReason.EQUIVOCATION:
+        took = _named_version(
+            feeds, versions, body.seat, body.took_seq, body.took_id, judged=judged
+        )
+    return fetched_time(version.lamport, top, unheld, body, took)
+
+
+def _missing(
+    feeds: Sequence[Sequence[Message]],
+    versions: Mapping[tuple[int, int], tuple[Message, ...]],
+    name: tuple[int, int, bytes],
+    seen: set[bytes],
+) -> list[tuple[int, int, bytes]]:
+    """The events named (``name``: seat, seq, id prefix) neither held nor kept in a proof,
+    down the versions kept that name them: what judging ``name``'s version needs fetched."""
+    q, seq, named = name
+    if seq <= len(feeds[q]) and feeds[q][seq - 1].id.startswith(named):
+        return []
+    version = _kept_version(versions, q, seq, named)
+    if version is None:
+        return [name]
+    if version.id in seen:
+        return []
+    seen.add(version.id)
+    body = _version_body(version, len(feeds))
+    if body is None:
+        return []
+    return [m for below in _names(body, q) for m in _missing(feeds, versions, below, seen)]
+
+
+def fetched_time(
+    lamport: int, top: int, unheld: bool, body: EventBody | None = None, took: int | None = None
+) -> int | None:
+    """The time a version fetched (a frontier's named version, session 41; the event a vote
+    says it took, session 42), never delivered here, counts at when an event naming it is
+    judged: its own ``lamport``, if it leaps by no more than the bound past the latest event
+    *it* names, timed ``top`` (:func:`named_top`, ``unheld``: one of them not known here;
+    ``body`` and ``took`` as for :func:`leaps`); else ``None``, as a version not known (a
+    version no member would deliver lends no event its leap; one naming what is not known
+    yet waits for it). The members' rule (``_named_version``) and the audit's
+    (``audit.delivery``) alike (docs/protocol.md §5.3, *a version fetched*, session 42).
+
+    >>> fetched_time(5, 3, False), fetched_time(5 + MAX_CLOCK_JUMP, 3, False)
+    (5, None)
+    >>> fetched_time(5 + MAX_CLOCK_JUMP, 3, True)  # (what it names may be later: not known)
+    """
+    if leaps(lamport, top, body, took):
+        return None
+    return lamport
 
 
 def taken_past(feed: Sequence[Message], counted: int) -> tuple[int, bytes]:
@@ -821,20 +941,23 @@ def unknown_versions(
     names by an id whose version is neither held here nor kept in a proof (``versions``): of a
     feed proven forked, past the fork (the other branch: :func:`named_top` counts nothing of
     it), or held under another id (a fork not proven here yet: counted at the version held);
-    and the event a vote on proof says its author took (:func:`took_time`, session 42). An
-    event refused as a leap was judged without them: a peer asks for them, and judges it
-    again, fetched again, from what it learns (``Proofs.ask_versions``; §5.3, session 41)."""
+    and the event a vote on proof says its author took (:func:`took_time`, session 42). Of
+    a version kept but not judged yet (:func:`fetched_time`), those it names, down the
+    chain (session 42). An event refused as a leap was judged without them: a peer asks for
+    them, and judges it again, fetched again, from what it learns (``Proofs.ask_versions``;
+    §5.3, session 41)."""
     ids = body.frontier_ids
     unknown: list[tuple[int, int, bytes]] = []
+    seen: set[bytes] = set()
     for q, acked in enumerate(body.frontier):
         if not acked or q == seat or not ids or not ids[q]:
             continue
         if acked > len(feeds[q]) and not may_name_other_version(acked, forked_at.get(q, 0)):
             continue  # (past a cap, never forked here: no version to ask for)
         if version_time(feeds, ids, versions, q, acked) is None:
-            unknown.append((q, acked, ids[q]))
+            unknown += _missing(feeds, versions, (q, acked, ids[q]), seen)
     if type(body) is Drop and body.took_seq and took_time(feeds, versions, body) is None:
-        unknown.append((body.seat, body.took_seq, body.took_id))
+        unknown += _missing(feeds, versions, (body.seat, body.took_seq, body.took_id), seen)
     return unknown
 
 

@@ -52,7 +52,7 @@ from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.cheats import VoteFlapper
 from p2p_nertz.sim.invariants import UNION_AGREEMENT, check, forks
-from p2p_nertz.sim.liars import LIES, SCARCE, Liar, Lie, _State, install
+from p2p_nertz.sim.liars import LIES, PACT_LIES, SCARCE, Liar, Lie, Pact, _State, install
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.mixes import noisy
 from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Partition, SimConfig
@@ -209,6 +209,9 @@ def game(
         if lie in SCARCE or join:
             at, rate = 0.0, 1.0  # (its field is in one or two events of a round)
         liars.append(Liar(seats[i], lie, at=at, times=1 + rng.below(3), rate=rate, seed=seed))
+    if any(x.lie in PACT_LIES for x in liars):  # (the liars of one table act together)
+        pact = Pact()
+        liars = [replace(x, pact=pact) if x.lie in PACT_LIES else x for x in liars]
     returns: dict[str, Any] = {}
     if back is not None:
         liars, returns = _coming_back(seed, back, liars, n)

@@ -87,6 +87,12 @@ the two versions differ in the digest of their carried part alone). A liar of ea
 table (``scripts/soak.py --shuffle-forks``) makes a vote on a fork of a vote whose own proof
 is a real shuffle fork (docs/protocol.md §4.1).
 
+Session 42's pact (:data:`PACT_LIES`, out of every other list): ``fetched_leap``, two liars
+of one table acting together (``--two-liars``; they share a :class:`Pact`): at a chance the
+namer has the forker sign again the forker's event it holds last, 2^33 past what it names
+(the forker shows that version only in answer to a want), and names it by id in an event
+timed one above it (docs/protocol.md §5.3, *a version fetched*).
+
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
 has no event before it, names a made-up ``prev``.
@@ -100,6 +106,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -124,6 +131,7 @@ from p2p_nertz.protocol.bodies import (
     encode_body,
     held_ids,
     kind_of,
+    parse_body,
 )
 from p2p_nertz.protocol.effects import Effect, Record, Send
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message, encode_message
@@ -138,7 +146,18 @@ from p2p_nertz.sim.cheats import signed_as
 if TYPE_CHECKING:
     from p2p_nertz.protocol.peer import Peer
 
-__all__ = ["EDGE_LIES", "FORK_LIES", "LIES", "MORE_LIES", "QUOTE_LIES", "Lie", "Liar", "install"]
+__all__ = [
+    "EDGE_LIES",
+    "FORK_LIES",
+    "LIES",
+    "MORE_LIES",
+    "PACT_LIES",
+    "QUOTE_LIES",
+    "Lie",
+    "Liar",
+    "Pact",
+    "install",
+]
 
 
 class Lie(enum.StrEnum):
@@ -196,6 +215,8 @@ class Lie(enum.StrEnum):
     # Session 42's (:data:`FORK_LIES`; in no other list):
     DECK_FORK = "deck_fork"
     VOTE_FORK = "vote_fork"
+    # Session 42's fetched42 (:data:`PACT_LIES`; in no other list):
+    FETCHED_LEAP = "fetched_leap"
 
 
 #: The lies added in session 35 (and ``vote_past``, session 37, last), each a check of the
@@ -223,10 +244,13 @@ EDGE_LIES: tuple[Lie, ...] = (Lie.LAMPORT_BRINK, Lie.BRINK_FORK, Lie.BRINK_BRANC
 #: each at one table: a vote on a fork of a vote carrying a real shuffle proof; no soak seed
 #: draws them but with ``--lie`` or ``--shuffle-forks``).
 FORK_LIES: tuple[Lie, ...] = (Lie.DECK_FORK, Lie.VOTE_FORK)
+#: Session 42's: two liars acting together (:class:`Pact`; ``--lie fetched_leap
+#: --two-liars``, no soak seed draws it but by name).
+PACT_LIES: tuple[Lie, ...] = (Lie.FETCHED_LEAP,)
 #: Every lie before session 35, in a fixed order (a seed draws from it: the seeds pinned in
 #: the tests and named in docs/protocol.md §13 read it so).
 LIES: tuple[Lie, ...] = tuple(
-    lie for lie in Lie if lie not in (*MORE_LIES, *QUOTE_LIES, *EDGE_LIES, *FORK_LIES)
+    lie for lie in Lie if lie not in (*MORE_LIES, *QUOTE_LIES, *EDGE_LIES, *FORK_LIES, *PACT_LIES)
 )
 
 #: The lies whose field few events carry (one or two a round: the deal's, the result, the
@@ -306,6 +330,22 @@ class Liar:
     times: int = 2
     rate: float = 0.3
     seed: int = 0
+    # (:data:`PACT_LIES`) what the liars of one table acting together share
+    pact: Pact | None = dataclasses.field(default=None, compare=False, repr=False)
+
+
+class Pact:
+    """What two ``fetched_leap`` liars of one table share: the first installed forks (its key
+    signs ``far``: its event ``honest`` signed again 2^33 past what it names, shown only in
+    answer to a want), the other names ``far`` by id in an event timed one above it, at a
+    chance (docs/protocol.md §5.3, *a version fetched*)."""
+
+    def __init__(self) -> None:
+        self.forker: int | None = None
+        self.peer: Peer | None = None  # (the forker's core: its key signs ``far``)
+        self.far: Message | None = None
+        self.honest: bytes = b""
+        self.named = False
 
 
 class _State:
@@ -337,17 +377,13 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
     author = peer._author
     if liar.lie in _WIRE:
         author.forger = True  # (its feed's other version is its own doing)
+    _join_pact(peer, liar)
     honest_event = outbox.sign_event
     honest_beat = outbox.sign_beat
     honest_flush = peer._flush
     honest_liveness = author.liveness
 
-    def chance() -> bool:
-        if state.left <= 0 or state.now < liar.at or state.rng.random() >= liar.rate:
-            return False
-        state.left -= 1
-        state.told += 1
-        return True
+    chance = functools.partial(_chance, liar, state)
 
     def sign_event(
         feeds: list[list[Message]], seat: int, body: EventBody, now: float | None
@@ -365,6 +401,8 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
                 return _resign(peer, message, lie, replace=True)
         elif liar.lie is Lie.BRINK_BRANCH:
             _branch(peer, state, (feeds, seat, signed, message), chance)
+        elif liar.pact is not None and liar.pact.forker != liar.seat:
+            return _pact(peer, liar.pact, (feeds, seat, signed, message), chance)
         elif liar.lie in _WIRE:
             lied = _wire_lie(
                 liar.lie, state.rng, feeds=feeds, seat=seat, body=signed, message=message
@@ -393,7 +431,7 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
 
     def flush(now: float) -> list[Effect]:
         state.now = now
-        effects = honest_flush(now)
+        effects = _shown_on_request(liar, honest_flush(now))
         if state.swaps:
             effects = [x for e in effects for x in _sent(peer, e, state.swaps, state.only)]
         return effects
@@ -412,6 +450,36 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
 
 
 _Lied = tuple[EventBody, int, int, bytes | None]  # (body, lamport, seq, prev)
+
+
+def _chance(liar: Liar, state: _State) -> bool:
+    """Whether the liar takes this chance to lie (and counts it, if so)."""
+    if state.left <= 0 or state.now < liar.at or state.rng.random() >= liar.rate:
+        return False
+    state.left -= 1
+    state.told += 1
+    return True
+
+
+def _join_pact(peer: Peer, liar: Liar) -> None:
+    """A ``fetched_leap`` liar joins its pact: the first installed is the forker (its core
+    signs the far version; on a restart, its new core)."""
+    pact = liar.pact
+    if pact is not None and pact.forker in (None, liar.seat):
+        pact.forker, pact.peer = liar.seat, peer
+        peer._author.forger = True  # (its feed's other version is its own doing)
+
+
+def _shown_on_request(liar: Liar, effects: list[Effect]) -> list[Effect]:
+    """The forker's effects, its answers to wants for the event it forked (a send to one
+    member) carrying the far version instead (``fetched_leap``)."""
+    pact = liar.pact
+    if pact is None or pact.far is None or pact.forker != liar.seat:
+        return effects
+    far, honest = pact.far.wire, pact.honest
+    return [
+        Send(far, e.to) if isinstance(e, Send) and e.to and e.data == honest else e for e in effects
+    ]
 
 
 def _some_others(peer: Peer, seat: int, rng: Rng) -> frozenset[PeerId]:
@@ -459,6 +527,36 @@ def _branch(
     state.swaps[message.wire] = lied.wire
     state.only[message.wire] = chosen
     state.branch = (lied, chosen)
+
+
+def _pact(
+    peer: Peer,
+    pact: Pact,
+    signed: tuple[Sequence[Sequence[Message]], int, EventBody, Message],
+    chance: Callable[[], bool],
+) -> tuple[Message, EventBody]:
+    """``fetched_leap``, the namer's part: at a chance, the forker's event the namer holds
+    last (past its join) is signed again by the forker 2^33 later (``pact.far``, which the
+    forker shows only in answer to a want), and the namer's event names it by id, timed one
+    above it (its own log holds the lie). Once. Returns what its core signs."""
+    feeds, seat, body, message = signed
+    q, forker = pact.forker, pact.peer
+    if q is None or forker is None or q == seat or pact.named:
+        return message, body
+    held = body.frontier[q]
+    if held < 2 or not chance():
+        return message, body
+    honest = feeds[q][held - 1]
+    was = parse_body(honest.kind, honest.body, len(feeds))
+    assert not isinstance(was, (Beat, Want, DeckReveal, DeckWant))
+    far = _resign(forker, honest, (was, honest.lamport + LEAP, held, honest.prev), replace=False)
+    pact.far, pact.honest, pact.named = far[0], honest.wire, True
+    frontier, ids = list(body.frontier), list(held_ids(feeds, body.frontier))
+    ids[q] = far[0].id[:ID_PREFIX]
+    lie = dataclasses.replace(body, frontier=tuple(frontier), frontier_ids=tuple(ids))
+    return _resign(
+        peer, message, (lie, far[0].lamport + 1, message.seq, message.prev), replace=True
+    )
 
 
 def _sent(
