@@ -36,7 +36,7 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.effects import Send
 from p2p_nertz.protocol.envelope import EnvelopeCache, Kind, Message, decode_message
-from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
+from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP, unknown_versions, version_time
 from p2p_nertz.protocol.outbox import BEAT_LEAD, Outbox
 from p2p_nertz.protocol.peer import Peer, Rejected
 from p2p_nertz.protocol.proofs import VERSION_ASKS
@@ -633,3 +633,41 @@ def test_clock_leaps_the_audit_of_a_log_holding_a_version_fetched_names_a_liar_s
 
 def _lamport(wire: bytes) -> int:
     return decode_message(wire).lamport
+
+
+def test_clock_leaps_a_chain_of_kept_versions_as_long_as_a_liar_likes_is_judged_in_one_call() -> (
+    None
+):
+    # A liar's versions kept in proofs, each naming the one below it by id (a chain the
+    # fetching of session 42 follows down, one ask a link), 3,000 long: judging the top one
+    # judges the chain deepest first (``feeds.deepest_first``), no call deeper than a link,
+    # where a judging call a link deep ran out of Python's stack (RecursionError: a peer
+    # stopped by a liar's chain). Each link leads what it names by one: the top counts.
+    net = PeerNetwork(3, seed=0)
+    peer = net.clone(0)
+    assert peer.events(OTHER) == []
+    chain: list[Message] = []
+    for seq in range(1, 3001):
+        below = chain[-1].id if chain else None
+        wire = forge(
+            peer,
+            net.identities[OTHER],
+            Commit((), 1, b"j" * 32, b"j" * 32),
+            seq=seq,
+            prev=below,
+            lamport=seq,
+            frontier=(0, 0, seq - 1),
+            frontier_ids=(b"", b"", below[:ID_PREFIX] if below else b""),
+        )
+        chain.append(decode_message(wire))
+    versions = {(OTHER, m.seq): (m,) for m in chain}
+    feeds: list[list[Message]] = [[], [], []]
+    top = chain[-1]
+    named = (b"", b"", top.id[:ID_PREFIX])
+    assert version_time(feeds, named, versions, OTHER, 3000) == 3000
+    assert unknown_versions(feeds, 0, _naming(top), {OTHER: 1}, versions) == []
+
+
+def _naming(version: Message) -> Commit:
+    """A body of seat 0 naming ``version`` (of seat 2) by id."""
+    return Commit((0, 0, version.seq), 1, b"j" * 32, b"j" * 32, (b"", b"", version.id[:ID_PREFIX]))

@@ -40,6 +40,7 @@ from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.feeds import (
     MAX_CLOCK_JUMP,
     LinkFault,
+    deepest_first,
     fetched_time,
     leaps,
     lies_about_time,
@@ -665,6 +666,14 @@ def _read_time(
     message = version_times.get(key)
     if message is None:
         return None
+    if message.id not in judged:  # (what it names judged first, deepest first: no deep call)
+        for below in deepest_first(
+            key,
+            lambda k: _read_below(feeds, version_times, k),
+            lambda k: _id(version_times, k),
+            judged,
+        )[:-1]:
+            _read_time(feeds, version_times, below, judged)
     if message.id not in judged:
         judged[message.id] = None  # (a chain naming itself is not known)
         body = parse_body(message.kind, message.body, len(feeds))  # (parsed when read)
@@ -680,6 +689,35 @@ def _read_time(
         took = _took_time(feeds, version_times, body, judged)
         judged[message.id] = fetched_time(message.lamport, top, unheld, body, took)
     return judged[message.id]
+
+
+def _id(version_times: _Versions, key: tuple[int, int, bytes]) -> bytes:
+    return version_times[key].id
+
+
+def _read_below(
+    feeds: list[Feed], version_times: _Versions, key: tuple[int, int, bytes]
+) -> list[tuple[int, int, bytes]]:
+    """The versions read and not delivered that ``key``'s version names (:func:`_read_time`
+    judges them first)."""
+    message = version_times[key]
+    body = parse_body(message.kind, message.body, len(feeds))
+    if isinstance(body, NOT_EVENTS):
+        return []
+    named = [
+        (q, f, body.frontier_ids[q])
+        for q, f in enumerate(body.frontier)
+        if f and body.frontier_ids and body.frontier_ids[q]
+    ]
+    if type(body) is Drop and body.took_seq and body.reason is DropReason.EQUIVOCATION:
+        named.append((body.seat, body.took_seq, body.took_id))
+    below = []
+    for q, f, prefix in named:
+        feed = feeds[q]
+        delivered = f <= feed.head and feed.prefixes.startswith(prefix, (f - 1) * PREFIX)
+        if not delivered and (q, f, prefix) in version_times:
+            below.append((q, f, prefix))
+    return below
 
 
 class ForkWatch:

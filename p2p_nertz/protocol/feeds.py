@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import gt
+from typing import TypeVar
 
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
@@ -48,6 +49,8 @@ from p2p_nertz.protocol.envelope import Message
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.state import GameState, voted_chain
 from p2p_nertz.slots import quick_init
+
+N = TypeVar("N")  # (a node of :func:`deepest_first`)
 
 __all__ = [
     "MAX_CLOCK_JUMP",
@@ -800,11 +803,62 @@ def _named_version(
     version = _kept_version(versions, q, seq, named)
     if version is None:
         return None
-    judged = {} if judged is None else judged
+    if judged is None:  # (the first call: what it names judged first, deepest first)
+        judged = {}
+        for s, below in deepest_first(
+            (q, version), lambda n: _kept_below(feeds, versions, n), lambda n: n[1].id, judged
+        ):
+            _named_version(feeds, versions, s, below.seq, below.id, judged=judged)
     if version.id not in judged:
         judged[version.id] = None  # (a version naming itself, down a chain, is not known)
         judged[version.id] = _judged(feeds, versions, q, version, judged)
     return judged[version.id]
+
+
+def deepest_first(
+    root: N, below: Callable[[N], Iterable[N]], key: Callable[[N], bytes], done: Container[bytes]
+) -> list[N]:
+    """``root`` and what it names down a chain (``below``), each after everything below it
+    and once (``key``; ``done``: judged already, left out): the order to judge kept versions
+    in, so that judging one meets only versions judged (a chain of versions as long as a
+    liar likes is no deeper a call than one link: session 42). The members' and the audit's.
+
+    >>> chain = {3: [2], 2: [1], 1: []}
+    >>> deepest_first(3, chain.__getitem__, lambda n: bytes([n]), set())
+    [1, 2, 3]
+    >>> len(deepest_first(5000, lambda n: [n - 1] if n else [], lambda n: n.to_bytes(2), ()))
+    5001
+    """
+    order: list[N] = []
+    seen = {key(root)}
+    stack: list[tuple[N, Iterator[N]]] = [(root, iter(below(root)))]
+    while stack:
+        node, rest = stack[-1]
+        for child in rest:
+            k = key(child)
+            if k not in seen and k not in done:
+                seen.add(k)
+                stack.append((child, iter(below(child))))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order
+
+
+def _kept_below(
+    feeds: Sequence[Sequence[Message]],
+    versions: Mapping[tuple[int, int], tuple[Message, ...]],
+    node: tuple[int, Message],
+) -> Iterator[tuple[int, Message]]:
+    """The versions kept in a proof, not held, that ``node``'s version (seat, message) names."""
+    seat, version = node
+    body = _version_body(version, len(feeds))
+    for q, seq, named in _names(body, seat) if body is not None else ():
+        if not (seq <= len(feeds[q]) and feeds[q][seq - 1].id.startswith(named)):
+            kept = _kept_version(versions, q, seq, named)
+            if kept is not None:
+                yield q, kept
 
 
 def _kept_version(
@@ -872,19 +926,20 @@ def _missing(
 ) -> list[tuple[int, int, bytes]]:
     """The events named (``name``: seat, seq, id prefix) neither held nor kept in a proof,
     down the versions kept that name them: what judging ``name``'s version needs fetched."""
-    q, seq, named = name
-    if seq <= len(feeds[q]) and feeds[q][seq - 1].id.startswith(named):
-        return []
-    version = _kept_version(versions, q, seq, named)
-    if version is None:
-        return [name]
-    if version.id in seen:
-        return []
-    seen.add(version.id)
-    body = _version_body(version, len(feeds))
-    if body is None:
-        return []
-    return [m for below in _names(body, q) for m in _missing(feeds, versions, below, seen)]
+    missing: list[tuple[int, int, bytes]] = []
+    names = [name]  # (a stack: down a chain as long as a liar likes, no deeper a call)
+    while names:
+        q, seq, named = names.pop()
+        if seq <= len(feeds[q]) and feeds[q][seq - 1].id.startswith(named):
+            continue
+        version = _kept_version(versions, q, seq, named)
+        if version is None:
+            missing.append((q, seq, named))
+        elif version.id not in seen:
+            seen.add(version.id)
+            body = _version_body(version, len(feeds))
+            names += reversed(list(_names(body, q))) if body is not None else ()
+    return missing
 
 
 def fetched_time(
