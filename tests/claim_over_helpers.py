@@ -57,7 +57,7 @@ def claim_past_result(peer: Peer, told: list[int], *, ack_first: bool = True) ->
                 return honest(kind, body, tick=tick)
         return _claim_one_past(peer, kind, body, acked[0], told, tick=tick)
 
-    outbox.sign_beat = sign_beat  # type: ignore[method-assign]
+    outbox.sign_beat = sign_beat
 
 
 def ended_at_result(peer: Peer, q: int) -> bool:
@@ -140,6 +140,6 @@ def claim_on_arrival(peer: Peer, told: list[int]) -> None:
         answer(to, want)
 
     author.frontier = frontier  # type: ignore[method-assign]
-    outbox.sign_beat = sign_beat  # type: ignore[method-assign]
+    outbox.sign_beat = sign_beat
     peer._answer_want = answer_want  # type: ignore[method-assign]
-    duties.phase_event = phase_event  # type: ignore[method-assign]
+    duties.phase_event = phase_event

@@ -131,8 +131,8 @@ def install(peer: Peer, cheat: BoundaryFlapper) -> _Flapping:
                 done.pending = True
         return body
 
-    author.liveness = liveness  # type: ignore[method-assign]
-    duties.phase_event = phase_event  # type: ignore[method-assign]
+    author.liveness = liveness
+    duties.phase_event = phase_event
     return done
 
 

@@ -72,7 +72,7 @@ class Liar(PuppetPeer):
             if not (isinstance(e, Send) and e.data in self.withheld)
         ]
 
-    def _flush(self, now: float) -> list[Effect]:
+    def _flush_honest(self, now: float) -> list[Effect]:
         if self.adopt is not None:
             wire, self.adopt = self.adopt, None
             message = decode_message(wire, game_id=self.game_id)
@@ -83,4 +83,4 @@ class Liar(PuppetPeer):
             if wire not in self.withheld:
                 self._outbox.effects.append(Send(wire))  # the early order: the event goes out first
             self._outbox.ack_due = now  # then a beat with the new head
-        return super()._flush(now)
+        return super()._flush_honest(now)

@@ -80,7 +80,7 @@ def _sign_past_the_end(peer: Peer, victim: int, what: str, when: str) -> list[in
             kept.append(effect)
         return kept
 
-    peer._flush = signing_flush  # type: ignore[method-assign]
+    peer._flush = signing_flush
     return past
 
 

@@ -150,7 +150,7 @@ def _break_freeze(
         told = [to, *others] if lies_to_all else [to]
         return [*effects, *(Send(lie, pid) for pid in told)]
 
-    peer._flush = lying_flush  # type: ignore[method-assign]
+    peer._flush = lying_flush
 
 
 @dataclass(slots=True)

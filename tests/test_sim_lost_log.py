@@ -167,7 +167,7 @@ def _claim_ours(peer: Peer, victim: int, lies: list[bytes]) -> None:
             kept.append(effect)
         return kept
 
-    peer._flush = lying_flush  # type: ignore[method-assign]
+    peer._flush = lying_flush
 
 
 @pytest.mark.parametrize(("players", "seed"), [(3, 0), (4, 1)])
@@ -201,7 +201,7 @@ def _lie_from(peer: Peer, victim: int, start: float, lies: list[bytes]) -> None:
     honest = peer._flush
     _claim_ours(peer, victim, lies)
     lying = peer._flush
-    peer._flush = lambda now: lying(now) if now >= start else honest(now)  # type: ignore[method-assign]
+    peer._flush = lambda now: lying(now) if now >= start else honest(now)
 
 
 @pytest.mark.parametrize("seed", [1, 3])

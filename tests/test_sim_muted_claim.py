@@ -98,7 +98,7 @@ class _Muted(liar_games._Simulation):
                 return  # (signs nothing: no move, no vote)
             honest(body, now)
 
-        author.emit = emit  # type: ignore[method-assign]
+        author.emit = emit
 
     def _apply(self, seat: int, effects: list[Effect], now: float, cut: int | None = None) -> bool:
         peer = self.peers[seat]

@@ -96,7 +96,7 @@ def _lie_only_ahead(peer: Peer, victim: int, lies: list[bytes]) -> None:
             kept.append(Send(lies[-1], to))
         return kept
 
-    peer._flush = lying_flush  # type: ignore[method-assign]
+    peer._flush = lying_flush
 
 
 @dataclass(slots=True)

@@ -222,7 +222,7 @@ def test_a_lost_relay_of_the_own_head_debt_gets_no_honest_voter_voted_out() -> N
                 lost.append(effect)
         return [e for e in effects if e not in lost]
 
-    dealer._flush = lossy  # type: ignore[method-assign]
+    dealer._flush = lossy
     result = sim.run()
     assert lost
     assert result.finished

@@ -43,13 +43,13 @@ class _Withholding(Peer):
         if _Withholding.released or self._final.phase is not Phase.PLAY:
             super()._act()
 
-    def _flush(self, now: float) -> list[Any]:
+    def _flush_honest(self, now: float) -> list[Any]:
         # (A core signs what the final fold calls for when that fold moves; held back, it
         # waits for nothing else to move: released, it signs at its next input.)
         if _Withholding.released and not _Withholding.acted:
             _Withholding.acted = True
             self._act()
-        return super()._flush(now)
+        return super()._flush_honest(now)
 
 
 class _Stopping(Peer):
@@ -59,8 +59,8 @@ class _Stopping(Peer):
     released = False
     waiting: ClassVar[list[Any]] = []
 
-    def _flush(self, now: float) -> list[Any]:
-        effects = super()._flush(now)
+    def _flush_honest(self, now: float) -> list[Any]:
+        effects = super()._flush_honest(now)
         if _Stopping.released:
             effects, _Stopping.waiting = _Stopping.waiting + effects, []
             return effects

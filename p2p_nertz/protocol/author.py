@@ -119,9 +119,8 @@ class Author:
         # second machine that hears nobody*, *two copies resumed*). Not alone at the table, nor
         # a new process that sat at the lobby that made the game (``PeerConfig.fresh``).
         self.unheard = len(peer_ids) > 1 and not config.fresh
-        # A cheater's core that signed another version of its own feed itself (the simulator's
-        # Equivocation) knows where it came from: it neither doubts nor stops on it.
-        self.forger = False
+        self.forger = False  # (a simulated liar that forged its own feed: no doubt, no stop)
+        self.emit, self.liveness = self.emit_honest, self.liveness_honest  # (liars': Outbox's)
         self.now = now  # the time of the latest input (what a recovery waits for depends on it)
         # The phase timer: the final fold's phase, and when it entered it (at an input's end).
         self.phase: tuple[Phase, int] = (Phase.JOINING, 0)
@@ -149,7 +148,7 @@ class Author:
         """Sign one of our events with the frontier we announce now (:meth:`emit`)."""
         self.emit(dataclasses.replace(body, frontier=self.frontier()), now)
 
-    def emit(self, body: EventBody, now: float | None) -> None:
+    def emit_honest(self, body: EventBody, now: float | None) -> None:
         """Sign one of our events, log it, send it, and deliver it to ourselves (our own
         turn-up shares go first in a ``deck_reveal`` beat: :meth:`PeerShares.reveal`)."""
         self.chains.shares.reveal(self.outbox, self.chains.folds, body)
@@ -288,7 +287,7 @@ class Author:
             least = earliest(self.membership, self.final, self.phase_since, least)
         return least
 
-    def liveness(self, now: float) -> None:
+    def liveness_honest(self, now: float) -> None:
         """At the end of an input: note when the final fold's phase began, then readmit,
         probe, suspect and vote as the timers call for (nothing while recovering, §9.6)."""
         final = self.final

@@ -117,6 +117,8 @@ class Duties:
         #: read the same): the final fold's round and the tentative fold's are asked in turn
         self._sharable_kept: dict[bool, list[_Kept]] = {False: [], True: []}
         self.behalf = PassWatch()  # (a seat that plays nothing, everyone else stuck: behalf.py)
+        # (liars' seams, as Outbox.sign_event's)
+        self.phase_event, self.reveals = self.phase_event_honest, self.reveals_honest
 
     def is_done(self, kind: Kind, number: int, what: int = 0) -> bool:
         """Whether our event of that kind (round, and what a reveal discloses) is signed."""
@@ -147,7 +149,7 @@ class Duties:
                 return
         self.done.add((int(kind), number, what))
 
-    def phase_event(
+    def phase_event_honest(
         self, final: GameState, ready_through: int | None, tentative: GameState | None = None
     ) -> EventBody | None:
         """The phase event the final fold now asks of us, if any (``ready_through``: the last
@@ -354,7 +356,7 @@ class Duties:
         kept_ones[:1] = [(reads, face_up, owing, out)]
         return list(out)
 
-    def reveals(self, final: GameState, tentative: GameState | None) -> list[DeckReveal]:
+    def reveals_honest(self, final: GameState, tentative: GameState | None) -> list[DeckReveal]:
         """Our own shares of the positions a move turned up that we have not sent, in
         ``deck_reveal`` bodies of at most :data:`MAX_SHARES_EVENT` (a frame's worth, as an answer's;
         docs/shuffle.md §10.14), from

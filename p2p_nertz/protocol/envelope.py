@@ -648,9 +648,9 @@ def verify_batch(
 
 
 def decode_message(
-    data: bytes,
+    data: bytes | bytearray | memoryview,
     *,
-    game_id: bytes | None = None,
+    game_id: object = None,
     roster: Collection[bytes] | None = None,
     validators: Mapping[Kind, BodyValidator] | None = None,
     cache: EnvelopeCache | None = None,
@@ -680,13 +680,14 @@ def decode_message(
         TypeError: ``data`` is not bytes-like (a bug of the caller, not of the peer).
         LocalProtocolError: ``game_id`` is given but is not a game id.
     """
-    exact = type(data) is bytes  # the usual case: nothing more to check, nothing to copy
-    if not exact and not isinstance(data, bytes | bytearray | memoryview):
+    # The usual case, bytes: nothing more to check, nothing to copy. Anything else is checked
+    # here, alike on both builds (the compiled one checks the annotation first, the same way).
+    if type(data) is not bytes and not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(f"decode_message needs bytes, got {type(data).__name__}")
     if game_id is not None and (type(game_id) is not bytes or len(game_id) != GAME_ID_SIZE):
         raise LocalProtocolError(f"the expected game id must be {GAME_ID_SIZE} bytes: {game_id!r}")
     try:
-        if exact:
+        if type(data) is bytes:
             raw = data  # (its size is checked by _parse; a memo hit was parsed, so within it)
         else:
             _check_size(memoryview(data).nbytes, MAX_VOTE_SIZE)  # before copying anything
@@ -726,7 +727,7 @@ _BARE: Final = "the drop names a carried part by its digest and does not carry i
 def _check_context(
     message: Message,
     version: int | Collection[int] | None,
-    game_id: bytes | None,
+    game_id: object,
     roster: Collection[bytes] | None,
 ) -> None:
     """Check ``message`` against the caller's context of :func:`decode_message`, in order:
@@ -735,10 +736,11 @@ def _check_context(
         raise _Rejected(
             RejectReason.BAD_VERSION, f"version {message.version}, this game's is {version}"
         )
-    if game_id is not None and message.game_id != game_id:
+    if game_id is not None and message.game_id != game_id:  # (decode_message checked it)
+        expected = game_id.hex() if isinstance(game_id, bytes) else repr(game_id)
         raise _Rejected(
             RejectReason.WRONG_GAME,
-            f"game id {message.game_id.hex()[:16]}..., expected {game_id.hex()[:16]}...",
+            f"game id {message.game_id.hex()[:16]}..., expected {expected[:16]}...",
         )
     if roster is not None and message.author not in roster:
         raise _Rejected(

@@ -27,6 +27,13 @@ bytes are done here, in Python (:func:`signature_fault`); the equation by libsod
 about twice as fast here as OpenSSL's (through ``cryptography``), which :data:`OPENSSL` keeps
 selectable, so tests can show that the verdict does not depend on the library underneath.
 
+The functions that take a key, a seed or a signature from outside (:func:`key_fault`,
+:func:`is_valid_peer_id`, :func:`parse_peer_id`, :func:`fingerprint`, :func:`signature_fault`,
+:meth:`Identity.from_bytes`) type it ``object`` and check it themselves: a
+``bytearray`` or a ``str`` gets their one refusal on both builds, where a ``bytes`` annotation
+would have the compiled build (mypyc checks it at the call) raise ``TypeError`` first
+(session 42).
+
 >>> alice = Identity.generate(seed=bytes(32))
 >>> alice.fingerprint
 'copd-sqhg-jnkj-c4ra'
@@ -121,7 +128,7 @@ class InvalidKeyError(LocalProtocolError, ValueError):
     """Raised when bytes given as a key, seed or peer id do not have the form of one."""
 
 
-def is_valid_peer_id(raw: bytes) -> bool:
+def is_valid_peer_id(raw: object) -> bool:
     """Tell whether ``raw`` is acceptable as a peer id.
 
     A peer id is 32 bytes, the canonical encoding of an Ed25519 public key (y < p), and not one
@@ -215,7 +222,7 @@ def _point_fault(raw: bytes) -> str | None:
     return None
 
 
-def key_fault(raw: bytes) -> str | None:
+def key_fault(raw: object) -> str | None:
     """Say why ``raw`` cannot be a roster key, or ``None`` if it can (docs/protocol.md §3.1).
 
     A roster key is 32 bytes, the canonical encoding (RFC 8032 §5.1.3: y < p, and no sign bit
@@ -241,25 +248,25 @@ def key_fault(raw: bytes) -> str | None:
     return _point_fault(raw)
 
 
-def has_full_order(raw: bytes) -> bool:
+def has_full_order(raw: object) -> bool:
     """Tell whether ``raw`` is acceptable as a roster key (see :func:`key_fault`)."""
     return key_fault(raw) is None
 
 
-def parse_peer_id(raw: bytes) -> PeerId:
+def parse_peer_id(raw: object) -> PeerId:
     """Return ``raw`` typed as a :data:`PeerId`, after checking it with :func:`key_fault`.
 
     Raises:
         InvalidKeyError: ``raw`` is not a usable roster key; the message says why.
     """
     fault = key_fault(raw)
-    if fault is not None:
+    if fault is not None or type(raw) is not bytes:  # (key_fault refuses all but bytes)
         shown = raw.hex() if isinstance(raw, bytes) else repr(raw)
         raise InvalidKeyError(f"not a usable Ed25519 key ({fault}): {shown}")
     return PeerId(raw)
 
 
-def fingerprint(peer_id: bytes) -> str:
+def fingerprint(peer_id: object) -> str:
     """Return the short human form of a peer id: 16 base32 characters in four groups.
 
     The characters are the first 80 bits of SHA-256 of the peer id, lowercase RFC 4648 base32,
@@ -301,7 +308,7 @@ def _key_fault(peer_id: bytes) -> str | None:
     return _encoding_fault(peer_id)
 
 
-def signature_fault(peer_id: bytes, signature: bytes) -> str | None:
+def signature_fault(peer_id: object, signature: object) -> str | None:
     """Say why no message can carry ``signature`` by ``peer_id``, or ``None`` (§3.3, 1 to 3).
 
     The acceptance rule's checks on the bytes alone, before any equation: 32 and 64 bytes;
@@ -423,7 +430,7 @@ class Identity:
         object.__setattr__(self, "_peer_id", PeerId(public))
 
     @classmethod
-    def generate(cls, seed: bytes | None = None) -> Identity:
+    def generate(cls, seed: object = None) -> Identity:
         """Make an identity: a fresh random one, or the one determined by a 32-byte ``seed``.
 
         The seed is the RFC 8032 private key itself, so ``generate(seed=s)`` is the same
@@ -439,7 +446,7 @@ class Identity:
         return cls.from_bytes(seed)
 
     @classmethod
-    def from_bytes(cls, raw: bytes) -> Identity:
+    def from_bytes(cls, raw: object) -> Identity:
         """Load the identity whose raw 32-byte private key is ``raw`` (see :meth:`to_bytes`).
 
         Raises:

@@ -93,9 +93,8 @@ class Membership:
     """
 
     def __init__(self, seat: int, seats: int, now: float, timers: SilenceTimers) -> None:
-        n = seats
         self.seat = seat
-        self.n = n
+        self.n = n = seats
         self.timers = timers
         self._heard = [now] * n
         #: the earliest time another member was last heard (inf: none), kept by heard_from and
@@ -133,6 +132,7 @@ class Membership:
         self.phase_votes: dict[int, tuple[float, Awaited]] = {}
         self.held_waits: frozenset[int] = frozenset()
         self.debtors = Debtors()  # members owing us events not held: the phase blames no other
+        self.frontier = self.frontier_honest  # (a liar's seam, as Outbox.sign_event's)
         self.withheld_back: dict[int, Sequence[int]] = {}  # our votes *withheld* in our log
         self.suspected: set[int] = set()
         self.back: dict[int, float] = {}  # seat -> when last heard again, suspected (relays)
@@ -142,7 +142,7 @@ class Membership:
         self.holding = False  # a doubt on our own feed holds us back: withdrawals wait too
         self.deferred_forks: list[tuple[int, int]] = []  # proofs found while recovering
 
-    def frontier(
+    def frontier_honest(
         self, feeds: Sequence[Sequence[object]], dropped: dict[int, int]
     ) -> tuple[int, ...]:
         """What we announce holding: every feed's length, except past our vote for a suspect,

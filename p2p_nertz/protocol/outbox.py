@@ -98,6 +98,9 @@ class Outbox:
         #: The clock is durably reserved up to here (:meth:`reserve`).
         self.reserved = 0
         self.last_sent = now
+        # What the peer calls to sign: the honest methods, or a simulated liar's in their place
+        # (sim/liars.py; an attribute, which a compiled core lets it set, a method not).
+        self.sign_event, self.sign_beat = self.sign_event_honest, self.sign_beat_honest
         #: When a coalesced ack is due (``None``: none is).
         self.ack_due: float | None = None
         #: The effects made since the peer last returned them, in order.
@@ -153,7 +156,7 @@ class Outbox:
             self.reserved = clock + self.clock_reserve
             self.effects.append(Reserve(self.reserved))
 
-    def sign_event(
+    def sign_event_honest(
         self, feeds: list[list[Message]], seat: int, body: EventBody, now: float | None
     ) -> tuple[Message, EventBody]:
         """Sign ``body`` as event ``seat``'s next event, timed above everything its frontier
@@ -199,7 +202,7 @@ class Outbox:
         self.ack_due = None  # (the event announces what the ack would have)
         return message, body
 
-    def sign_beat(
+    def sign_beat_honest(
         self, kind: Kind, body: Beat | Want | DeckReveal | DeckWant, *, tick: bool = True
     ) -> bytes:
         """Sign a beat, an ack, a want, a ``deck_reveal`` or a ``deck_want`` (seq 0: not in our

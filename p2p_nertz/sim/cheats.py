@@ -278,7 +278,7 @@ def _tamper(peer: Peer, cheat: DeckCheat, *, restarted: bool) -> None:
             return body
         return _tampered_shares(peer, body, message, cheat, lied)
 
-    duties.phase_event = phase_event  # type: ignore[method-assign]
+    duties.phase_event = phase_event
     if cheat.kind in (DeckCheatKind.BAD_SHARE, DeckCheatKind.WITHHOLD):
         _tamper_reveals(duties, cheat, lied)
 
@@ -304,7 +304,7 @@ def _tamper_reveals(duties: Duties, cheat: DeckCheat, lied: list[bool]) -> None:
         bad = dataclasses.replace(share, point=add(share.point, base_mul(1)))
         return [dataclasses.replace(first, shares=(bad, *first.shares[1:])), *beats[1:]]
 
-    duties.reveals = reveals  # type: ignore[method-assign]
+    duties.reveals = reveals
 
 
 def _flap(peer: Peer, cheat: VoteFlapper) -> None:
@@ -336,7 +336,7 @@ def _flap(peer: Peer, cheat: VoteFlapper) -> None:
         else:
             author.vote(cheat.target, DropReason.SILENT, now)
 
-    author.liveness = liveness  # type: ignore[method-assign]
+    author.liveness = liveness
 
 
 def _tampered_shares(
@@ -425,7 +425,7 @@ def _muted(peer: Peer, cheat: DeckCheat) -> None:
             return
         honest(body, now)
 
-    author.emit = emit  # type: ignore[method-assign]
+    author.emit = emit
 
 
 def _accuse(peer: Peer, cheat: DeckCheat) -> None:
@@ -456,7 +456,7 @@ def _accuse(peer: Peer, cheat: DeckCheat) -> None:
                 accused.add(seat)
                 author.vote(seat, DropReason.SILENT, now)
 
-    author.liveness = liveness  # type: ignore[method-assign]
+    author.liveness = liveness
 
 
 def _false_complaint(
@@ -586,5 +586,5 @@ def beat_alone(attacker: Peer, victim: Peer, time: Callable[[list[int]], int | N
         sent.append(lamport)
         return [*effects, Send(signed_beat(attacker, lamport), to)]
 
-    attacker._flush = beating_flush  # type: ignore[method-assign]
+    attacker._flush = beating_flush
     return sent

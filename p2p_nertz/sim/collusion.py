@@ -181,7 +181,7 @@ def install(peer: Peer, cheat: FreezeBreaker | LateVote | RevealWithholder) -> N
             membership.proven_seats.add(cheat.target)  # never withdrawn when heard again
         author.vote(cheat.target, reason, now)
 
-    author.liveness = liveness  # type: ignore[method-assign]
+    author.liveness = liveness
     if isinstance(cheat, LateVote) or not cheat.breaks:
         return
 
@@ -193,7 +193,7 @@ def install(peer: Peer, cheat: FreezeBreaker | LateVote | RevealWithholder) -> N
             membership.announced_held[q] = max(membership.announced_held[q], h)
         return tuple(held)
 
-    membership.frontier = frontier  # type: ignore[method-assign]
+    membership.frontier = frontier
 
 
 def _phase_vote(author: Author, target: int, now: float) -> None:
@@ -238,8 +238,8 @@ def _withhold_reveal(peer: Peer, cheat: RevealWithholder) -> None:
                 membership.proven_seats.add(q)  # never withdrawn
                 author.vote(q, DropReason.WITHHELD, now)
 
-    duties.phase_event = phase_event  # type: ignore[method-assign]
-    author.liveness = liveness  # type: ignore[method-assign]
+    duties.phase_event = phase_event
+    author.liveness = liveness
 
 
 class _Simulation(Simulation):

@@ -442,10 +442,10 @@ def install(peer: Peer, liar: Liar, state: _State | None = None) -> _State:
         if author.recovery is None and not author.held_back:
             _extra(peer, liar, state, chance)
 
-    outbox.sign_event = sign_event  # type: ignore[method-assign]
-    outbox.sign_beat = sign_beat  # type: ignore[method-assign]
-    peer._flush = flush  # type: ignore[method-assign]
-    author.liveness = liveness  # type: ignore[method-assign]
+    outbox.sign_event = sign_event
+    outbox.sign_beat = sign_beat
+    peer._flush = flush
+    author.liveness = liveness
     return state
 
 

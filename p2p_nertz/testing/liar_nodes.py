@@ -178,7 +178,7 @@ class PlayLiarNode(LiarNode):
                     state.left = lies
                 return lying(now)
 
-            peer._flush = flush  # type: ignore[method-assign]
+            peer._flush = flush
         return effects
 
 
