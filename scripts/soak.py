@@ -51,6 +51,9 @@ restored from its log, or readmitted after a cut that had it voted out (two roun
 ``--lie NAME`` (again for more) draws every liar's lie from those named only (session 37:
 a scan of one lie, every seed playing it; a seed's lie is then not the whole mix's).
 ``--deal shuffle`` (session 42) seats the liars at a shuffle game's table (the same draws).
+The lie fuzzer reads none of the fault mix's flags (``--rounds``, ``--timers``,
+``--late-withdrawals``...) and the fault mix none of the liars': each is refused with the
+other (session 42).
 ``--shuffle-forks`` (session 42) is ``--liars --two-liars --deal shuffle`` at 3 to 5 players
 with the lies of :data:`~p2p_nertz.sim.liars.FORK_LIES`, one each: a liar forks a
 ``deck_stage`` or ``deck_shares``, the other votes on that fork and forks its vote, so that
