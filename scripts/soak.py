@@ -51,6 +51,9 @@ restored from its log, or readmitted after a cut that had it voted out (two roun
 ``--lie NAME`` (again for more) draws every liar's lie from those named only (session 37:
 a scan of one lie, every seed playing it; a seed's lie is then not the whole mix's).
 ``--deal shuffle`` (session 42) seats the liars at a shuffle game's table (the same draws).
+The lie fuzzer reads none of the fault mix's flags (``--rounds``, ``--timers``,
+``--late-withdrawals``...) and the fault mix none of the liars': each is refused with the
+other (session 42).
 ``--shuffle-forks`` (session 42) is ``--liars --two-liars --deal shuffle`` at 3 to 5 players
 with the lies of :data:`~p2p_nertz.sim.liars.FORK_LIES`, one each: a liar forks a
 ``deck_stage`` or ``deck_shares``, the other votes on that fork and forks its vote, so that
@@ -294,6 +297,40 @@ def liars_main(args: argparse.Namespace, low: int, high: int) -> int:
     return 1 if bad else 0
 
 
+def unplayed_flag(args: argparse.Namespace) -> str:
+    """The first flag the chosen mix would ignore, as the parser's error, or ``""``.
+
+    The lie fuzzer (``--liars``, ``--shuffle-forks``) reads none of the fault mix's flags and
+    the fault mix none of the liars': a scan asked for with one of the other's ran the other
+    scan in silence (session 42: ``--liars --late-withdrawals`` played ``--liars`` alone)."""
+    mix = (
+        ("--no-cheats", args.no_cheats),
+        ("--variants", args.variants),
+        ("--short", args.short),
+        ("--rounds", args.rounds != 0),
+        ("--timers", args.timers != "quick"),
+        ("--sleeper-forks", args.sleeper_forks),
+        ("--late-withdrawals", args.late_withdrawals),
+        ("--deck-cheats", args.deck_cheats),
+    )
+    liars = (
+        ("--two-liars", args.two_liars),
+        ("--join", args.join),
+        ("--back", args.back is not None),
+        ("--more-lies", args.more_lies),
+        ("--lie", bool(args.lie)),
+    )
+    if args.liars:
+        for flag, given in mix:
+            if given:
+                return f"{flag} plays the soak's fault mix, not --liars (nor --shuffle-forks)"
+    else:
+        for flag, given in liars:
+            if given:
+                return f"{flag} needs --liars"
+    return ""
+
+
 def table_sizes(parser: argparse.ArgumentParser, text: str) -> tuple[int, int]:
     """``--players``' range, ``N`` or ``N-M`` from 2 to 8, or the parser's error (exit 2).
 
@@ -423,13 +460,12 @@ def main() -> int:
             "3-5" if args.late_withdrawals or args.shuffle_forks else "2-4" if args.liars else "2-5"
         )
     lo, hi = table_sizes(parser, args.players)
-    if args.lie and not args.liars:
-        parser.error("--lie needs --liars")
+    mixed = unplayed_flag(args)
+    if mixed:
+        parser.error(mixed)
     if args.deck_cheats and args.deal != Deal.SHUFFLE.value:
         parser.error("--deck-cheats needs --deal shuffle")
     if args.liars:
-        if args.deck_cheats:
-            parser.error("--deck-cheats plays the soak's fault mix, not --liars")
         return liars_main(args, lo, hi)
     cheats = not args.no_cheats
     jobs = [
