@@ -47,6 +47,7 @@ from p2p_nertz.protocol.feeds import (
     link_faults,
     matches,
     may_name_other_version,
+    named_by_id,
     named_top,
     timed_after,
 )
@@ -704,15 +705,8 @@ def _read_below(
     body = parse_body(message.kind, message.body, len(feeds))
     if isinstance(body, NOT_EVENTS):
         return []
-    named = [
-        (q, f, body.frontier_ids[q])
-        for q, f in enumerate(body.frontier)
-        if f and body.frontier_ids and body.frontier_ids[q]
-    ]
-    if type(body) is Drop and body.took_seq and body.reason is DropReason.EQUIVOCATION:
-        named.append((body.seat, body.took_seq, body.took_id))
     below = []
-    for q, f, prefix in named:
+    for q, f, prefix in named_by_id(body, key[0]):
         feed = feeds[q]
         delivered = f <= feed.head and feed.prefixes.startswith(prefix, (f - 1) * PREFIX)
         if not delivered and (q, f, prefix) in version_times:

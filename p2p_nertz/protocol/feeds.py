@@ -36,9 +36,8 @@ from typing import TypeVar
 
 from p2p_nertz.protocol.bodies import (
     ID_PREFIX,
+    NOT_EVENTS,
     Beat,
-    DeckReveal,
-    DeckWant,
     Drop,
     DropReason,
     EventBody,
@@ -69,7 +68,9 @@ __all__ = [
     "matches",
     "may_name_other_version",
     "held_time",
+    "deepest_first",
     "fetched_time",
+    "named_by_id",
     "named_top",
     "timed_after",
     "taken_past",
@@ -854,7 +855,7 @@ def _kept_below(
     """The versions kept in a proof, not held, that ``node``'s version (seat, message) names."""
     seat, version = node
     body = _version_body(version, len(feeds))
-    for q, seq, named in _names(body, seat) if body is not None else ():
+    for q, seq, named in named_by_id(body, seat) if body is not None else ():
         if not (seq <= len(feeds[q]) and feeds[q][seq - 1].id.startswith(named)):
             kept = _kept_version(versions, q, seq, named)
             if kept is not None:
@@ -877,11 +878,12 @@ def _version_body(version: Message, seats: int) -> EventBody | None:
         body = parse_body(version.kind, version.body, seats)
     except (ValueError, TypeError):
         return None
-    return None if isinstance(body, (Beat, Want, DeckReveal, DeckWant)) else body
+    return None if isinstance(body, NOT_EVENTS) else body
 
 
-def _names(body: EventBody, seat: int) -> Iterator[tuple[int, int, bytes]]:
-    """The events ``seat``'s ``body`` names by id: its frontier's, and what a vote took."""
+def named_by_id(body: EventBody, seat: int) -> Iterator[tuple[int, int, bytes]]:
+    """The events ``seat``'s ``body`` names by id, (seat, seq, id prefix): its frontier's, and
+    what a vote on proof took (§5.3, session 42). The members' and the audit's."""
     ids = body.frontier_ids
     for q, acked in enumerate(body.frontier):
         if acked and ids and ids[q]:
@@ -938,7 +940,7 @@ def _missing(
         elif version.id not in seen:
             seen.add(version.id)
             body = _version_body(version, len(feeds))
-            names += reversed(list(_names(body, q))) if body is not None else ()
+            names += reversed(list(named_by_id(body, q))) if body is not None else ()
     return missing
 
 
