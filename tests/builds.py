@@ -22,15 +22,21 @@ COMPILED = frozenset(compiled_modules())
 def interpreted_only(reason: str, *modules: str) -> pytest.MarkDecorator:
     """Skip on a build that compiles any of ``modules`` (``p2p_nertz.protocol.peer``...:
     those whose functions or methods the test replaces or whose class it subclasses)."""
-    compiled = sorted(COMPILED.intersection(modules))
-    return pytest.mark.skipif(
-        bool(compiled), reason=f"interpreted build only ({', '.join(compiled)} compiled): {reason}"
-    )
+    why = _compiled_why(reason, modules)
+    return pytest.mark.skipif(why is not None, reason=why or "")
 
 
 def need_interpreted(reason: str, *modules: str) -> None:
     """:func:`interpreted_only` inside a test or a fixture: skip it here, saying why, on a
     build that compiles any of ``modules``."""
+    why = _compiled_why(reason, modules)
+    if why is not None:
+        pytest.skip(why)
+
+
+def _compiled_why(reason: str, modules: tuple[str, ...]) -> str | None:
+    """Why a test needing ``modules`` interpreted is skipped on this build (``None``: not)."""
     compiled = sorted(COMPILED.intersection(modules))
-    if compiled:
-        pytest.skip(f"interpreted build only ({', '.join(compiled)} compiled): {reason}")
+    return (
+        f"interpreted build only ({', '.join(compiled)} compiled): {reason}" if compiled else None
+    )
