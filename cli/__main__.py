@@ -4,8 +4,10 @@ import sys
 
 try:
     from cli.main import main
-except KeyboardInterrupt:  # (a Ctrl-C as it starts: one line, as main's own)
-    sys.stderr.write("nertz: interrupted\n")
-    sys.exit(130)
 
-sys.exit(main())
+    status = main()
+except KeyboardInterrupt:  # (a Ctrl-C as it starts, or between main's call and its own answer)
+    if sys.stderr is not None:
+        sys.stderr.write("nertz: interrupted\n")
+    sys.exit(130)
+sys.exit(status)

@@ -129,12 +129,16 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``nertz`` command line; returns the exit status."""
     words = list(sys.argv[1:] if argv is None else argv)
-    _closed_streams_to_devnull()
-    _plain_where_not_unicode()
-    # (first: a SIGTERM while the command's modules are imported or its arguments read is
-    # answered as one later, "interrupted" and 143, not by the process dying mid-import)
-    before, hangup = term_as_ctrl_c(), _hangup_as_term()
+    before = hangup = None
     try:
+        # (inside the try: a Ctrl-C in the instants these take is answered in words too —
+        # session 43: one came inside ``term_as_ctrl_c``'s ``getsignal`` at a load of 40 and
+        # printed a traceback)
+        _closed_streams_to_devnull()
+        _plain_where_not_unicode()
+        # (first: a SIGTERM while the command's modules are imported or its arguments read is
+        # answered as one later, "interrupted" and 143, not by the process dying mid-import)
+        before, hangup = term_as_ctrl_c(), _hangup_as_term()
         return _run(words)
     except KeyboardInterrupt:
         # (a Ctrl-C while the command's modules are imported or its arguments read: on a
