@@ -538,7 +538,9 @@ def _pact(
     """``fetched_leap``, the namer's part: at a chance, the forker's event the namer holds
     last (past its join) is signed again by the forker 2^33 later (``pact.far``, which the
     forker shows only in answer to a want), and the namer's event names it by id, timed one
-    above it (its own log holds the lie). Once. Returns what its core signs."""
+    above it (its own log holds the lie, and ``far`` before it, as if it had delivered the
+    version it names: the audit of that log alone delivers ``far``, session 43). Once.
+    Returns what its core signs."""
     feeds, seat, body, message = signed
     q, forker = pact.forker, pact.peer
     if q is None or forker is None or q == seat or pact.named:
@@ -554,6 +556,9 @@ def _pact(
     frontier, ids = list(body.frontier), list(held_ids(feeds, body.frontier))
     ids[q] = far[0].id[:ID_PREFIX]
     lie = dataclasses.replace(body, frontier=tuple(frontier), frontier_ids=tuple(ids))
+    effects = peer._outbox.effects
+    at = next(i for i, e in enumerate(effects) if isinstance(e, Record) and e.data == message.wire)
+    effects.insert(at, Record(far[0].wire, own=False))  # (logged as received, before its own)
     return _resign(
         peer, message, (lie, far[0].lamport + 1, message.seq, message.prev), replace=True
     )
