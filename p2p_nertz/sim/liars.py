@@ -91,7 +91,8 @@ Session 42's pact (:data:`PACT_LIES`, out of every other list): ``fetched_leap``
 of one table acting together (``--two-liars``; they share a :class:`Pact`): at a chance the
 namer has the forker sign again the forker's event it holds last, 2^33 past what it names
 (the forker shows that version only in answer to a want), and names it by id in an event
-timed one above it (docs/protocol.md §5.3, *a version fetched*).
+timed one above it (docs/protocol.md §5.3, *a version fetched*); since session 43 the namer's
+log holds that version before its event, as if delivered (§5.3, *who the proof convicts*).
 
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
