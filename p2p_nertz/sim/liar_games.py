@@ -319,7 +319,10 @@ def leaps_named_alone(result: SimResult) -> list[str]:
     (``SimResult.jumps``): the audit of its own log alone, which holds its events, names a
     leap of it (``clock_jump``) as the members did: a reader of that log reaches the members'
     verdict on the same signed event (session 43). One audit a liar so refused: most games
-    have none."""
+    have none. Any refusal counts, a first one a member later takes back included (an event
+    naming a version it then fetched, §5.3): no liar's event was seen so in the scans of
+    session 43 (every lie 2-5 players; ``brink_fork``, ``brink_branch``, ``lamport_leap``,
+    ``lamport_brink``, ``fetched_leap``); one would need the refused event in ``jumps``."""
     cheaters = result.config.faults.cheaters
     refused = sorted({q for s, q in result.jumps if q in cheaters and s not in cheaters})
     if not refused:
