@@ -64,7 +64,9 @@ together (:data:`~p2p_nertz.sim.liars.PACT_LIES`): one signs again an event far 
 shows it only on request, the other names it (docs/protocol.md §5.3, *a version fetched*).
 Beside the invariants above, the honest members must end the
 game within a bounded time where an end is promised, none of them dropped or refused, and
-every lie the peers proved must be proven by the audit, and a watcher of every member must end
+every lie the peers proved must be proven by the audit (a liar whose event the peers refused
+as a leap: a ``clock_jump`` in the audit of every log and of its own log alone, session 43),
+and a watcher of every member must end
 where the honest members end (session 41; the other mixes ask for that watcher with
 ``--watch``). The soak prints, per lie, the games,
 those in which a lie was told, in which the peers refused one of the liar's events, dropped

@@ -613,22 +613,27 @@ def test_clock_leaps_a_version_fetched_is_judged_by_what_it_names_before_its_tim
     assert watcher.rejected >= 1 and len(watcher.events(STEPPER)) == 1
 
 
+@pytest.mark.parametrize("far_first", [True, False])
 @pytest.mark.parametrize("seats", [3, 4])
 def test_clock_leaps_the_audit_of_a_log_holding_a_version_fetched_names_a_liar_s_leap(
-    seats: int,
+    seats: int, far_first: bool
 ) -> None:
     # A log holding both versions of seat 2's event 2 and the commit naming ``far`` (as the
-    # namer's would): the audit keeps the version the commit names and names it a
-    # ``clock_jump`` (it leaps past what it names), so that the commit is judged from a
-    # version found a lie; no honest seat is named. (The members refuse the commit, never
-    # delivering ``far``; the audit's rule for the version not delivered is theirs,
-    # ``feeds.fetched_time``.)
+    # namer's would), in either order: the audit keeps the version the commit names (a log
+    # alone follows the version read last) and names it a ``clock_jump`` (it leaps past what
+    # it names), and the commit a ``clock_jump`` too: a version found a leap lends no event
+    # naming it its time, delivered or not (``Feed.time``, session 43), as the members
+    # refuse the commit (they never deliver ``far``: ``feeds.fetched_time``). Until session
+    # 43 the commit was judged from ``far``'s own time and taken: the audit blamed the
+    # forker alone, the members the namer. No honest seat is named.
     net, honest, far, commit = _a_version_shown_on_request(seats)
     held = sorted((m.wire for s in range(seats) for m in honest[0].events(s)), key=_lamport)
-    data = log_file(net.spec, RECEIVER, log_records(net.spec, RECEIVER, [*held, far, commit]))
+    tail = [far, commit] if far_first else [commit, far]
+    data = log_file(net.spec, RECEIVER, log_records(net.spec, RECEIVER, [*held, *tail]))
     report = audit([LogSource.from_bytes("p0.log", data)])
     jumps = [(v.seat, v.seq) for v in report.violations if v.kind is FindingKind.CLOCK_JUMP]
-    assert jumps == [(OTHER, 2)]
+    assert sorted(jumps) == [(STEPPER, 2), (OTHER, 2)]
+    assert {v.seat for v in report.errors} == {STEPPER, OTHER}
 
 
 def _lamport(wire: bytes) -> int:

@@ -69,6 +69,7 @@ class Feed:
         "lamports",
         "last_id",
         "last_lamport",
+        "leapt",
         "named",
         "pending",
         "prefixes",
@@ -95,6 +96,17 @@ class Feed:
         # chain rule), 0: none. No peer
         # delivers it or any event after it (they follow it), so none is folded (session 39).
         self.refused = 0
+        # Its events delivered that leap past what they name (named ``clock_jump``, by seq):
+        # no peer delivers one, so one lends an event naming it no time (session 43).
+        self.leapt: set[int] = set()
+
+    def time(self, seq: int) -> int | None:
+        """The time its event ``seq``, delivered, lends an event naming it: its own, unless
+        it leaps past what it names (:func:`~p2p_nertz.protocol.feeds.fetched_time`'s rule,
+        as a peer judges a version it did not deliver; ``None``: not delivered, or a leap)."""
+        if seq > self.head or seq in self.leapt:
+            return None
+        return self.lamports[seq - 1]
 
     def __len__(self) -> int:
         """How many of its events are delivered (seq 1 on): what the finality rule reads of
@@ -282,8 +294,10 @@ class Delivery:
         refused = LinkFault.OWN_ACK in faults or not in_order
         if leaps(lamport, feed.last_lamport):  # (else it is no leap: its own event is named)
             top = _named_top(self.feeds, self.version_times, seat, body)[0]
-            if leaps(lamport, top, body, _took_time(self.feeds, self.version_times, body)):
+            took = _took_time(self.feeds, self.version_times, body)
+            if fetched_time(lamport, top, False, body, took) is None:  # (a leap: lends nothing)
                 self._leap(event, top)
+                feed.leapt.add(seq)
                 refused = True
         feeds = self.feeds
         for q, f in enumerate(frontier):
@@ -614,8 +628,7 @@ def _named_top(
     judged = {} if judged is None else judged
 
     def time_of(q: int, f: int) -> int | None:
-        other = feeds[q]
-        return other.lamports[f - 1] if f <= other.head else None
+        return feeds[q].time(f)
 
     def version_time(q: int, f: int) -> int | None:
         return _time_named(feeds, version_times, (q, f, ids[q] if ids else b""), judged)
@@ -650,7 +663,7 @@ def _time_named(
     q, f, named = key
     feed = feeds[q]
     if named and f <= feed.head and feed.prefixes.startswith(named, (f - 1) * PREFIX):
-        return feed.lamports[f - 1]
+        return feed.time(f)  # (delivered: a leap lends nothing, as a version read, below)
     return _read_time(feeds, version_times, key, judged) if named else None
 
 
@@ -684,7 +697,7 @@ def _read_time(
         def time_of(q: int, f: int) -> int | None:  # (every entry by id: its own branch too)
             if ids and ids[q]:
                 return _time_named(feeds, version_times, (q, f, ids[q]), judged)
-            return feeds[q].lamports[f - 1] if f <= feeds[q].head else None
+            return feeds[q].time(f)
 
         top, unheld = named_top(time_of, key[0], body.frontier, {})
         took = _took_time(feeds, version_times, body, judged)

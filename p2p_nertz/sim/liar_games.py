@@ -22,7 +22,12 @@ plays it and checks DESIGN.md §8 for the honest members
   honest member is an end, not a drop (:func:`abandoned_honest`);
 * each lie the peers proved is proven by the audit: a violation of a liar's or a flap fault
   in an honest peer's final fold, or a fork of a liar's that the honest peers' logs hold, has
-  an audit error naming that liar;
+  an audit error naming that liar; and a liar an event of which an honest peer refused as a
+  leap (``clock_jump``, the event's verdict and what it names, the same for every reader)
+  has a ``clock_jump`` named by the audit of every log and by the audit of the liar's own log
+  alone, which holds the event (:func:`leaps_named_alone`; session 43: the members refused a
+  ``fetched_leap`` namer's event while the audit of its log named the forker's version
+  alone);
 * no honest member's runtime would stop waiting, the table gone (§9.9), before its game is
   over, where an end is promised (as above): a real node stops there, where the simulator
   notes the answer (``SimResult.gone``) and plays on; the two once parted over a member left
@@ -38,11 +43,11 @@ plays it and checks DESIGN.md §8 for the honest members
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from p2p_nertz.audit import LogSource, audit
+from p2p_nertz.audit import FindingKind, LogSource, audit
 from p2p_nertz.protocol.bodies import Drop, parse_body
 from p2p_nertz.protocol.envelope import SHUFFLE_KINDS, Kind, Message, decode_message
 from p2p_nertz.protocol.local import abandoned_by
@@ -76,6 +81,7 @@ __all__ = [
     "held_open",
     "holding_open",
     "judge_liars",
+    "leaps_named_alone",
     "liars_majority",
     "owed_alone",
     "never_came",
@@ -275,7 +281,7 @@ def simulate(config: SimConfig, liars: Sequence[Liar], *, watch: bool = False) -
         raise ValueError(f"liars not among the run's cheaters (marks): {missing}")
     sim = _Simulation(config, liars, watch=watch)
     result = sim.run()
-    problems = check(result) + check_liars(result)
+    problems = check(result) + check_liars(result) + leaps_named_alone(result)
     problems += sim.watched_end(result)  # (the nodes' linger, read by the watcher alone)
     if liars_majority(config.players, config.faults.cheaters):
         problems = [p for p in problems if p != UNION_AGREEMENT] + owed_alone(result)
@@ -306,6 +312,31 @@ def liars_majority(players: int, cheaters: frozenset[int]) -> bool:
     liar by the union's; docs/protocol.md §13). At half the table (two of four) the union's
     agreement is still checked: it holds there."""
     return 2 * len(cheaters) > players
+
+
+def leaps_named_alone(result: SimResult) -> list[str]:
+    """Each liar an event of which an honest peer of ``result`` refused as a leap
+    (``SimResult.jumps``): the audit of its own log alone, which holds its events, names a
+    leap of it (``clock_jump``) as the members did: a reader of that log reaches the members'
+    verdict on the same signed event (session 43). One audit a liar so refused: most games
+    have none. Any refusal counts, a first one a member later takes back included (an event
+    naming a version it then fetched, §5.3): no liar's event was seen so in the scans of
+    session 43 (every lie 2-5 players; ``brink_fork``, ``brink_branch``, ``lamport_leap``,
+    ``lamport_brink``, ``fetched_leap``); one would need the refused event in ``jumps``."""
+    cheaters = result.config.faults.cheaters
+    refused = sorted({q for s, q in result.jumps if q in cheaters and s not in cheaters})
+    if not refused:
+        return []
+    files = log_files(result)
+    problems: list[str] = []
+    for seat in refused:
+        report = audit([LogSource.from_bytes(f"p{seat + 1}.log", files[seat])])
+        if not any(f.kind is FindingKind.CLOCK_JUMP and f.seat == seat for f in report.errors):
+            problems.append(
+                f"split blame: the honest peers refused seat {seat}'s event as a leap and the "
+                "audit of its own log names no leap of it (clock_jump)"
+            )
+    return problems
 
 
 def owed_alone(result: SimResult) -> list[str]:
@@ -452,6 +483,7 @@ def check_liars(result: SimResult) -> list[str]:
         report=result.audit,
         forked=forks(result, honest),
         gone=[(seat, gone) for _, seat, gone in result.gone],
+        jumps=result.jumps,
     )
 
 
@@ -464,13 +496,15 @@ def judge_liars(
     report: AuditReport | None,
     forked: set[int],
     gone: Sequence[tuple[int, TableGone | None]] = (),
+    jumps: Collection[tuple[int, int]] = (),
 ) -> list[str]:
     """:func:`check_liars` of a game however played: ``peers`` by seat (``None`` for one
     gone), whether it ``finished`` (by ``time``, seconds into it), the audit's ``report`` of
     every log, and the seats whose forks the honest peers' logs hold
     (:func:`~p2p_nertz.sim.invariants.forks`), and where a peer's runtime stopped waiting,
     the table gone (``gone``: seat and answer; a real node stops there, the simulator notes
-    it and plays on). The simulator's runs and the real nodes'
+    it and plays on), and ``jumps``: (seat, author seat) of each author an event of which a
+    peer refused as a leap (``SimResult.jumps``). The simulator's runs and the real nodes'
     (:mod:`p2p_nertz.testing.liar_nodes`) are judged by it alike."""
     players = len(peers)
     # (With two members the one left ends the game by an abandon; with liars at half the table
@@ -509,5 +543,11 @@ def judge_liars(
     problems.extend(
         f"unproven: the peers proved seat {q}'s lie and the audit names it in no error"
         for q in sorted(proven - named)
+    )
+    leapt = {f.seat for f in report.errors if f.kind is FindingKind.CLOCK_JUMP} if report else set()
+    problems.extend(
+        f"split blame: an honest peer refused seat {q}'s event as a leap and the audit names "
+        "no leap of it (clock_jump)"
+        for q in sorted({q for s, q in jumps if q in cheaters and s not in cheaters} - leapt)
     )
     return problems

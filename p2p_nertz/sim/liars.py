@@ -91,7 +91,8 @@ Session 42's pact (:data:`PACT_LIES`, out of every other list): ``fetched_leap``
 of one table acting together (``--two-liars``; they share a :class:`Pact`): at a chance the
 namer has the forker sign again the forker's event it holds last, 2^33 past what it names
 (the forker shows that version only in answer to a want), and names it by id in an event
-timed one above it (docs/protocol.md §5.3, *a version fetched*).
+timed one above it (docs/protocol.md §5.3, *a version fetched*); since session 43 the namer's
+log holds that version before its event, as if delivered (§5.3, *who the proof convicts*).
 
 A liar lies from ``Liar.at`` on: at ``0`` its first chances are its join and first beats
 (:func:`~p2p_nertz.sim.liar_games.game`'s ``join``); a lie on the wire at its join, whose seq
@@ -538,7 +539,9 @@ def _pact(
     """``fetched_leap``, the namer's part: at a chance, the forker's event the namer holds
     last (past its join) is signed again by the forker 2^33 later (``pact.far``, which the
     forker shows only in answer to a want), and the namer's event names it by id, timed one
-    above it (its own log holds the lie). Once. Returns what its core signs."""
+    above it (its own log holds the lie, and ``far`` before it, as if it had delivered the
+    version it names: the audit of that log alone delivers ``far``, session 43). Once.
+    Returns what its core signs."""
     feeds, seat, body, message = signed
     q, forker = pact.forker, pact.peer
     if q is None or forker is None or q == seat or pact.named:
@@ -554,6 +557,9 @@ def _pact(
     frontier, ids = list(body.frontier), list(held_ids(feeds, body.frontier))
     ids[q] = far[0].id[:ID_PREFIX]
     lie = dataclasses.replace(body, frontier=tuple(frontier), frontier_ids=tuple(ids))
+    effects = peer._outbox.effects
+    at = next(i for i, e in enumerate(effects) if isinstance(e, Record) and e.data == message.wire)
+    effects.insert(at, Record(far[0].wire, own=False))  # (logged as received, before its own)
     return _resign(
         peer, message, (lie, far[0].lamport + 1, message.seq, message.prev), replace=True
     )

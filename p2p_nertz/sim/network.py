@@ -46,6 +46,7 @@ from p2p_nertz.protocol.envelope import (
     encode_message,
     looks_like_beat,
 )
+from p2p_nertz.protocol.feeds import ChainCode
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import (
     Effect,
@@ -414,6 +415,9 @@ class SimResult:
     duplicated: int = 0
     crashes: int = 0
     rejected: int = 0
+    #: (seat, author seat) of each author an event of which a peer refused as a leap
+    #: (``clock_jump``): the fuzzer of liars holds the audit to the same verdict (session 43)
+    jumps: set[tuple[int, int]] = field(default_factory=set)
     freezes: int = 0
     finished: bool = False
     violations: list[str] = field(default_factory=list)
@@ -585,6 +589,8 @@ class Simulation:
                             self.twins.copy(seat, other, effect.data, now + max(delay, 0.0), now)
             elif isinstance(effect, Rejected):
                 self.result.rejected += 1
+                if effect.reason == ChainCode.CLOCK_JUMP and effect.author is not None:
+                    self.result.jumps.add((seat, self.spec.seat_of(effect.author)))
             elif isinstance(effect, Elsewhere):
                 # The process stops, as a node does, having signed nothing more.
                 self.result.elsewhere.append((now, seat, effect.seq))
