@@ -23,8 +23,9 @@ Which vote comes first is the test's, not the clock's (session 43): every node's
 are aimed (``timed_node.py --aim``, :class:`~p2p_nertz.testing.silences.SilenceAim`), Bob's
 at Cy once it is killed, Ann's at Cy once she has told Bob's vote short; Cy's at nobody.
 Before, Bob voted first on a shorter ``--drop-after`` (2 s to Ann's 8): a stall of Bob's
-process past the difference on a loaded machine made his vote the one that decides, held
-back by his own stop, and a stall of one node before the kill drew the two others' votes.
+process past the difference on a loaded machine would make his vote the one that decides,
+held back by his own stop, and a stall of one node before the kill could draw the two
+others' votes.
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ The silences are the test's own (session 43): each node's silence votes are aime
 (``tests/timed_node.py --aim``, :class:`~p2p_nertz.testing.silences.SilenceAim`), Ann's and
 Bob's at Cy and Di once they are stopped, Di's at Cy once it is continued, Cy's at nobody, and
 a member voted out once is not voted out for silence again. On the quick timer alone a loaded
-machine's stall of one process was a silence too: before the stops three could vote the
-fourth out, and meanwhile a vote on a stalled Ann, Bob or a just-woken Di was told short
-beside the test's, or, once Cy was out, dropped Di.
+machine's stall of one process is a silence too: before the stops three could vote the
+fourth out, and meanwhile a vote on a stalled Ann, Bob or a just-woken Di would be told short
+beside the test's, or, once Cy was out, drop Di.
 """
 
 from __future__ import annotations
