@@ -7,7 +7,11 @@ lying ``frontier_ahead`` once (``tests/test_node_held_back.py``): from the first
 on, its next event names, in its frontier, two events of the member named ``VICTIM`` past
 those it holds (the simulator's lie, aimed at that member's feed rather than a seat drawn at
 random). The test sends the signal once it has killed ``VICTIM``: nobody ever signs them, so
-the others hold the liar's events back from then on, its vote with them.
+the others hold the liar's events back from then on, its vote with them. Its silence votes
+are aimed (:class:`~p2p_nertz.testing.silences.SilenceAim`; session 43): nobody before the
+signal, then ``VICTIM`` alone, so its vote on ``VICTIM`` comes after its lie is armed (on the
+quick timer, a loaded machine could delay the signal past the vote, and Ann took the vote,
+not held back, for the drop's second) and a stall of another process draws no vote of its.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.sim.liars import Liar, Lie
 from p2p_nertz.testing.liar_nodes import LiarNode
+from p2p_nertz.testing.silences import SilenceAim
 
 
 class _Aimed:
@@ -42,6 +47,7 @@ class _Aimed:
 def main() -> int:
     victim, argv = sys.argv[1], sys.argv[sys.argv.index("--") + 4 :]  # (past PYTHON -m cli)
     armed: list[Liar] = []
+    aims: list[tuple[SilenceAim, int]] = []
 
     class _Node(LiarNode):
         def _liar_now(self) -> Liar:
@@ -54,6 +60,7 @@ def main() -> int:
             assert self.state is not None
             names = [m.name for m in self.spec.members]
             self.state.rng = _Aimed(names.index(victim), len(names))  # type: ignore[assignment]
+            aims.append((SilenceAim(self.peer._membership), names.index(victim)))
             return effects
 
     def node(identity: Identity, spec: GameSpec, log_path: Any, **kwargs: Any) -> LiarNode:
@@ -64,6 +71,8 @@ def main() -> int:
     def arm(signum: int, frame: object) -> None:
         for liar in armed:
             object.__setattr__(liar, "at", 0.0)  # (a frozen value, changed on purpose)
+        for silences, seat in aims:
+            silences.at({seat})
 
     signal.signal(signal.SIGUSR1, arm)
     cli.node_cmd.PeerNode = node  # type: ignore[assignment,misc]

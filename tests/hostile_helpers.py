@@ -554,12 +554,12 @@ def run_game(
     *,
     timeout: float = 90.0,
     timers: tuple[float, float] | None = None,
-    hostile_timers: tuple[float, float] | None = None,
+    hostile_timers: tuple[float, float, float] | None = None,
 ) -> GameOutcome:
     """One game of ``players`` with the last seat hostile; see the module docstring. Every
     node's ``timers`` (``suspect_after``, ``drop_after``) are :data:`CONFIG`'s unless given;
-    the hostile node's own (its honest code's votes and abandons) ``hostile_timers``, if
-    given."""
+    the hostile node's own (its honest code's votes and abandons: ``suspect_after``,
+    ``drop_after``, ``phase_timeout``) ``hostile_timers``, if given."""
     identities, spec = make_game(players, seed)
     logdir = workdir / f"{attack}-{players}-{seed}"
     logdir.mkdir(parents=True)
@@ -597,9 +597,13 @@ def run_game(
         bind="tcp://127.0.0.1:0",
         strategy="greedy",
         speed=10,
-        config=node_config(
-            suspect_after=(hostile_timers or (suspect, drop))[0],
-            drop_after=(hostile_timers or (suspect, drop))[1],
+        config=(
+            node_config(suspect_after=suspect, drop_after=drop)
+            if hostile_timers is None
+            else dataclasses.replace(
+                node_config(suspect_after=hostile_timers[0], drop_after=hostile_timers[1]),
+                phase_timeout=hostile_timers[2],
+            )
         ),
     )
     h = Hostile(node, identities[hostile_seat], spec, list(spec.peer_ids[:hostile_seat]))

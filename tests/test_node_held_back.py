@@ -9,6 +9,13 @@ on Bob with them: her vote on Bob is one of the two a drop needs, and no honest 
 so the table waits for good (§9.3). Before session 38 Ann said the vote short alone; now she
 says too that the table waits on Cy, and for which of Bob's events, in the table's words.
 
+The silences are the test's own (session 43): each node's silence votes are aimed
+(:class:`~p2p_nertz.testing.silences.SilenceAim`), Ann's at Bob once he is killed, Cy's at
+Bob once its lie is armed, Bob's at nobody. On the quick timer alone a loaded machine's stall
+of one process is a silence too: before the kill two nodes could vote the third out, Ann's
+first vote short could be on a stalled Cy, and Cy's vote on Bob, cast before a late signal
+armed its lie, would not be held back and would drop Bob.
+
 A real ``nertz watch`` follows the same game (session 39): every node pushes to it, and its
 spectator, which holds Cy's events back as Ann does, shows on its 80×24 screen that the table
 waits on Cy (session 38 built the spectator's rows, never checked on a real ``watch``).
@@ -46,6 +53,10 @@ pytestmark = [
 NAMES = ("Ann", "Bob", "Cy")
 TIMERS = ["--suspect-after", "1", "--drop-after", "3"]
 LIAR = Path(__file__).with_name("aimed_liar_node.py")
+TIMED = Path(__file__).with_name("timed_node.py")
+AIMS = ("Bob", "")
+"""Whom Ann and Bob vote out for silence once told (``SIGUSR2``; Cy, the liar, aims at Bob
+as its lie is armed: ``tests/aimed_liar_node.py``)."""
 RULES = Rules(target=None, rounds=1)
 
 
@@ -88,7 +99,8 @@ def test_a_node_says_on_whom_the_table_waits_in_json(tmp_path: Path) -> None:
     spec, procs, _ = node_game(
         tmp_path, NAMES, RULES, keys=keys, salt=salt,
         args=lambda n: [*TIMERS, "--speed", "1", "--progress", "--watcher", address],
-        wrap=lambda n: [sys.executable, str(LIAR), "Bob", "--"] if n == 2 else [],
+        wrap=lambda n: [sys.executable, str(LIAR), "Bob", "--"] if n == 2 else
+                       [sys.executable, str(TIMED), "60", f"--aim={AIMS[n]}", "--"],
     )  # fmt: skip
     ann, bob, cy = procs
     seat = {m.name: s for s, m in enumerate(spec.members)}  # (the spec orders the seats)
@@ -98,6 +110,7 @@ def test_a_node_says_on_whom_the_table_waits_in_json(tmp_path: Path) -> None:
         bob.kill()
         bob.wait(timeout=60)
         cy.send_signal(signal.SIGUSR1)  # (its next event names two of Bob's, never signed)
+        ann.send_signal(signal.SIGUSR2)  # (Bob's silence is the one her timer answers)
         found = _until(ann, {"held_back", "vote_short"})
         held = found["held_back"]
         assert (held["seat"], held["name"]) == (seat["Cy"], "Cy")

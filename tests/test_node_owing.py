@@ -14,10 +14,18 @@ A drop decided, not final (session 41): on real nodes the five-player table of t
 tests (``tests/test_ui_table_waits.py``: a member killed, a liar naming two of its events past
 those the liar holds) is a race, the killed member's last events sometimes in flight and
 relayed later (session 40). At three players it holds for as long as a test likes: Cy killed,
-Bob votes it out first (a shorter ``--drop-after``) and Ann's vote decides the drop; Bob's node
-stops right as it holds that vote (``timed_node.py --stop-at-drop``: its effects wait, as a
-stopped process's would), so its word on Ann's vote, which the drop's finality needs, never
-comes until a signal releases it; Ann alone cannot drop Bob (one of the two members left).
+Bob votes it out first and Ann's vote decides the drop; Bob's node stops right as it holds
+that vote (``timed_node.py --stop-at-drop``: its effects wait, as a stopped process's would),
+so its word on Ann's vote, which the drop's finality needs, never comes until a signal
+releases it; Ann alone cannot drop Bob (one of the two members left).
+
+Which vote comes first is the test's, not the clock's (session 43): every node's silence votes
+are aimed (``timed_node.py --aim``, :class:`~p2p_nertz.testing.silences.SilenceAim`), Bob's
+at Cy once it is killed, Ann's at Cy once she has told Bob's vote short; Cy's at nobody.
+Before, Bob voted first on a shorter ``--drop-after`` (2 s to Ann's 8): a stall of Bob's
+process past the difference on a loaded machine would make his vote the one that decides,
+held back by his own stop, and a stall of one node before the kill could draw the two
+others' votes.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +78,11 @@ def _until(proc: Any, name: str, events: set[str]) -> dict[str, dict[str, Any]]:
     raise AssertionError(f"{name} ended before {events - set(found)}: {found}")
 
 
-def _timed(timeout: float, *, withhold: bool = False, stop: bool = False) -> list[str]:
+def _timed(
+    timeout: float, *, withhold: bool = False, stop: bool = False, aim: str | None = None
+) -> list[str]:
     options = [*(["--withhold"] if withhold else []), *(["--stop-at-drop"] if stop else [])]
+    options += [] if aim is None else [f"--aim={aim}"]
     return [sys.executable, str(TIMED), str(timeout), *options, "--"]
 
 
@@ -84,6 +96,34 @@ def _owing(line: dict[str, Any], seat: int, names: list[str], ended: OwedEnd | N
     event, text, fields = notice_line(Owed(owing, ended), names)
     assert line["event"] == event and line["words"] == text
     assert line.get("why") == fields.get("why")
+
+
+def _owing_lines(proc: Any, name: str, seat: int) -> Iterator[dict[str, Any]]:
+    """The ``owing`` and ``owing_over`` JSON lines ``proc`` prints about member ``seat``, in
+    order (each line's wait bounded: a hang's bound)."""
+    for text in lines(proc, name, bound=120.0):
+        if text.startswith("{"):
+            line = json.loads(text)
+            if line["event"] in ("owing", "owing_over") and line["seat"] == seat:
+                yield line
+    raise AssertionError(f"{name} ended before the owing of seat {seat} did")
+
+
+def _owing_end(said: Iterator[dict[str, Any]], seat: int, names: list[str]) -> dict[str, Any]:
+    """The end of an owing told (``said``: :func:`_owing_lines` past the first ``owing``) that
+    is no silence: a loaded machine can starve the member owing past ``--suspect-after``
+    (1 s: a node looks at the table at its suspicion timer's ticks), a real silence, and the
+    wait is told ended *silent now*, then told anew once the member is heard and owes the while
+    (session 43: 3 runs in 10 at a load of 20-33). Each line between is checked as such."""
+    for over in said:
+        assert over["event"] == "owing_over", over
+        _owing(over, seat, names, OwedEnd(over["why"]))
+        if over["why"] != OwedEnd.SILENT.value:
+            return over
+        again = next(said)  # (told anew, or the game's end fails it)
+        assert again["event"] == "owing", again
+        _owing(again, seat, names, None)
+    raise AssertionError("unreachable: _owing_lines raises at the end")
 
 
 def test_node_owing_a_ready_withheld_is_told_then_dropped_and_watched(tmp_path: Path) -> None:
@@ -100,18 +140,18 @@ def test_node_owing_a_ready_withheld_is_told_then_dropped_and_watched(tmp_path: 
     names_ = [m.name for m in spec.members]
     try:
         ann, bob, _ = procs
-        told = _until(ann, "Ann", {"owing"})["owing"]
+        said = _owing_lines(ann, "Ann", seat["Cy"])
+        told = next(said)
         _owing(told, seat["Cy"], names_, None)
         assert told["words"] == "the table waits on Cy, heard but not sending its ready of round 1"
         # The watcher says it too, as a player's table: its row, or the one-row summary.
         screen = watcher.wait(lambda t: told["words"] in t or "Cy heard, not sending" in t)
         assert told["words"] in screen or "Cy heard, not sending" in screen
         # Ann and Bob vote Cy out at the phase timer: the wait ends, dropped.
-        over = _until(ann, "Ann", {"owing_over"})["owing_over"]
-        _owing(over, seat["Cy"], names_, OwedEnd.DROPPED)
-        found = _until(bob, "Bob", {"owing", "owing_over"})  # (Bob says both as well)
-        _owing(found["owing"], seat["Cy"], names_, None)
-        _owing(found["owing_over"], seat["Cy"], names_, OwedEnd.DROPPED)
+        _owing(_owing_end(said, seat["Cy"], names_), seat["Cy"], names_, OwedEnd.DROPPED)
+        said = _owing_lines(bob, "Bob", seat["Cy"])  # (Bob says both as well)
+        _owing(next(said), seat["Cy"], names_, None)
+        _owing(_owing_end(said, seat["Cy"], names_), seat["Cy"], names_, OwedEnd.DROPPED)
     finally:
         stop_all(procs)
         watcher.close()
@@ -119,10 +159,12 @@ def test_node_owing_a_ready_withheld_is_told_then_dropped_and_watched(tmp_path: 
 
 def test_node_owing_a_ready_given_at_two_players_is_told_given(tmp_path: Path) -> None:
     names, keys, salt = ("Ann", "Bob"), b"test-node-owing-2", b"owing-2"
+    # No timer but the signal ends the owing (session 43): Ann votes Bob out neither for
+    # silence nor for withholding within the test (at two, either was an abandon on a stall).
     spec, procs, _ = node_game(
         tmp_path, names, RULES, keys=keys, salt=salt,
-        args=lambda n: TIMERS,
-        wrap=lambda n: _timed(60.0, withhold=n == 1),
+        args=lambda n: UNSILENCED,
+        wrap=lambda n: _timed(480.0, withhold=n == 1),
     )  # fmt: skip
     seat = {m.name: s for s, m in enumerate(spec.members)}
     names_ = [m.name for m in spec.members]
@@ -139,12 +181,10 @@ def test_node_owing_a_ready_given_at_two_players_is_told_given(tmp_path: Path) -
 def test_node_drop_waits_on_a_stopped_member_told_then_final_and_watched(tmp_path: Path) -> None:
     names, keys, salt = ("Ann", "Bob", "Cy"), b"test-node-drop-waits", b"drop-waits"
     watcher, address = watch_game(tmp_path, keys, salt, names)
-    drop_after = {0: "8", 1: "2", 2: "3"}  # (Bob votes first, Ann's vote decides)
     spec, procs, _ = node_game(
         tmp_path, names, RULES, keys=keys, salt=salt,
-        args=lambda n: ["--suspect-after", "1", "--drop-after", drop_after[n],
-                        "--speed", "1", "--progress", "--watcher", address],
-        wrap=lambda n: _timed(60.0, stop=True) if n == 1 else [],
+        args=lambda n: [*TIMERS, "--speed", "1", "--progress", "--watcher", address],
+        wrap=lambda n: _timed(60.0, stop=n == 1, aim="" if n == 2 else "Cy"),
     )  # fmt: skip
     seat = {m.name: s for s, m in enumerate(spec.members)}
     try:
@@ -152,6 +192,10 @@ def test_node_drop_waits_on_a_stopped_member_told_then_final_and_watched(tmp_pat
         json_lines_until(ann, "lake")  # the round is in play
         cy.kill()
         cy.wait(timeout=60)
+        bob.send_signal(signal.SIGUSR2)  # (Bob votes Cy out: the first vote)
+        short = _until(ann, "Ann", {"vote_short"})["vote_short"]
+        assert (short["seat"], short["voters"]) == (seat["Cy"], [seat["Bob"]]), short
+        ann.send_signal(signal.SIGUSR2)  # (Ann's vote, the second, decides the drop)
         told = _until(ann, "Ann", {"drop_waits"})["drop_waits"]
         assert (told["seat"], told["name"]) == (seat["Cy"], "Cy")
         # What holds it back is Bob: its events (it can still send one timed before Ann's

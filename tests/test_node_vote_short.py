@@ -9,6 +9,14 @@ three a drop needs, and they stand so. Then one of the two is continued (``SIGCO
 again, the votes on it are withdrawn; it votes the other out in turn (a waker votes nobody
 out before it has listened a while, §9.2), the third vote, and that member is dropped. Each
 begins and ends once, as the node's JSON lines say, in the words the table shows.
+
+The silences are the test's own (session 43): each node's silence votes are aimed
+(``tests/timed_node.py --aim``, :class:`~p2p_nertz.testing.silences.SilenceAim`), Ann's and
+Bob's at Cy and Di once they are stopped, Di's at Cy once it is continued, Cy's at nobody, and
+a member voted out once is not voted out for silence again. On the quick timer alone a loaded
+machine's stall of one process is a silence too: before the stops three could vote the
+fourth out, and meanwhile a vote on a stalled Ann, Bob or a just-woken Di would be told short
+beside the test's, or, once Cy was out, drop Di.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +44,9 @@ pytestmark = [
 
 NAMES = ("Ann", "Bob", "Cy", "Di")
 TIMERS = ["--suspect-after", "1", "--drop-after", "3"]
+TIMED = Path(__file__).with_name("timed_node.py")
+AIMS = ("Cy,Di", "Cy,Di", "", "Cy")
+"""Whom each node votes out for silence once told (``SIGUSR2``), by seat in :data:`NAMES`."""
 
 
 def _each(proc: subprocess.Popen[str], event: str, seats: set[int]) -> dict[int, dict[str, Any]]:
@@ -64,14 +76,17 @@ def test_a_node_says_a_vote_short_of_a_majority_and_its_end_in_json(tmp_path: Pa
     spec, procs, _ = node_game(
         tmp_path, NAMES, Rules(target=None, rounds=1), keys=b"test-node-vote-short",
         salt=b"vote-short", args=lambda n: [*TIMERS, "--speed", "1", "--progress"],
+        wrap=lambda n: [sys.executable, str(TIMED), "60", f"--aim={AIMS[n]}", "--"],
     )  # fmt: skip
-    ann, _, cy, di = procs
+    ann, bob, cy, di = procs
     seat = {m.name: s for s, m in enumerate(spec.members)}  # (the spec orders the seats)
     names = [m.name for m in spec.members]
     try:
         json_lines_until(ann, "lake")  # the round is in play
         cy.send_signal(signal.SIGSTOP)
         di.send_signal(signal.SIGSTOP)
+        ann.send_signal(signal.SIGUSR2)  # (the silences Ann and Bob answer: Cy's and Di's)
+        bob.send_signal(signal.SIGUSR2)
         # Ann and Bob vote both out for silence: two of three, short; said once it stood.
         short = _each(ann, "vote_short", {seat["Cy"], seat["Di"]})
         voters = sorted((seat["Ann"], seat["Bob"]))
@@ -82,6 +97,7 @@ def test_a_node_says_a_vote_short_of_a_majority_and_its_end_in_json(tmp_path: Pa
             assert (line["votes"], line["majority"], line["members"]) == (2, 3, 4)
             assert line["words"] == _words(line, None, names)
             assert "2 of 3 votes" in line["words"]
+        di.send_signal(signal.SIGUSR2)  # (pending until continued: then it answers Cy's)
         di.send_signal(signal.SIGCONT)
         # Di heard again: the votes on it withdrawn. Di votes Cy out, the third vote: dropped.
         ended = _each(ann, "vote_short_over", {seat["Cy"], seat["Di"]})

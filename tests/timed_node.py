@@ -1,7 +1,8 @@
 """``nertz node`` with a short phase timer, withholding its ``ready`` if asked, or stopping at
 a drop decided (tests only; sessions 40, 41).
 
-    python tests/timed_node.py PHASE_TIMEOUT [--withhold|--stop-at-drop] -- PYTHON -m cli node ...
+    python tests/timed_node.py PHASE_TIMEOUT [--withhold|--stop-at-drop] [--aim=NAMES] \
+        -- PYTHON -m cli node ...
 
 Runs the command after it in this process with every node's ``phase_timeout`` (the wait
 before a member heard that withholds is voted out, 60 s by default and no option of the
@@ -16,6 +17,12 @@ input meanwhile, and what it did is carried out then, in order (a stopped proces
 queue what it is sent): a member whose word on the vote that decided the drop never comes
 (session 41, ``tests/test_node_owing.py``), at a chosen point, where a ``SIGSTOP`` from
 outside races the votes.
+
+With ``--aim=NAMES`` (comma-separated) its node votes nobody out for silence until the first
+``SIGUSR2``, then only the members ``NAMES``, each once
+(:class:`~p2p_nertz.testing.silences.SilenceAim`; session 43): a test that kills or stops a
+member, then sends the signal, makes the one silence this node's quick timer answers, and a
+loaded machine's stall of another process is answered by no vote of this node.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from p2p_nertz.logfile import Recovery
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.runtime.node import PeerNode
+from p2p_nertz.testing.silences import SilenceAim
 
 
 class _Withholding(Peer):
@@ -70,23 +78,45 @@ class _Stopping(Peer):
         return effects
 
 
-class _WithholdingNode(PeerNode):
+class _TimedNode(PeerNode):
     """A real node whose core is a :attr:`core` (a first start: a restart would be honest,
-    and no test restarts it)."""
+    and no test restarts it), its silence votes aimed at the members :attr:`aim` names once
+    :attr:`aimed` (if it names any)."""
 
-    core: type[Peer] = _Withholding
+    core: type[Peer] = Peer
+    aim: ClassVar[list[str] | None] = None
+    aimed = False
+    seats: ClassVar[list[int]] = []
+    silences: SilenceAim | None = None
 
     def _make_peer(self, recovery: Recovery) -> list[Any]:
-        if recovery.records:
-            return super()._make_peer(recovery)
-        now = self._clock()
-        self._peer = self.core(self.identity, self.spec, now, self._config)
-        return self._peer.start(now)
+        if recovery.records or self.core is Peer:
+            effects = super()._make_peer(recovery)
+        else:
+            now = self._clock()
+            self._peer = self.core(self.identity, self.spec, now, self._config)
+            effects = self._peer.start(now)
+        if _TimedNode.aim is not None and self._peer is not None:
+            names = [m.name for m in self.spec.members]
+            _TimedNode.seats = [names.index(name) for name in _TimedNode.aim]
+            _TimedNode.silences = SilenceAim(self._peer._membership)
+            _aim()  # (a signal that came before the core was made counts from now)
+        return effects
+
+
+def _aim() -> None:
+    if _TimedNode.aimed and _TimedNode.silences is not None:
+        _TimedNode.silences.at(_TimedNode.seats)
 
 
 def _release(signum: int, frame: object) -> None:
     # (Its next input, a beat a moment away, signs the ready or carries out what waits.)
     _Withholding.released = _Stopping.released = True
+
+
+def _aim_now(signum: int, frame: object) -> None:
+    _TimedNode.aimed = True
+    _aim()
 
 
 def main() -> int:
@@ -95,9 +125,14 @@ def main() -> int:
     command = sys.argv[cut + 1 :]
     runtime_node.NODE_CONFIG = dataclasses.replace(runtime_node.NODE_CONFIG, phase_timeout=timeout)
     if "--withhold" in options or "--stop-at-drop" in options:
-        _WithholdingNode.core = _Stopping if "--stop-at-drop" in options else _Withholding
+        _TimedNode.core = _Stopping if "--stop-at-drop" in options else _Withholding
         signal.signal(signal.SIGUSR1, _release)
-        cli.node_cmd.PeerNode = _WithholdingNode  # type: ignore[misc]
+        cli.node_cmd.PeerNode = _TimedNode  # type: ignore[misc]
+    aims = [o.removeprefix("--aim=") for o in options if o.startswith("--aim=")]
+    if aims:
+        _TimedNode.aim = [name for name in aims[-1].split(",") if name]
+        signal.signal(signal.SIGUSR2, _aim_now)
+        cli.node_cmd.PeerNode = _TimedNode  # type: ignore[misc]
     from cli.main import main as nertz
 
     return nertz(command[3:])  # (past PYTHON -m cli)

@@ -133,6 +133,7 @@ class Membership:
         self.held_waits: frozenset[int] = frozenset()
         self.debtors = Debtors()  # members owing us events not held: the phase blames no other
         self.frontier = self.frontier_honest  # (a liar's seam, as Outbox.sign_event's)
+        self.silence_vote_at = self.silence_vote_at_honest  # (a test's seam: testing/silences)
         self.withheld_back: dict[int, Sequence[int]] = {}  # our votes *withheld* in our log
         self.suspected: set[int] = set()
         self.back: dict[int, float] = {}  # seat -> when last heard again, suspected (relays)
@@ -257,10 +258,9 @@ class Membership:
                 due.append((q, True))
         return due
 
-    def silence_vote_at(self, q: int) -> float:
-        """When ``q`` is voted out for silence if not heard before: ``drop_after`` after it
-        was last heard, and not before we have listened for ``suspect_after`` since waking
-        (:func:`~p2p_nertz.protocol.listening.silence_vote_at`)."""
+    def silence_vote_at_honest(self, q: int) -> float:
+        """When ``q`` is voted out for silence if not heard: ``drop_after`` after it was last
+        heard, once we listened ``suspect_after`` (:func:`.listening.silence_vote_at`)."""
         return silence_vote_at(self._heard[q], self.timers.drop_after, self.listening)
 
     def silent_for(self, now: float, dropped: dict[int, int]) -> float:
