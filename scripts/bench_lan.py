@@ -86,7 +86,11 @@ import trio
 
 SCRIPT = Path(__file__).resolve()
 ROOT = SCRIPT.parent.parent
-if str(ROOT) not in sys.path:  # run as a file: the project is importable without installing
+# Run as a file, the project is importable without installing; an installed package is used
+# as it is (a compiled build, README "Install", would otherwise be shadowed by this tree's
+# sources: session 43). The report says which build the parent and every peer ran, and where
+# from.
+if str(ROOT) not in sys.path and importlib.util.find_spec("p2p_nertz") is None:
     sys.path.insert(0, str(ROOT))
 
 import round_trips  # noqa: E402
@@ -138,6 +142,22 @@ def cpu_seconds() -> float:
     """CPU time (user + system) this process has used so far."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+def core_build() -> str:
+    """The core this process runs: interpreted or compiled (p2p_nertz/build.py), and the
+    folder it was imported from (an installed build, or a tree's sources)."""
+    return f"{build.describe()} from {Path(build.__file__).resolve().parent}"
+
+
+def peers_build_line(games: Sequence[GameFigures]) -> str:
+    """The core the peers of ``games`` ran, as they reported it, beside this process's."""
+    ours = core_build()
+    theirs = sorted({b for g in games for b in g.builds})
+    if theirs == [ours]:
+        return f"the core {ours}, in this process and every peer"
+    said = "; ".join(theirs) or "no peer reported"
+    return f"the core {ours} in this process; the peers': {said} (NOT the same)"
 
 
 def peak_rss_mb() -> float:
@@ -325,6 +345,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.own_claims: dict[bytes, int] = {}  # wire -> seq, until it is sent
             self.claim_sizes: list[int] = []
             self.received = 0
+            self.wires_in: set[bytes] = set()  # CRYPTO_BY_WIRE: the messages verified
             # The receive loop's bursts: its turns that fed the core, its inputs
             # (feed_many calls: a turn feeds its events, then its beats, as two), messages.
             self.bursts = [0, 0, 0]
@@ -374,7 +395,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                     if seat == self.seat and message.kind in (Kind.MOVE, Kind.CLAIM):
                         self._turned_by(message.seq, count)
 
-            self._delivery.deliver = probed  # type: ignore[method-assign]
+            self._delivery.deliver = probed
             self._shuffle = self.spec.deal is Deal.SHUFFLE
             self.input_began: tuple[str, float] | None = None  # (INPUT_CPU's key, thread time)
             # Every deck_reveal taken (a share beat of another member, or a relay's).
@@ -384,7 +405,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                 self._reveal_probe(body)
                 return take_reveal(seat, message, body, now, recovery)
 
-            self._delivery._receive_reveal = heard  # type: ignore[method-assign]
+            self._delivery._receive_reveal = heard
 
         def _turned_by(self, seq: int, count: int) -> None:
             """Our move or claim ``seq`` just folded: the positions of our deck it turned up
@@ -465,7 +486,14 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
 
         def _receive(self, data: bytes, now: float, **options: Any) -> None:
             self.received += 1
+            if not CRYPTO_BY_WIRE[0]:
+                super()._receive(data, now, **options)
+                return
+            unverified = self._inbox.unverified
             super()._receive(data, now, **options)
+            if self._inbox.unverified == unverified and data not in self.wires_in:
+                self.wires_in.add(data)  # (verified once: a copy again is the envelope cache's)
+                CRYPTO_CALLS["verify"] += 1
 
         def _delivered(self, seat: int, message: Any) -> None:
             if message.kind is Kind.CLAIM:
@@ -556,6 +584,7 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
             self.claim_wires: dict[bytes, int] = {}  # our claims' wires -> seq
             self.handed: dict[int, list[int]] = {}  # seq -> when each DEALER took it
             self.messages_out = 0
+            self.wires_out: set[bytes] = set()  # CRYPTO_BY_WIRE: the messages sent
             self.kinds_out: dict[str, int] | None = None  # --kinds: messages sent, by group
             self.write_io: list[int] = []  # ns in LogWriter.append_many (encode, write, fsync)
             self.write_total: list[int] = []  # ns awaiting it (+ thread hand-offs, GIL)
@@ -669,6 +698,10 @@ def _instrumented_classes() -> tuple[type[Any], type[Any]]:
                 self.handed[seq] = []
             count = len(self._mesh.outlets) if effect.to is None else 1
             self.messages_out += count
+            if CRYPTO_BY_WIRE[0] and effect.data not in self.wires_out:
+                self.wires_out.add(effect.data)
+                if wire_author(effect.data) == self.identity.peer_id:  # (not a relay's)
+                    CRYPTO_CALLS["sign"] += 1
             if self.kinds_out is not None:
                 group = wire_group(effect.data)
                 self.kinds_out[group] = self.kinds_out.get(group, 0) + count
@@ -710,6 +743,10 @@ work of the round (:func:`time_share_work`)."""
 CRYPTO_CALLS = {"sign": 0, "verify": 0}
 """Ed25519 signatures made and checked by the peers of this process (see :func:`count_crypto`)."""
 
+CRYPTO_BY_WIRE = [False]
+"""The core is compiled: its calls to sign and verify are direct, never through the wrappers of
+:func:`count_crypto`, so the probed peers count them by the wires instead (session 43)."""
+
 KIND_GROUPS = ("claim", "move", "other events", "ack", "beat", "want")
 """``--kinds``: how messages are grouped, in the order printed."""
 
@@ -733,6 +770,14 @@ def kind_group(payload: bytes) -> str:
     return kind.name.lower()
 
 
+def wire_author(wire: bytes) -> bytes:
+    """The author's peer id of a whole message (``[payload, signature]``)."""
+    import msgpack
+
+    author: bytes = msgpack.unpackb(msgpack.unpackb(wire)[0])[2]
+    return author
+
+
 def wire_group(wire: bytes) -> str:
     """:func:`kind_group` of a whole message (``[payload, signature]``)."""
     import msgpack
@@ -740,14 +785,28 @@ def wire_group(wire: bytes) -> str:
     return kind_group(msgpack.unpackb(wire)[0])
 
 
+def crypto_compiled() -> bool:
+    """Whether the build compiles the modules whose sign and verify :func:`count_crypto` wraps."""
+    compiled = set(build.compiled_modules())
+    return bool({"p2p_nertz.protocol.envelope", "p2p_nertz.protocol.identity"} & compiled)
+
+
 def count_crypto(kinds: bool = False) -> None:
     """Count every Ed25519 sign and verify of the peer core in :data:`CRYPTO_CALLS` (and with
     ``kinds``, by kind in :data:`CRYPTO_KINDS`).
 
     Wraps ``Identity.sign`` and the ``verify`` the envelope calls (about 0.1 µs each, against
-    40–300 µs for the operation; a few µs more with ``kinds``); nothing else changes.
+    40–300 µs for the operation; a few µs more with ``kinds``); nothing else changes. On a
+    build that compiles them (p2p_nertz/build.py), a compiled caller calls them directly: the
+    peers count instead a signature for each distinct message of theirs handed to the mesh,
+    and a verify for each distinct message received that was not an old beat dropped
+    unverified (:data:`CRYPTO_BY_WIRE`; not by kind).
     """
     from p2p_nertz.protocol import envelope, identity
+
+    if crypto_compiled():
+        CRYPTO_BY_WIRE[0] = True
+        return
 
     sign, verify = identity.Identity.sign, envelope.verify
     skip = len(envelope.SIGNATURE_DOMAIN)
@@ -994,6 +1053,7 @@ async def run_seats(
                 "cpu": cpu_share,
                 "pid": os.getpid(),
                 "task_cpu": None if task_cpu is None else task_cpu.figures(),
+                "build": core_build(),
             }
         )
         if peer is not None and peer.spec.deal.value == "shuffle":
@@ -1166,6 +1226,7 @@ class GameFigures:
     where: str  # "loopback", "lab" or "inproc"
     ack_delay: float
     tmpfs: bool = False  # the logs were on tmpfs (fsync costs nothing)
+    builds: list[str] = field(default_factory=list)  # the core its peers ran (core_build)
     delivery_us: list[float] = field(default_factory=list)
     finality_us: list[float] = field(default_factory=list)
     log_write_us: list[float] = field(default_factory=list)  # signed -> handed to the DEALERs
@@ -1486,6 +1547,7 @@ def _turnup_stages(figures: GameFigures, results: list[dict[str, Any]]) -> None:
 def summarise_game(figures: GameFigures, results: list[dict[str, Any]]) -> None:
     """Claim delivery and finality times, rates, memory and backlog from every peer's probes."""
     by_seat = {r["seat"]: r for r in results}
+    figures.builds = sorted({r["build"] for r in results})
     delivered = {s: {(a, q): t for a, q, t in r["delivered"]} for s, r in by_seat.items()}
     arrivals = {s: {(a, q): tuple(v) for a, q, *v in r["arrivals"]} for s, r in by_seat.items()}
     final = {s: {(a, q): t for a, q, t in r["final"]} for s, r in by_seat.items()}
@@ -1796,9 +1858,9 @@ def print_report(rep: Report) -> None:
     nice = os.getpriority(os.PRIO_PROCESS, 0)
     print(
         f"machine: {os.cpu_count()} CPUs, load average at start {rep.load[0]:.2f} "
-        f"(other work on the machine inflates every figure below); niceness {nice}; "
-        f"the core {build.describe()}"
+        f"(other work on the machine inflates every figure below); niceness {nice}"
     )
+    print(peers_build_line(rep.games))
     print(
         f"claim envelope: {rep.size} bytes; Ed25519 sign {rep.sign_us:.0f} µs, "
         f"verify {rep.verify_us:.0f} µs (medians, in this run)"
@@ -1946,6 +2008,11 @@ def print_cpu(rep: Report) -> None:
         f" {sparse:.0f} µs of CPU per message one every {MESSAGE_GAP * 1000:g} ms"
         f" ({back:.0f} back to back); the peers sign with {rep.in_use}"
     )
+    if crypto_compiled():
+        print(
+            "  (the core compiled: signs and verifies counted by the peers' distinct messages"
+            " sent and verified, not by the calls: count_crypto)"
+        )
     head = (
         f"  {'where':<21}{'peers':>5}{'claims/s':>9}{'CPU/claim':>10}{'signs':>7}"
         f"{'verifies':>9}{'msgs':>7}{'floor':>8}{'×floor':>8}{'thinking':>9}{'person':>8}"
@@ -1980,6 +2047,11 @@ def print_kinds(rep: Report) -> None:
     print(
         "per final claim by kind (--kinds; every peer process summed, over the play phase):"
         " messages sent (one per DEALER) / signed / verified"
+        + (
+            " (the core compiled: signed and verified not counted by kind)"
+            if crypto_compiled()
+            else ""
+        )
     )
     print(f"  {'where':<21}{'peers':>5}" + "".join(f"{k:>20}" for k in KIND_GROUPS))
     for g in games:
@@ -2439,6 +2511,7 @@ def print_turnups(
     of its ``deck_reveal`` beat and its ``deck_shares`` event (``beat|event``), and from the
     events alone (``event``)."""
     print(f"\nload average at the start: {' '.join(f'{x:.2f}' for x in load)}")
+    print(peers_build_line(games))
     print(
         f"round trip on loopback, one every {PACED_GAP * 1000:g} ms: bare pyzmq"
         f" {rtt_us / 1000:.3f} ms, through the trio adapter {trio_us / 1000:.3f} ms"

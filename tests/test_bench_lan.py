@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from p2p_nertz import build
 from p2p_nertz.testing.netns import unavailable
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(540)]
@@ -46,6 +47,10 @@ def table_row(out: str, where: str) -> list[str]:
 def test_quick_loopback_run_prints_the_table() -> None:
     out = run_bench("--no-lab", "--tasks", "--kinds")
     assert "floor = bare pyzmq DEALER→ROUTER round trip" in out
+    # Which core every peer ran, as each peer reported it (session 43): the one this test
+    # imports, from the same folder, the same in the benchmark's process and in every peer.
+    ours = f"{build.describe()} from {Path(build.__file__).resolve().parent}"
+    assert f"the core {ours}, in this process and every peer" in out, out
     assert re.search(r"^where\s+peers\s+floor\s+deliv med", out, re.MULTILINE), out
     row = table_row(out, "loopback")
     # Some claims were timed: the delivery and finality medians are numbers, not "-".

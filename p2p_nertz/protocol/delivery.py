@@ -16,6 +16,10 @@ peer (a test's cheat may keep some answers back). Signing delivers our own event
 change what the next message does, so the receive path does not sign: it **yields** an
 :data:`Ask` where the event is due, and the peer signs it (or answers) before asking for the
 next, as :meth:`Membership.stalls` does. Nothing here calls back into the peer.
+
+``Delivery.deliver`` and ``_receive_reveal`` are attributes set to their ``…_honest`` methods:
+the seams ``scripts/bench_lan.py``'s probes extend (a compiled method cannot be replaced on an
+instance; as ``Outbox.sign_event``'s, session 43).
 """
 
 from __future__ import annotations
@@ -177,6 +181,7 @@ class Delivery:
         )
         self.words = Relays(membership=self.membership, peer_ids=peer_ids)  # (§9.2, relays)
         self.answers = AnswerBudget(self.store)  # which wants we answer
+        self.deliver, self._receive_reveal = self.deliver_honest, self._receive_reveal_honest
 
     # -- refusals -------------------------------------------------------------------------------
     def _reject(self, reason: str, detail: str, author: PeerId | None = None) -> None:
@@ -227,7 +232,7 @@ class Delivery:
         assert not isinstance(body, NOT_EVENTS)
         return self._receive_event(seat, message, body, now, source=source, recovery=recovery)
 
-    def _receive_reveal(
+    def _receive_reveal_honest(
         self, seat: int, message: Message, body: DeckReveal, now: float, recovery: Recovery | None
     ) -> Iterator[Ask]:
         """Take another member's ``deck_reveal`` (docs/shuffle.md §10.14): its shares offered
@@ -446,7 +451,7 @@ class Delivery:
             seat, message, body, source, proof.forked_at, versions=proof.pairs
         )
 
-    def deliver(
+    def deliver_honest(
         self, seat: int, message: Message, body: EventBody, now: float, *, source: Source
     ) -> None:
         """Deliver an event whose turn has come (ours, signed just now, too)."""
