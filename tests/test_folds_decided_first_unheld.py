@@ -25,8 +25,9 @@ from p2p_nertz.protocol.roster import Roster, gone_unheld
 from p2p_nertz.protocol.state import Event, GameState
 from tests.test_folds_dropped_past_cut import _spec
 from tests.test_folds_self_kept import Row, _events
+from tests.test_folds_unheld_below import _SEED_326
 
-_S, _W = DropReason.SILENT, DropReason.WITHDRAW
+_S, _W, _H = DropReason.SILENT, DropReason.WITHDRAW, DropReason.WITHHELD
 
 #: Seed 264 (seat 2 ``stuck_random``, seat 1 ``claim_after_leave``): seat 2 votes seat 1 out
 #: counting 10; seat 1, cut off, votes seat 2 out at 99 (its seq 15, past seat 1's cut at
@@ -160,3 +161,50 @@ def test_gone_unheld_asks_a_majority_standing_from_the_decision_on(seats: int) -
     assert not gone_unheld(withdrawn, 0, 160, 10, ())
     # One voter short of a majority: never gone.
     assert not gone_unheld(_roster(seats, votes[:-1]), 0, 50, 10, ())
+
+
+def _seed_326_withdrawn() -> tuple[Row, ...]:
+    """Seed 326's shape with the liar's log ending at its withdrawal (seat 0's seq 19, at 89),
+    seat 1's vote *withheld* at 200 signed holding seat 2's feed to 22 (not seat 2's vote
+    *withheld* at 196, still on its way), and seat 1's withdrawal of it at 220, once seat 0's
+    event 19 reached it (what seat 0 owed: an honest voter withdraws a vote *withheld* then,
+    while its held fold does not drop the member, ``Membership.withheld_relieved``)."""
+    rows = [
+        (1, 22, 200, (18, 21, 22), 0, 18, _H) if (r[0], r[1]) == (1, 22) else r
+        for r in _SEED_326
+        if r[0] != 0 or r[1] <= 19
+    ]
+    return (*rows, (1, 23, 220, (19, 22, 22), 0, 0, _W))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="docs/protocol.md §13, seed 326's shapes, session 43: a view holding the low voter's "
+    "withdrawal but not the rest of the majority takes the drop decided first (open)",
+)
+def test_folds_a_view_without_the_rest_of_the_majority_drops_as_the_views_that_held_it() -> None:
+    """Seat 2's view from 200 on (both votes *withheld* standing, seat 0's feed held to 18)
+    drops seat 0 at 16, decided at 111, and may make it final without seat 0's feed (voted
+    gone, ``finality.lifted``). Seat 1's view from 220 on (seat 0's event 19 and its own
+    withdrawal, not seat 2's vote at 196) finds no majority standing after 111, so session
+    42's rule does not refuse seat 2's drop at 10, decided at 89 and resting on that event 19:
+    it drops seat 2, and may make that final once seat 1 announces seat 0's event 19 (after its
+    withdrawal) and seat 0, alive, announces seat 1's feed. The union of the logs drops seat 2
+    too (the withdrawal lifts seat 1's cap on seat 0's event 19 in the past, and the fold's own
+    drop is not one the rule reads: it reads the drops ``decided_first`` offers). Each view
+    is an honest member's; no rule over the events a view holds can part them, and the mend
+    is finality's (one of the two views must wait: seat 1's for seat 2's feed up to the
+    withdrawal its drop's date reads, 220, and the union's fold must then read the rule for its
+    own drop too)."""
+    rows = _seed_326_withdrawn()
+    seat_2 = [r for r in rows if r[2] <= 200 and (r[0] != 0 or r[1] <= 18)]
+    seat_1 = [r for r in rows if (r[0], r[1]) != (2, 23)]
+    views = {
+        "seat 2 from 200": dict(_tentative(_events(tuple(seat_2), 3), 3).dropped),
+        "seat 1 from 220": dict(_tentative(_events(tuple(seat_1), 3), 3).dropped),
+        "the union": dict(_tentative(_events(rows, 3), 3).dropped),
+    }
+    assert views["seat 2 from 200"] == {0: 16}  # (as the peers of the played game)
+    assert views["seat 1 from 220"] == views["seat 2 from 200"]
+    assert views["the union"] == views["seat 2 from 200"]
