@@ -98,10 +98,12 @@ def _views(rows: tuple[Row, ...], seats: int, since: int) -> list[dict[int, int]
 
 
 def _with_one_gone(rows: tuple[Row, ...]) -> tuple[Row, ...]:
-    """``rows`` of four players at a table of five, seat 4 gone for good from the start:
-    seats 0 to 3 vote it out counting 5 (Lamport 50-53), and every frontier names its 5."""
-    gone: tuple[Row, ...] = tuple((q, 10, 50 + q, (9, 9, 9, 9, 5), 4, 5, _S) for q in range(4))
-    return gone + tuple((s, q, at, (*f, 5), t, c, r) for s, q, at, f, t, c, r in rows)
+    """``rows`` of n players at a table of n + 1, the last seat gone for good from the start:
+    the others vote it out counting 5 (Lamport 50 on, each at its seq 10), and every frontier
+    names its 5."""
+    n = len(rows[0][3])
+    votes = tuple((q, 10, 50 + q, (*(9,) * n, 5), n, 5, _S) for q in range(n))
+    return votes + tuple((s, q, at, (*f, 5), t, c, r) for s, q, at, f, t, c, r in rows)
 
 
 @pytest.mark.parametrize(("seats", "gone"), [(4, {}), (5, {4: 5})])
@@ -183,7 +185,10 @@ def _seed_326_withdrawn() -> tuple[Row, ...]:
     reason="docs/protocol.md §13, seed 326's shapes, session 43: a view holding the low voter's "
     "withdrawal but not the rest of the majority takes the drop decided first (open)",
 )
-def test_folds_a_view_without_the_rest_of_the_majority_drops_as_the_views_that_held_it() -> None:
+@pytest.mark.parametrize(("seats", "gone"), [(3, {}), (4, {3: 5})])
+def test_folds_a_view_without_the_rest_of_the_majority_drops_as_the_views_that_held_it(
+    seats: int, gone: dict[int, int]
+) -> None:
     """Seat 2's view from 200 on (both votes *withheld* standing, seat 0's feed held to 18)
     drops seat 0 at 16, decided at 111, and may make it final without seat 0's feed (voted
     gone, ``finality.lifted``). Seat 1's view from 220 on (seat 0's event 19 and its own
@@ -196,15 +201,17 @@ def test_folds_a_view_without_the_rest_of_the_majority_drops_as_the_views_that_h
     is an honest member's; no rule over the events a view holds can part them, and the mend
     is finality's (one of the two views must wait: seat 1's for seat 2's feed up to the
     withdrawal its drop's date reads, 220, and the union's fold must then read the rule for its
-    own drop too)."""
+    own drop too). At four players with seat 3 dropped at the start the same."""
     rows = _seed_326_withdrawn()
-    seat_2 = [r for r in rows if r[2] <= 200 and (r[0] != 0 or r[1] <= 18)]
-    seat_1 = [r for r in rows if (r[0], r[1]) != (2, 23)]
+    seat_2 = tuple(r for r in rows if r[2] <= 200 and (r[0] != 0 or r[1] <= 18))
+    seat_1 = tuple(r for r in rows if (r[0], r[1]) != (2, 23))
+    if gone:
+        rows, seat_2, seat_1 = (_with_one_gone(r) for r in (rows, seat_2, seat_1))
     views = {
-        "seat 2 from 200": dict(_tentative(_events(tuple(seat_2), 3), 3).dropped),
-        "seat 1 from 220": dict(_tentative(_events(tuple(seat_1), 3), 3).dropped),
-        "the union": dict(_tentative(_events(rows, 3), 3).dropped),
+        "seat 2 from 200": dict(_tentative(_events(seat_2, seats), seats).dropped),
+        "seat 1 from 220": dict(_tentative(_events(seat_1, seats), seats).dropped),
+        "the union": dict(_tentative(_events(rows, seats), seats).dropped),
     }
-    assert views["seat 2 from 200"] == {0: 16}  # (as the peers of the played game)
+    assert views["seat 2 from 200"] == {**gone, 0: 16}  # (as the peers of the played game)
     assert views["seat 1 from 220"] == views["seat 2 from 200"]
     assert views["the union"] == views["seat 2 from 200"]
