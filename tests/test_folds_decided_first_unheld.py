@@ -20,8 +20,9 @@ from __future__ import annotations
 import pytest
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
+from p2p_nertz.protocol.finality import decided
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.roster import Roster, gone_unheld
+from p2p_nertz.protocol.roster import Roster, gone_unheld, voted_gone
 from p2p_nertz.protocol.state import Event, GameState
 from tests.test_folds_dropped_past_cut import _spec
 from tests.test_folds_self_kept import Row, _events
@@ -215,3 +216,24 @@ def test_folds_a_view_without_the_rest_of_the_majority_drops_as_the_views_that_h
     assert views["seat 2 from 200"] == {**gone, 0: 16}  # (as the peers of the played game)
     assert views["seat 1 from 220"] == views["seat 2 from 200"]
     assert views["the union"] == views["seat 2 from 200"]
+
+
+def test_folds_each_view_of_the_withdrawn_shape_may_make_its_own_drop_final() -> None:
+    """The premises of the strict xfail above, each view an honest member's: seat 1's view
+    before its withdrawal (seat 0's event 19 held, not seat 2's vote at 196) does not drop
+    seat 0, so its withdrawal is one an honest voter signs (``Membership.withheld_relieved``
+    asks that); seat 2's view from 200 drops seat 0, decided at 111, voted gone there (a
+    majority standing: no wait on seat 0's feed, ``finality._given_up``); seat 1's view from
+    220 drops seat 2, decided at 89 (its feed held to there), no majority against seat 0."""
+    rows = _seed_326_withdrawn()
+    seat_2 = _tentative(
+        _events(tuple(r for r in rows if r[2] <= 200 and (r[0] != 0 or r[1] <= 18)), 3), 3
+    )
+    seat_1 = [r for r in rows if (r[0], r[1]) != (2, 23)]
+    before = _tentative(_events(tuple(r for r in seat_1 if r[2] < 220), 3), 3)
+    after = _tentative(_events(tuple(seat_1), 3), 3)
+    assert 0 not in before.dropped
+    assert dict(seat_2.dropped) == {0: 16} and decided(seat_2, 0) == 111
+    assert voted_gone(seat_2.roster, 0)
+    assert dict(after.dropped) == {2: 10} and decided(after, 2) == 89
+    assert not voted_gone(after.roster, 0)
