@@ -200,9 +200,10 @@ def test_folds_a_view_without_the_rest_of_the_majority_drops_as_the_views_that_h
     too (the withdrawal lifts seat 1's cap on seat 0's event 19 in the past, and the fold's own
     drop is not one the rule reads: it reads the drops ``decided_first`` offers). Each view
     is an honest member's; no rule over the events a view holds can part them, and the mend
-    is finality's (one of the two views must wait: seat 1's for seat 2's feed up to the
-    withdrawal its drop's date reads, 220, and the union's fold must then read the rule for its
-    own drop too). At four players with seat 3 dropped at the start the same."""
+    is finality's (docs/protocol.md §13: seat 2's view must not make seat 0's drop final
+    before seat 1 announced the votes of the majority the rule read, seat 2's at 196 among
+    them; seat 1 then holds that majority and, honest, does not withdraw). At four players
+    with seat 3 dropped at the start the same."""
     rows = _seed_326_withdrawn()
     seat_2 = tuple(r for r in rows if r[2] <= 200 and (r[0] != 0 or r[1] <= 18))
     seat_1 = tuple(r for r in rows if (r[0], r[1]) != (2, 23))
