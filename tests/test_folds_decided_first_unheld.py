@@ -180,61 +180,32 @@ def _seed_326_withdrawn() -> tuple[Row, ...]:
     return (*rows, (1, 23, 220, (19, 22, 22), 0, 0, _W))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="docs/protocol.md §13, seed 326's shapes, session 43: a view holding the low voter's "
-    "withdrawal but not the rest of the majority takes the drop decided first (open)",
-)
 @pytest.mark.parametrize(("seats", "gone"), [(3, {}), (4, {3: 5})])
-def test_folds_a_view_without_the_rest_of_the_majority_drops_as_the_views_that_held_it(
+def test_folds_views_of_the_withdrawn_shape_part_until_the_majority_is_announced(
     seats: int, gone: dict[int, int]
 ) -> None:
-    """Seat 2's view from 200 on (both votes *withheld* standing, seat 0's feed held to 18)
-    drops seat 0 at 16, decided at 111, and may make it final without seat 0's feed (voted
-    gone, ``finality.lifted``). Seat 1's view from 220 on (seat 0's event 19 and its own
-    withdrawal, not seat 2's vote at 196) finds no majority standing after 111, so session
-    42's rule does not refuse seat 2's drop at 10, decided at 89 and resting on that event 19:
-    it drops seat 2, and may make that final once seat 1 announces seat 0's event 19 (after its
-    withdrawal) and seat 0, alive, announces seat 1's feed. The union of the logs drops seat 2
-    too (the withdrawal lifts seat 1's cap on seat 0's event 19 in the past, and the fold's own
-    drop is not one the rule reads: it reads the drops ``decided_first`` offers). Each view
-    is an honest member's; no rule over the events a view holds can part them, and the mend
-    is finality's (docs/protocol.md §13: seat 2's view must not make seat 0's drop final
-    before seat 1 announced the votes of the majority the rule read, seat 2's at 196 among
-    them; seat 1 then holds that majority and, honest, does not withdraw). At four players
-    with seat 3 dropped at the start the same."""
+    """Seed 326's shape withdrawn (session 43), each view an honest member's. Seat 1's view
+    before its withdrawal (seat 0's event 19 held, not seat 2's vote at 196) does not drop
+    seat 0, so its withdrawal is one an honest voter signs (``Membership.withheld_relieved``
+    asks that). Seat 2's view from 200 (both votes standing, seat 0 held to 18) drops seat 0
+    at 16, decided at 111, voted gone. Seat 1's view from 220 (19 and its withdrawal, not
+    seat 2's vote) finds no majority standing after 111 and takes seat 2's drop at 10,
+    decided at 89, resting on 19; so does the union (the withdrawal lifts seat 1's cap on 19
+    in the past). No rule over the events a view holds parts them: seat 2's view must not make
+    its drop final before seat 1 announced seat 2's vote, after which seat 2 holds seat 1's
+    withdrawal too (``tests/test_finality_voted_gone.py``, docs/protocol.md §13). At four
+    players with seat 3 dropped at the start the same."""
     rows = _seed_326_withdrawn()
     seat_2 = tuple(r for r in rows if r[2] <= 200 and (r[0] != 0 or r[1] <= 18))
     seat_1 = tuple(r for r in rows if (r[0], r[1]) != (2, 23))
+    before = tuple(r for r in seat_1 if r[2] < 220)
     if gone:
-        rows, seat_2, seat_1 = (_with_one_gone(r) for r in (rows, seat_2, seat_1))
-    views = {
-        "seat 2 from 200": dict(_tentative(_events(seat_2, seats), seats).dropped),
-        "seat 1 from 220": dict(_tentative(_events(seat_1, seats), seats).dropped),
-        "the union": dict(_tentative(_events(rows, seats), seats).dropped),
-    }
-    assert views["seat 2 from 200"] == {**gone, 0: 16}  # (as the peers of the played game)
-    assert views["seat 1 from 220"] == views["seat 2 from 200"]
-    assert views["the union"] == views["seat 2 from 200"]
-
-
-def test_folds_each_view_of_the_withdrawn_shape_may_make_its_own_drop_final() -> None:
-    """The premises of the strict xfail above, each view an honest member's: seat 1's view
-    before its withdrawal (seat 0's event 19 held, not seat 2's vote at 196) does not drop
-    seat 0, so its withdrawal is one an honest voter signs (``Membership.withheld_relieved``
-    asks that); seat 2's view from 200 drops seat 0, decided at 111, voted gone there (a
-    majority standing: no wait on seat 0's feed, ``finality._given_up``); seat 1's view from
-    220 drops seat 2, decided at 89 (its feed held to there), no majority against seat 0."""
-    rows = _seed_326_withdrawn()
-    seat_2 = _tentative(
-        _events(tuple(r for r in rows if r[2] <= 200 and (r[0] != 0 or r[1] <= 18)), 3), 3
-    )
-    seat_1 = [r for r in rows if (r[0], r[1]) != (2, 23)]
-    before = _tentative(_events(tuple(r for r in seat_1 if r[2] < 220), 3), 3)
-    after = _tentative(_events(tuple(seat_1), 3), 3)
-    assert 0 not in before.dropped
-    assert dict(seat_2.dropped) == {0: 16} and decided(seat_2, 0) == 111
-    assert voted_gone(seat_2.roster, 0)
-    assert dict(after.dropped) == {2: 10} and decided(after, 2) == 89
-    assert not voted_gone(after.roster, 0)
+        rows, seat_2, seat_1, before = (_with_one_gone(r) for r in (rows, seat_2, seat_1, before))
+    view_2 = _tentative(_events(seat_2, seats), seats)
+    view_1 = _tentative(_events(seat_1, seats), seats)
+    assert 0 not in _tentative(_events(before, seats), seats).dropped
+    assert dict(view_2.dropped) == {**gone, 0: 16} and decided(view_2, 0) == 111
+    assert voted_gone(view_2.roster, 0)
+    assert dict(view_1.dropped) == {**gone, 2: 10} and decided(view_1, 2) == 89
+    assert not voted_gone(view_1.roster, 0)
+    assert dict(_tentative(_events(rows, seats), seats).dropped) == {**gone, 2: 10}
