@@ -20,13 +20,15 @@ from __future__ import annotations
 import pytest
 
 from p2p_nertz.protocol.bodies import Drop, DropReason
+from p2p_nertz.protocol.finality import decided
 from p2p_nertz.protocol.folds import Folds
-from p2p_nertz.protocol.roster import Roster, gone_unheld
+from p2p_nertz.protocol.roster import Roster, gone_unheld, voted_gone
 from p2p_nertz.protocol.state import Event, GameState
 from tests.test_folds_dropped_past_cut import _spec
 from tests.test_folds_self_kept import Row, _events
+from tests.test_folds_unheld_below import _SEED_326
 
-_S, _W = DropReason.SILENT, DropReason.WITHDRAW
+_S, _W, _H = DropReason.SILENT, DropReason.WITHDRAW, DropReason.WITHHELD
 
 #: Seed 264 (seat 2 ``stuck_random``, seat 1 ``claim_after_leave``): seat 2 votes seat 1 out
 #: counting 10; seat 1, cut off, votes seat 2 out at 99 (its seq 15, past seat 1's cut at
@@ -97,10 +99,12 @@ def _views(rows: tuple[Row, ...], seats: int, since: int) -> list[dict[int, int]
 
 
 def _with_one_gone(rows: tuple[Row, ...]) -> tuple[Row, ...]:
-    """``rows`` of four players at a table of five, seat 4 gone for good from the start:
-    seats 0 to 3 vote it out counting 5 (Lamport 50-53), and every frontier names its 5."""
-    gone: tuple[Row, ...] = tuple((q, 10, 50 + q, (9, 9, 9, 9, 5), 4, 5, _S) for q in range(4))
-    return gone + tuple((s, q, at, (*f, 5), t, c, r) for s, q, at, f, t, c, r in rows)
+    """``rows`` of n players at a table of n + 1, the last seat gone for good from the start:
+    the others vote it out counting 5 (Lamport 50 on, each at its seq 10), and every frontier
+    names its 5."""
+    n = len(rows[0][3])
+    votes = tuple((q, 10, 50 + q, (*(9,) * n, 5), n, 5, _S) for q in range(n))
+    return votes + tuple((s, q, at, (*f, 5), t, c, r) for s, q, at, f, t, c, r in rows)
 
 
 @pytest.mark.parametrize(("seats", "gone"), [(4, {}), (5, {4: 5})])
@@ -160,3 +164,48 @@ def test_gone_unheld_asks_a_majority_standing_from_the_decision_on(seats: int) -
     assert not gone_unheld(withdrawn, 0, 160, 10, ())
     # One voter short of a majority: never gone.
     assert not gone_unheld(_roster(seats, votes[:-1]), 0, 50, 10, ())
+
+
+def _seed_326_withdrawn() -> tuple[Row, ...]:
+    """Seed 326's shape with the liar's log ending at its withdrawal (seat 0's seq 19, at 89),
+    seat 1's vote *withheld* at 200 signed holding seat 2's feed to 22 (not seat 2's vote
+    *withheld* at 196, still on its way), and seat 1's withdrawal of it at 220, once seat 0's
+    event 19 reached it (what seat 0 owed: an honest voter withdraws a vote *withheld* then,
+    while its held fold does not drop the member, ``Membership.withheld_relieved``)."""
+    rows = [
+        (1, 22, 200, (18, 21, 22), 0, 18, _H) if (r[0], r[1]) == (1, 22) else r
+        for r in _SEED_326
+        if r[0] != 0 or r[1] <= 19
+    ]
+    return (*rows, (1, 23, 220, (19, 22, 22), 0, 0, _W))
+
+
+@pytest.mark.parametrize(("seats", "gone"), [(3, {}), (4, {3: 5})])
+def test_folds_views_of_the_withdrawn_shape_part_until_the_majority_is_announced(
+    seats: int, gone: dict[int, int]
+) -> None:
+    """Seed 326's shape withdrawn (session 43), each view an honest member's. Seat 1's view
+    before its withdrawal (seat 0's event 19 held, not seat 2's vote at 196) does not drop
+    seat 0, so its withdrawal is one an honest voter signs (``Membership.withheld_relieved``
+    asks that). Seat 2's view from 200 (both votes standing, seat 0 held to 18) drops seat 0
+    at 16, decided at 111, voted gone. Seat 1's view from 220 (19 and its withdrawal, not
+    seat 2's vote) finds no majority standing after 111 and takes seat 2's drop at 10,
+    decided at 89, resting on 19; so does the union (the withdrawal lifts seat 1's cap on 19
+    in the past). No rule over the events a view holds parts them: seat 2's view must not make
+    its drop final before seat 1 announced seat 2's vote, after which seat 2 holds seat 1's
+    withdrawal too (``tests/test_finality_voted_gone.py``, docs/protocol.md §13). At four
+    players with seat 3 dropped at the start the same."""
+    rows = _seed_326_withdrawn()
+    seat_2 = tuple(r for r in rows if r[2] <= 200 and (r[0] != 0 or r[1] <= 18))
+    seat_1 = tuple(r for r in rows if (r[0], r[1]) != (2, 23))
+    before = tuple(r for r in seat_1 if r[2] < 220)
+    if gone:
+        rows, seat_2, seat_1, before = (_with_one_gone(r) for r in (rows, seat_2, seat_1, before))
+    view_2 = _tentative(_events(seat_2, seats), seats)
+    view_1 = _tentative(_events(seat_1, seats), seats)
+    assert 0 not in _tentative(_events(before, seats), seats).dropped
+    assert dict(view_2.dropped) == {**gone, 0: 16} and decided(view_2, 0) == 111
+    assert voted_gone(view_2.roster, 0)
+    assert dict(view_1.dropped) == {**gone, 2: 10} and decided(view_1, 2) == 89
+    assert not voted_gone(view_1.roster, 0)
+    assert dict(_tentative(_events(rows, seats), seats).dropped) == {**gone, 2: 10}

@@ -346,6 +346,7 @@ class Finality:
         final.vote_caps = dict(tentative.vote_caps)
         capped = folds.capped_drops if tentative is not final else {}
         uncut = folds.uncut_drops if tentative is not final else {}
+        dated = folds.dated_drops if tentative is not final else {}
         roster = tentative.roster
         self.freezes = (
             standing_freezes(roster) if roster.read or roster.votes or roster.frozen else {}
@@ -364,6 +365,7 @@ class Finality:
             capped=capped,
             known=self._known_others() if waits else None,
             uncut=uncut,
+            dated=dated,
         )
         if tentative.roster.left:
             stable = min(stable, leaves_unheld(tentative, excluded, final.dropped, self))
@@ -589,6 +591,7 @@ def settle(
     capped: Mapping[int, int] | None = None,
     known: Sequence[int] | None = None,
     uncut: Mapping[int, tuple[int, frozenset[int]]] | None = None,
+    dated: Mapping[int, int] | None = None,
 ) -> tuple[dict[int, int], int]:
     """Which members no longer hold finality back, and the stable time then (one rule for the
     peer and the spectator; ``bound`` is each one's own, ``floor`` the stable time so far).
@@ -609,7 +612,9 @@ def settle(
     votes keep undecided (``capped``, seat -> cut:
     :attr:`Folds.capped_drops <p2p_nertz.protocol.folds.Folds.capped_drops>`). A member
     readmitted since, not final yet, is a member again from its readmission on. The stable
-    time returned is at most ``floor`` when nothing more is final.
+    time returned is at most ``floor`` when nothing more is final. ``dated``: drops decided
+    no earlier than the votes a refusal of the drop decided first read
+    (:attr:`Folds.dated_drops <p2p_nertz.protocol.folds.Folds.dated_drops>`).
     """
     if not (final.dropped or tentative.dropped or tentative.readmitted_at or capped or uncut):
         # Nobody out, nobody coming out or back (the usual input): every step below is then
@@ -634,7 +639,7 @@ def settle(
     }
     if back:
         candidates.update(released(back, feeds))
-    excluded = _given_up(excluded, candidates, tentative, bound, known)
+    excluded = _given_up(excluded, candidates, tentative, bound, known, dated=dated)
     stable = bound(excluded, floor)
     for q, cut in (*tentative.dropped.items(), *(capped or {}).items()):
         # A drop the held votes decide, not final yet: the member's events past its cut
@@ -739,15 +744,21 @@ def _given_up(
     tentative: GameState,
     bound: Bound,
     known: Sequence[int] | None,
+    *,
+    dated: Mapping[int, int] | None = None,
 ) -> dict[int, int]:
     """:func:`settle`'s trial: ``excluded`` with the ``candidates`` (seat -> cut) whose drop
     is final, tried all together, then without those not final yet, until none is left out:
     final once the stable time without them reaches :func:`decided`, and, for a drop
     resting on a later withdrawal (:func:`lifted`), once the member's own feed is held up to
     it too (``known``) or a strict majority of the others stand voting it out
-    (``roster.voted_gone``: a member gone for good never sends it)."""
+    (``roster.voted_gone``: a member gone for good never sends it), of the votes the stable
+    time reaches (every member still in announced them). A drop ``dated`` is decided no
+    earlier than that date, and waits so too (session 43: seed 326's shape withdrawn,
+    docs/protocol.md §13)."""
     candidates = dict(candidates)
-    dates = {q: decided(tentative, q) for q in candidates}
+    dated = dated or {}
+    dates = {q: max(decided(tentative, q), dated.get(q, 0)) for q in candidates}
     while candidates:
         trial = excluded | candidates
         limit = bound(trial)
@@ -757,8 +768,8 @@ def _given_up(
                 q
                 for q in candidates
                 if q not in late
-                and lifted(tentative, q) > known[q]
-                and not voted_gone(tentative.roster, q)
+                and max(lifted(tentative, q), dated.get(q, 0)) > known[q]
+                and not voted_gone(tentative.roster, q, limit)
             ]
         if not late:
             return trial
@@ -841,8 +852,9 @@ def drops_waiting(
     pending = {q: cut for q, cut in tentative.dropped.items() if q not in final.dropped}
     out: dict[int, tuple[int, int] | None] = {}
     trial = dict(final.dropped) | pending
+    dated = folds.dated_drops if pending else {}
     for q in sorted(pending):
-        at = decided(tentative, q)
+        at = max(decided(tentative, q), dated.get(q, 0))
         late = bound(trial, floor=at - 1) < at
         out[q] = finality.holder if late else None
     return out

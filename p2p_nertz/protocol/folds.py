@@ -40,7 +40,7 @@ from p2p_nertz.protocol.roster import (
     contradicts,
     freezes,
     frozen_below,
-    gone_unheld,
+    gone_unheld_at,
     lasting_caps,
 )
 from p2p_nertz.protocol.state import Event, GameState, Notice, Phase
@@ -99,6 +99,7 @@ class Folds:
         self._tentative: GameState | None = final.copy()
         self._capped: dict[int, int] = {}  # (capped_drops, made with the tentative fold)
         self._uncut: dict[int, tuple[int, frozenset[int]]] = {}  # (uncut_drops, likewise)
+        self._dated: dict[int, int] = {}  # (dated_drops, likewise)
         #: The rounds' passes over the held events, kept from one making of the tentative fold
         #: to the next (:class:`Passes`); its epoch moves whenever the final fold does.
         self.passes = Passes()
@@ -192,6 +193,7 @@ class Folds:
                 self._tentative = self.final
                 self._capped = {}
                 self._uncut = {}
+                self._dated = {}
             else:
                 self.passes.turn()
                 self._tentative = self._cut_unheld()
@@ -250,7 +252,15 @@ class Folds:
             return Trial(trial, trial, self.unheld)
 
         start = Trial(t, t, self.unheld)
-        return impose_cuts(fold_with, start, first[0].dropped.keys(), self.final).fold
+        self._dated = {}
+        return impose_cuts(fold_with, start, first[0].dropped.keys(), self.final, self._dated).fold
+
+    @property
+    def dated_drops(self) -> dict[int, int]:
+        """Drops of the tentative fold decided no earlier than the votes that refused the
+        drop decided first in their place (seat -> that time: :func:`decided_first`)."""
+        self.tentative  # noqa: B018 (made with it)
+        return self._dated
 
     @property
     def uncut_drops(self) -> dict[int, tuple[int, frozenset[int]]]:
@@ -651,6 +661,7 @@ def impose_cuts(
     start: Trial,
     uncapped: Collection[int],
     final: GameState | None = None,
+    dated: dict[int, int] | None = None,
 ) -> Trial:
     """The cuts imposed for good over a fixed point (``start``), in the order tried: the one
     rule of :meth:`Folds._cut_unheld` and the audit's passes (``audit.auditor._cut_unheld``).
@@ -669,14 +680,17 @@ def impose_cuts(
     ends. ``uncapped``: the members
     the fold with no cuts, gaps or caps drops (:meth:`Unheld.cuts`); ``final``: the peer's
     final fold (what no member dropped there announces counts), ``None`` where every fold is
-    whole (the audit's: each trial's own).
+    whole (the audit's: each trial's own); ``dated``: gets :func:`decided_first`'s dates
+    over the trial returned.
     Returns the last trial kept (``start`` if none).
     """
     imposed: dict[int, int] = {}
     trial = start
     seen: list[dict[int, int]] = []  # (the cuts decided_first chose: each once, so this ends)
     while not trial.stopped:
-        earliest = decided_first(fold_with, trial, imposed)
+        if dated is not None:
+            dated.clear()  # (the refusals over the trial returned alone)
+        earliest = decided_first(fold_with, trial, imposed, dated)
         if earliest is not None and earliest[0] not in seen:
             imposed, trial = earliest
             seen.append(imposed)
@@ -705,10 +719,13 @@ def decided_first(
     fold_with: Callable[[dict[int, int]], Trial],
     trial: Trial,
     imposed: dict[int, int],
+    dated: dict[int, int] | None = None,
 ) -> tuple[dict[int, int], Trial] | None:
     """Of the cuts :func:`earlier_drops` offers over ``trial``, the one whose fold (with it
     imposed) makes a drop decided earliest before the drops it undoes
-    (:func:`decided_earlier`): the cuts and that fold, or ``None``."""
+    (:func:`decided_earlier`): the cuts and that fold, or ``None``. ``dated`` gets, for each
+    drop of ``trial`` that a refused one would have undone, the time of the votes the refusal
+    read (:func:`_rests_unannounced`): it is decided no earlier (``finality.settle``)."""
     fold = trial.fold
     best: tuple[int, dict[int, int], Trial] | None = None
     drop_at = fold.drop_at
@@ -717,16 +734,21 @@ def decided_first(
     for seat, cut in earlier_drops(fold, kept):
         cuts = {**kept, seat: cut}
         tried = fold_with(cuts)
-        if decided_earlier(fold, seat, cut, tried.fold) and not _rests_unannounced(
-            fold, seat, tried.fold
-        ):
-            at = decided_at(tried.fold, seat)
-            if best is None or at < best[0]:
-                best = (at, cuts, tried)
+        if not decided_earlier(fold, seat, cut, tried.fold):
+            continue
+        refused = _rests_unannounced(fold, seat, tried.fold)
+        if refused is not None:
+            if dated is not None:
+                q, place = refused
+                dated[q] = max(dated.get(q, 0), place)
+            continue
+        at = decided_at(tried.fold, seat)
+        if best is None or at < best[0]:
+            best = (at, cuts, tried)
     return None if best is None else (best[1], best[2])
 
 
-def _rests_unannounced(before: GameState, seat: int, fold: GameState) -> bool:
+def _rests_unannounced(before: GameState, seat: int, fold: GameState) -> tuple[int, int] | None:
     """Whether the drop of ``seat`` that ``fold`` makes in place of a drop of ``before``
     rests on events of that member past its cut there that no view making that drop final
     ever needed: ``before``'s member, once its drop is decided, is voted out by a strict
@@ -740,7 +762,11 @@ def _rests_unannounced(before: GameState, seat: int, fold: GameState) -> bool:
     drop's decision, every view waits for the member's feed up to there, holds those events,
     and takes the new drop (``--late-withdrawals`` seed 220). Only events the new fold counts
     are read: not those of a member it drops at a lower count (two-liar readmit seed 186:
-    seat 0 at 14 in place of its drop on proof at 25)."""
+    seat 0 at 14 in place of its drop on proof at 25). The member and the time of the votes
+    of that majority (:func:`~p2p_nertz.protocol.roster.gone_unheld_at`), or ``None``: a
+    view that makes the old drop final before every member still in announced them could
+    meet a voter's withdrawal signed without them, and the new drop made final there
+    (session 43, seed 326's shape withdrawn; docs/protocol.md §13)."""
     at = decided_at(fold, seat)
     for q, cut in before.dropped.items():
         if cut_made(fold, q, cut):
@@ -753,11 +779,12 @@ def _rests_unannounced(before: GameState, seat: int, fold: GameState) -> bool:
             )
             if author == q and cut < s <= upto and lamport <= at
         ]
-        if late and gone_unheld(
-            before.roster, q, decided(before, q), max(late), fold.dropped.keys()
-        ):
-            return True
-    return False
+        if not late:
+            continue
+        place = gone_unheld_at(before.roster, q, decided(before, q), max(late), fold.dropped.keys())
+        if place is not None:
+            return q, place
+    return None
 
 
 def _offers(

@@ -48,6 +48,7 @@ __all__ = [
     "frozen_at",
     "frozen_below",
     "gone_unheld",
+    "gone_unheld_at",
     "lasting_caps",
     "lifted_trials",
     "named_within_cuts",
@@ -1247,15 +1248,19 @@ def named_within_cuts(held: Sequence[int], dropped: Mapping[int, int], seat: int
     return named
 
 
-def voted_gone(roster: Roster, seat: int) -> bool:
+def voted_gone(roster: Roster, seat: int, upto: int | None = None) -> bool:
     """Whether a strict majority of the other members still in by ``roster`` stand voting
     ``seat`` out in the membership events read (:attr:`Roster.read`): each one's latest event
     on ``seat`` is a vote against it (for silence, withholding or proof), not a withdrawal.
     A member gone for good is voted out again, once the others' timers run out, and nobody
-    hears it to withdraw: the wait on its own feed (``finality.lifted``) then ends."""
+    hears it to withdraw: the wait on its own feed (``finality.lifted``) then ends. ``upto``:
+    of the events timed up to there alone (the stable time reached: every member still in
+    announced them, so none withdraws its vote without them; session 43)."""
     others = [q for q in range(roster.seats) if q != seat and q not in roster.dropped]
     last: dict[int, bool] = {}
-    for author, _, body in roster.read:
+    for (author, _, body), (lamport, _, _) in zip(roster.read, roster.read_keys, strict=True):
+        if upto is not None and lamport > upto:
+            break  # (read in the game's order)
         if body is not None and body.seat == seat and author != seat:
             last[author] = body.reason in _CAPPED
     return sum(last.get(q, False) for q in others) >= len(others) // 2 + 1
@@ -1278,25 +1283,44 @@ def gone_unheld(roster: Roster, seat: int, at: int, past: int, keep: Collection[
     >>> gone_unheld(r, 0, 25, 5, ()), gone_unheld(r, 0, 25, 4, ()), gone_unheld(r, 0, 35, 5, ())
     (True, False, True)
     """
+    return gone_unheld_at(roster, seat, at, past, keep) is not None
+
+
+def gone_unheld_at(
+    roster: Roster, seat: int, at: int, past: int, keep: Collection[int]
+) -> int | None:
+    """:func:`gone_unheld`'s place: the Lamport time of the latest of the votes standing at
+    the first such place (a drop the rule keeps is decided no earlier,
+    ``finality._given_up``: the stable time reaches it only once every member still in
+    announced those votes, session 43), or ``None``."""
     others = [q for q in range(roster.seats) if q != seat and q not in roster.dropped]
     need = len(others) // 2 + 1
-    last: dict[int, Drop] = {}
+    last: dict[int, tuple[int, Drop]] = {}
     for (author, _, body), (lamport, _, _) in zip(roster.read, roster.read_keys, strict=True):
         if body is None or body.seat != seat or author == seat:
             continue
-        if lamport >= at and _unheld_gone(last, others, need, past, keep):
-            return True  # (standing just before this event, from ``at`` on)
-        last[author] = body
+        if lamport >= at:
+            place = _unheld_gone(last, others, need, past, keep)
+            if place is not None:
+                return place  # (standing just before this event, from ``at`` on)
+        last[author] = (lamport, body)
     return _unheld_gone(last, others, need, past, keep)
 
 
 def _unheld_gone(
-    last: dict[int, Drop], others: list[int], need: int, past: int, keep: Collection[int]
-) -> bool:
-    """:func:`gone_unheld` at one place of the order (``last``: each member's latest
-    membership event on the member so far)."""
-    standing = [q for q in others if q in last and last[q].reason in _CAPPED]
-    return len(standing) >= need and any(last[q].last_seq < past for q in standing if q not in keep)
+    last: dict[int, tuple[int, Drop]],
+    others: list[int],
+    need: int,
+    past: int,
+    keep: Collection[int],
+) -> int | None:
+    """:func:`gone_unheld_at` at one place of the order (``last``: each member's latest
+    membership event on the member so far, with its time): the latest time of the votes
+    standing, or ``None``."""
+    standing = [q for q in others if q in last and last[q][1].reason in _CAPPED]
+    if len(standing) < need or all(last[q][1].last_seq >= past for q in standing if q not in keep):
+        return None
+    return max(last[q][0] for q in standing)
 
 
 def capped(caps: dict[int, Cap], seat: int, seq: int, body: Drop) -> bool:
