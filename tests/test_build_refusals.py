@@ -120,6 +120,32 @@ def _except_names_of_two_types(path: str, tree: ast.Module) -> list[str]:
     return found
 
 
+def _sets_with_keys(path: str, tree: ast.Module) -> list[str]:
+    """``a - d.keys()`` (``|``, ``&``, ``^``) where ``a`` is not itself a dict's keys: typeshed
+    says ``a``'s type (a ``frozenset``), Python makes a ``set`` (``dict_keys``' reflected
+    operator), and a compiled caller typed ``frozenset`` refuses it (sessions 41-43)."""
+    return [
+        f"{path}:{node.lineno} {ast.unparse(node)}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Sub | ast.BitOr | ast.BitAnd | ast.BitXor)
+        and _is_keys(node.right)
+        and not _is_keys(node.left)
+    ]
+
+
+def _is_keys(node: ast.expr) -> bool:
+    """A dict's keys, or an operation of two (a ``set`` either way, as typeshed says)."""
+    if isinstance(node, ast.BinOp):
+        return _is_keys(node.left) and _is_keys(node.right)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "keys"
+        and not node.args
+    )
+
+
 def _compiled_sources() -> list[tuple[str, ast.Module]]:
     return [(path, ast.parse((ROOT / path).read_text(), path)) for path in source_paths(ROOT)]
 
@@ -139,6 +165,10 @@ def test_no_compiled_function_binds_one_name_to_two_kinds_of_exception() -> None
         hit for path, tree in _compiled_sources() for hit in _except_names_of_two_types(path, tree)
     ]
     assert found == []
+
+
+def test_no_compiled_module_takes_a_dicts_keys_from_a_set() -> None:
+    assert [hit for path, tree in _compiled_sources() for hit in _sets_with_keys(path, tree)] == []
 
 
 def test_the_source_scans_find_what_they_look_for() -> None:
@@ -163,6 +193,11 @@ def f(raw: bytes, kind: Kind, n: int | None, key: PeerId, either: int | str) -> 
     ]
     assert _raises_from("f.py", tree) == ["f.py:7", "f.py:9"]
     assert _except_names_of_two_types("f.py", tree) == ["f.py:2 f(exc: KeyError / ValueError)"]
+    keys = ast.parse("a = s - d.keys() - e.keys()\nb = d.keys() | e.keys() | f.keys()\n")
+    assert _sets_with_keys("k.py", keys) == [
+        "k.py:1 s - d.keys() - e.keys()",
+        "k.py:1 s - d.keys()",
+    ]
 
 
 def test_an_error_raised_by_the_core_keeps_its_cause_and_hides_its_context() -> None:
