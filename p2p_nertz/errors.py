@@ -8,7 +8,7 @@ on a foundation is a result, never an error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from p2p_nertz.rules.reasons import Illegality
@@ -24,7 +24,33 @@ __all__ = [
     "RemoteProtocolError",
     "TransportBrokenError",
     "TransportClosedError",
+    "chained",
 ]
+
+_Error = TypeVar("_Error", bound=BaseException)
+
+
+def chained(error: _Error, cause: BaseException | None) -> _Error:
+    """``error``, its ``__cause__`` set to ``cause``: ``raise chained(error, cause)`` is
+    ``raise error from cause``, alike on both builds of the core.
+
+    mypyc compiles a ``raise`` without its ``from`` (issue 18, session 43): compiled, an error
+    raised ``from exc`` lost its cause, and one raised ``from None`` showed the error it
+    replaced as its context. Setting ``__cause__`` sets ``__suppress_context__`` too, as
+    ``from`` does. The compiled modules raise through this (``tests/test_build_refusals.py``
+    finds a ``raise ... from`` in them).
+
+    >>> try:
+    ...     try:
+    ...         {}["key"]
+    ...     except KeyError as exc:
+    ...         raise chained(ValueError("no key"), exc)
+    ... except ValueError as error:
+    ...     type(error.__cause__).__name__, error.__suppress_context__
+    ('KeyError', True)
+    """
+    error.__cause__ = cause
+    return error
 
 
 class NertzError(Exception):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Sequence
 
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, DeckReveal, DeckWant, EventBody, Result, Want
 from p2p_nertz.protocol.envelope import Kind
@@ -84,8 +85,8 @@ def claim_on_arrival(peer: Peer, told: list[int]) -> None:
     the next beat is the honest ack of its result, which completes the cover (claims are
     kept at their highest: the claim stands), and every later beat claims again. Each lying
     beat appends the member claimed to ``told``."""
-    author, outbox, duties = peer._author, peer._outbox, peer._duties
-    honest_frontier, honest_beat, answer = author.frontier, outbox.sign_beat, peer._answer_want
+    membership, outbox, duties = peer._membership, peer._outbox, peer._duties
+    honest_frontier, honest_beat, answer = membership.frontier, outbox.sign_beat, peer._answer_want
     honest_event = duties.phase_event
     seat, seats = peer.seat, peer.spec.seats
     target: list[int] = []  # (the member claimed, once picked)
@@ -109,8 +110,8 @@ def claim_on_arrival(peer: Peer, told: list[int]) -> None:
         outbox.clock += LEAP
         return body
 
-    def frontier() -> tuple[int, ...]:
-        counts = list(honest_frontier())
+    def frontier(feeds: Sequence[Sequence[object]], dropped: dict[int, int]) -> tuple[int, ...]:
+        counts = list(honest_frontier(feeds, dropped))
         for q in range(seats):
             covered = target and (q != target[0] or "acked" in stage)
             if q != seat and ended_at_result(peer, q) and not covered:
@@ -139,7 +140,7 @@ def claim_on_arrival(peer: Peer, told: list[int]) -> None:
             stage.append("asked")
         answer(to, want)
 
-    author.frontier = frontier  # type: ignore[method-assign]
+    membership.frontier = frontier
     outbox.sign_beat = sign_beat
-    peer._answer_want = answer_want  # type: ignore[method-assign]
+    peer._answer_want = answer_want
     duties.phase_event = phase_event

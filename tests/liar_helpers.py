@@ -63,9 +63,9 @@ class Liar(PuppetPeer):
             wire = forge(self, self.identity, Play((), round_, Move.pass_()), lamport=self.clock)
             self.lie = decode_message(wire)
 
-    def _answer_want(self, to: PeerId, want: Want) -> None:
+    def _answer_want_honest(self, to: PeerId, want: Want) -> None:
         start = len(self._outbox.effects)
-        super()._answer_want(to, want)
+        super()._answer_want_honest(to, want)
         self._outbox.effects[start:] = [
             e
             for e in self._outbox.effects[start:]

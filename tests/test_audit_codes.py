@@ -11,13 +11,15 @@ import dataclasses
 from collections.abc import Callable, Iterator
 
 import pytest
-from builds import need_interpreted
 
 from p2p_nertz.audit import Finding, FindingKind
+from p2p_nertz.audit.fold import Fold
 from p2p_nertz.protocol import state
 from p2p_nertz.protocol.envelope import Kind
-from p2p_nertz.protocol.state import Event, GameState, Notice, Refused, Violation
+from p2p_nertz.protocol.rounds import RoundState
+from p2p_nertz.protocol.state import Event, Notice, Refused, Violation
 from p2p_nertz.rules import Card
+from p2p_nertz.rules.tableau import Tableau
 from tests.audit_helpers import Game, Logs, events_of, played, rewrite
 
 K = FindingKind
@@ -110,22 +112,16 @@ def _reworded(reason: str) -> str:
 def reworded_fold(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every refusal the fold reports (by an event, or by the replay against the decks), in
     other words."""
-    apply = GameState.apply
+    notice = Fold._notice  # (the audit's, interpreted on both builds: its fold's every notice)
 
-    def apply_reworded(self: GameState, event: Event) -> list[Notice]:
-        notices = apply(self, event)
-        return [
-            Refused(dataclasses.replace(n.violation, reason=_reworded(n.violation.reason)))
-            if isinstance(n, Refused)
-            else n
-            for n in notices
-        ]
+    def notice_reworded(
+        self: Fold, event: Event, n: Notice, rs: RoundState, before: Tableau | None
+    ) -> None:
+        if isinstance(n, Refused):
+            n = Refused(dataclasses.replace(n.violation, reason=_reworded(n.violation.reason)))
+        notice(self, event, n, rs, before)
 
-    need_interpreted(
-        "replaces GameState.apply: a compiled class's methods are read-only",
-        "p2p_nertz.protocol.state",
-    )
-    monkeypatch.setattr(GameState, "apply", apply_reworded)
+    monkeypatch.setattr(Fold, "_notice", notice_reworded)
     yield
 
 

@@ -11,13 +11,12 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from builds import need_interpreted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sodium_helpers import signature_checks
 
 import p2p_nertz.protocol
 from p2p_nertz.errors import LocalProtocolError, RemoteProtocolError
-from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.envelope import (
     CARRIED_DOMAIN,
     MAX_BODY_DEPTH,
@@ -804,21 +803,10 @@ def test_decode_mutated_messages_are_rejected_or_unchanged(data: bytes) -> None:
 # The codec's memo: owned by the caller, never a module's
 
 
-def _counting_verify(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    """Count the signature checks decode_message makes (the author of each, in order)."""
-    calls: list[bytes] = []
-    real = envelope.verify
-
-    def counted(peer_id: bytes, signature: bytes, data: bytes) -> bool:
-        calls.append(peer_id)
-        return real(peer_id, signature, data)
-
-    need_interpreted(
-        "spies on envelope.verify, which a compiled envelope calls directly",
-        "p2p_nertz.protocol.envelope",
-    )
-    monkeypatch.setattr(envelope, "verify", counted)
-    return calls
+def _counting_verify(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bytes, bytes]]:
+    """Count the signature checks decode_message makes (key and signature of each, in order:
+    what libsodium is asked, on both builds)."""
+    return signature_checks(monkeypatch)
 
 
 def test_envelope_cache_without_one_every_decode_verifies(
@@ -971,36 +959,31 @@ def test_looks_like_beat_never_raises_and_needs_the_frame_of_a_message(data: byt
     assert looks_like_beat(b"\x92\xc4" + data[:70]) is False  # too short to hold the seq
 
 
-def test_envelope_cache_remembers_usable_authors_not_the_module(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_envelope_cache_remembers_usable_authors_not_the_module() -> None:
     # Whether an author's key is usable is remembered by the cache passed in, never by the codec
-    # (which keeps no state): without a cache every parse checks it, with one once per author.
-    real = envelope.is_valid_peer_id
-    checked: list[bytes] = []
-
-    def counted(raw: bytes) -> bool:
-        checked.append(raw)
-        return real(raw)
-
-    need_interpreted(
-        "spies on envelope.is_valid_peer_id, which a compiled envelope calls directly",
-        "p2p_nertz.protocol.envelope",
-    )
-    monkeypatch.setattr(envelope, "is_valid_peer_id", counted)
+    # (which keeps no state): a cache's answer is the one its parses take, and neither a call
+    # without a cache nor another cache takes it. Planted here: a key of small order said usable
+    # passes the fields' checks and is refused only by the signature's.
     first, second = _event(lamport=51), _event(lamport=52)
-    checked.clear()  # (encoding checks its own message too)
-    decode_message(first)
-    decode_message(second)
-    assert checked == [ALICE.peer_id, ALICE.peer_id]
     cache = EnvelopeCache()
     decode_message(first, cache=cache)
     decode_message(second, cache=cache)
-    assert checked == [ALICE.peer_id] * 3
-    cache.clear()
-    cache._parsed.clear()
-    decode_message(first, cache=cache)
-    assert checked == [ALICE.peer_id] * 4
+    assert list(cache._authors.items()) == [(ALICE.peer_id, True)]  # once per author
+    small = _raw(author=bytes(32))
+    planted = EnvelopeCache()
+    planted._authors.keep(bytes(32), True)
+    reasons = []
+    for context in ({"cache": planted}, {}, {"cache": EnvelopeCache()}, {"cache": planted}):
+        with pytest.raises(InvalidMessageError) as caught:
+            decode_message(small, **context)
+        reasons.append(caught.value.reason)
+    assert reasons == [BAD_SIGNATURE, MALFORMED, MALFORMED, BAD_SIGNATURE]
+    planted.clear()
+    with pytest.raises(InvalidMessageError, match="malformed"):
+        decode_message(small, cache=planted)  # asked afresh
+
+
+BAD_SIGNATURE, MALFORMED = RejectReason.BAD_SIGNATURE, RejectReason.MALFORMED
 
 
 def test_envelope_cache_bounds_the_authors_it_remembers() -> None:

@@ -8,7 +8,6 @@ import dataclasses
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
-from builds import need_interpreted
 
 from p2p_nertz.deck.elgamal import Deck, decrypt_with, initial_deck, shuffle_stage
 from p2p_nertz.deck.group import ORDER, DeckError
@@ -306,10 +305,8 @@ def test_fold_shuffle_a_share_made_here_is_not_checked_again_and_no_other_share_
         checked.append((share.seat, share.deck, share.position))
         return holds(share, key, cipher, context)  # type: ignore[arg-type]
 
-    need_interpreted(
-        "spies on shuffle.share_holds, which compiled callers call directly",
-        "p2p_nertz.protocol.shuffle",
-    )
+    # (share_holds is the interpreted deck package's: a compiled shuffle reads it from its
+    # module's namespace at each call, so the spy counts alike on both builds.)
     monkeypatch.setattr(shuffle, "share_holds", counting)
     t, turned = _dealt_and_turned(0)
     where = [(0, p) for p in turned if p is not None]

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 import zmq
-from builds import need_interpreted
+from sodium_helpers import signature_checks
 
-from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.envelope import MAX_VOTE_SIZE, Kind, encode_message
 from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.peer import Peer, Rejected
@@ -316,18 +315,7 @@ def test_a_nodes_router_bounds_what_one_connection_can_make_it_hold(tmp_path: Pa
 def test_a_strangers_messages_never_reach_a_signature_check(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    checked: list[bytes] = []
-    real_verify = envelope.verify
-
-    def spy(peer_id: bytes, signature: bytes, data: bytes) -> bool:
-        checked.append(peer_id)
-        return real_verify(peer_id, signature, data)
-
-    need_interpreted(
-        "spies on envelope.verify, which a compiled envelope calls directly",
-        "p2p_nertz.protocol.envelope",
-    )
-    monkeypatch.setattr(envelope, "verify", spy)
+    checked = signature_checks(monkeypatch)
     peer = Peer(MEMBERS[0], SPEC, 0.0)
     strangers = [
         encode_message(
@@ -346,5 +334,5 @@ def test_a_strangers_messages_never_reach_a_signature_check(
         MEMBERS[1], game_id=SPEC.game_id, seq=0, prev=None, lamport=5, kind=Kind.BEAT, body=[]
     )
     effects = peer.feed(beat[:-1] + bytes([beat[-1] ^ 1]), 2.0)
-    assert checked == [MEMBERS[1].peer_id]
+    assert [key for key, _ in checked] == [MEMBERS[1].peer_id]
     assert [e.reason for e in effects if isinstance(e, Rejected)] == ["bad_signature"]

@@ -8,6 +8,7 @@ that keeps a decoded array as it is, and the cheaper constructor of ``Message``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from types import MappingProxyType
 from typing import Any
@@ -16,20 +17,17 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 from builds import need_interpreted
 
-from p2p_nertz.protocol import author as author_module
 from p2p_nertz.protocol import deadlines as deadlines_module
 from p2p_nertz.protocol import envelope
 from p2p_nertz.protocol.bodies import Beat, parse_body
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, Kind, Message
 from p2p_nertz.protocol.finality import Finality
 from p2p_nertz.protocol.identity import Identity
-from p2p_nertz.protocol.membership import Membership
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.protocol.spec import Deal
-from p2p_nertz.protocol.state import GameState
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
-from p2p_nertz.sim import Faults, Partition, SimConfig, run
+from p2p_nertz.sim import Faults, Partition, SimConfig, Simulation, run
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
 from p2p_nertz.sim.network import Crash, Freeze
 
@@ -253,44 +251,48 @@ _GAMES = {
 }
 
 
-@pytest.fixture
-def checked_earliest(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
-    """Check every answer of ``deadlines.earliest`` (what ``Author.next_deadline`` asks after
-    each input) against the least of the rule's every deadline; count which kind came first
-    where one of membership's did."""
-    quick = deadlines_module.earliest
+def _checked_earliest(config: SimConfig) -> dict[str, int]:
+    """Play ``config``, and after each step ask ``deadlines.earliest`` (what
+    ``Author.next_deadline`` asks after each input) of every live peer's membership, final
+    fold and phase start, bounded by its next beat (as there), by nothing, and at and around
+    the least deadline; check each answer against the least of the rule's every deadline.
+    Count which kind came first where one of membership's came before the beat. (Asked from
+    outside, alike on both builds: a compiled author calls ``earliest`` directly.)"""
     seen = {"calls": 0, "silence": 0, "phase": 0}
 
-    def earliest(membership: Membership, final: GameState, since: float, before: float) -> float:
-        answer = quick(membership, final, since, before)
-        assert answer == min([before, *deadlines_module.deadlines(membership, final, since)])
-        seen["calls"] += 1
-        if answer < before:
-            timers = membership.timers
-            blame = membership.blame_from(since)
-            seen["phase"] += blame is not None and answer == blame + timers.phase_timeout
-            seen["silence"] += any(
-                answer == heard + after
-                for heard in membership.heard
-                for after in (timers.suspect_after, timers.drop_after)
-            )
-        return answer
+    def check(sim: Simulation) -> bool:
+        for peer in sim.peers:
+            if peer is None:
+                continue
+            author = peer._author
+            membership, final, since = author.membership, author.final, author.phase_since
+            every = list(deadlines_module.deadlines(membership, final, since))
+            beat = author.outbox.last_sent + peer.config.beat_interval
+            least = min(every, default=math.inf)
+            for before in (beat, math.inf, least, least + 0.001, least - 0.001):
+                answer = deadlines_module.earliest(membership, final, since, before)
+                assert answer == min([before, *every])
+            seen["calls"] += 1
+            if least < beat:
+                timers = membership.timers
+                blame = membership.blame_from(since)
+                seen["phase"] += blame is not None and least == blame + timers.phase_timeout
+                seen["silence"] += any(
+                    least == heard + after
+                    for heard in membership.heard
+                    for after in (timers.suspect_after, timers.drop_after)
+                )
+        return False
 
-    need_interpreted(
-        "wraps author.earliest to check it, which a compiled author calls directly",
-        "p2p_nertz.protocol.author",
-    )
-    monkeypatch.setattr(author_module, "earliest", earliest)
-    yield seen
+    Simulation(config).run(check)
+    return seen
 
 
 @pytest.mark.parametrize(
     ("game", "first"), [("partition", "silence"), ("crash", "silence"), ("late key", "phase")]
 )
-def test_earliest_deadline_answers_as_the_least_of_every_deadline(
-    game: str, first: str, checked_earliest: dict[str, int]
-) -> None:
-    run(_GAMES[game])
+def test_earliest_deadline_answers_as_the_least_of_every_deadline(game: str, first: str) -> None:
+    checked_earliest = _checked_earliest(_GAMES[game])
     assert checked_earliest["calls"] > 1000
     # The timers the game is about came before every other deadline (and agreed) at times.
     assert checked_earliest[first] > 0

@@ -21,12 +21,14 @@ dated by a withdrawal it does not need, which the bound never reached (``finalit
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
-from builds import need_interpreted
 
 from p2p_nertz.protocol import finality
 from p2p_nertz.protocol.state import GameState
-from p2p_nertz.sim import run
+from p2p_nertz.sim import SimConfig, Simulation, run
+from p2p_nertz.sim.invariants import check
 from p2p_nertz.sim.mixes import late_withdrawals
 from p2p_nertz.sim.network import SimResult
 from p2p_nertz.sim.schedules import LateLift
@@ -48,6 +50,22 @@ def test_a_claim_on_cards_the_lift_cut_is_a_lost_race() -> None:
     assert len({f.digest() for f in finals}) == 1
 
 
+def _noting(config: SimConfig, schedule: LateLift, note: Callable[[GameState], None]) -> SimResult:
+    """:func:`~p2p_nertz.sim.run` of ``config`` and ``schedule``, ``note`` shown every live
+    peer's tentative fold after each step (asked from outside, alike on both builds: a
+    compiled core calls ``finality``'s functions directly)."""
+
+    def noted(sim: Simulation) -> bool:
+        for peer in sim.peers:
+            if peer is not None:
+                note(peer.tentative)
+        return False
+
+    result = Simulation(config, schedule).run(noted)
+    result.violations = check(result)
+    return result
+
+
 def _alike(result: SimResult) -> None:
     """Every check of DESIGN.md §8 holds (termination, agreement, no split between any two
     peers, the audit's validity), every peer ends on one final state, and the audit of every
@@ -61,30 +79,21 @@ def _alike(result: SimResult) -> None:
     assert report.digest == finals[0].digest()
 
 
-def test_every_member_three_players_the_wait_holds_a_drop_resting_on_a_held_withdrawal(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_every_member_three_players_the_wait_holds_a_drop_resting_on_a_held_withdrawal() -> None:
     """Three players, seed 2, seat 0's withdrawals held (the seed's own game asks the wait
     of no member): a view's held votes drop seat 0 resting on a withdrawal timed after the
     drop (``finality.lifted`` asked of seat 0), and no peer makes that drop final while seat
     0's withdrawals are held (the schedule's ``final_by`` stays ``None``); once they come,
     every peer and the audit end alike."""
     asked: list[int] = []
-    plain = finality.lifted
 
-    def noting(tentative: GameState, seat: int) -> int:
-        at = plain(tentative, seat)
-        if at and seat == 0:
+    def noting(tentative: GameState) -> None:
+        at = finality.lifted(tentative, 0) if 0 in tentative.drop_at else 0
+        if at:
             asked.append(at)
-        return at
 
-    need_interpreted(
-        "spies on finality.lifted, which compiled callers call directly",
-        "p2p_nertz.protocol.finality",
-    )
-    monkeypatch.setattr(finality, "lifted", noting)
     schedule = LateLift(0)
-    result = run(late_withdrawals(2, players=(3, 3)), schedule)
+    result = _noting(late_withdrawals(2, players=(3, 3)), schedule, noting)
     if not schedule.held or not asked:
         pytest.fail("the race is no longer built: nothing held, or the wait never asked")
     assert schedule.final_by is None, "a peer made the drop final while the withdrawal was held"
@@ -106,9 +115,7 @@ def test_every_member_a_drop_made_final_while_a_withdrawal_is_held_stands(
     _alike(result)
 
 
-def test_every_member_five_players_seed_14_a_drop_dated_without_a_lift_it_does_not_need(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_every_member_five_players_seed_14_a_drop_dated_without_a_lift_it_does_not_need() -> None:
     """Five players seed 14, seat 0's withdrawal on seat 3 (its event 42, Lamport 372) held,
     released after 3 s with no drop final: peers 1, 2 and 4 made seat 4's drop at 37 (at
     304) final without it. Peers 0 and 3, holding it, once read the drop as decided at 372
@@ -119,21 +126,15 @@ def test_every_member_five_players_seed_14_a_drop_dated_without_a_lift_it_does_n
     ``decided_at``), so peers 0 and 3 make it final as the others did, and every peer and the
     audit end alike."""
     earlier: list[tuple[int, int]] = []
-    plain = finality.decided
 
-    def noting(tentative: GameState, seat: int) -> int:
-        at = plain(tentative, seat)
-        if seat == 4 and at < finality.decided_at(tentative, seat):
-            earlier.append((at, finality.decided_at(tentative, seat)))
-        return at
+    def noting(tentative: GameState) -> None:
+        if 4 in tentative.dropped:
+            at, dated = finality.decided(tentative, 4), finality.decided_at(tentative, 4)
+            if at < dated:
+                earlier.append((at, dated))
 
-    need_interpreted(
-        "spies on finality.decided, which compiled callers call directly",
-        "p2p_nertz.protocol.finality",
-    )
-    monkeypatch.setattr(finality, "decided", noting)
     schedule = LateLift(0)
-    result = run(late_withdrawals(14, players=(4, 5)), schedule)
+    result = _noting(late_withdrawals(14, players=(4, 5)), schedule, noting)
     if result.spec.seats != 5 or schedule.held != {(0, 42)} or not earlier:
         pytest.fail(f"the race is no longer built: held {schedule.held}, dated {earlier[:1]}")
     assert schedule.final_by is None

@@ -11,14 +11,16 @@ is asked).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from builds import need_interpreted
 from peer_helpers import Paused, PeerNetwork
 from test_local_held_back import _vote, _withdraw
 from test_ui_controller import Shown
 
 from p2p_nertz.protocol.local import AbandonRefused, MoveAnswer, MoveRefusal, MoveRefused
 from p2p_nertz.protocol.peer import Peer
+from p2p_nertz.protocol.player import LocalPlayer
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Pile, Rules
 from p2p_nertz.ui import TableController
@@ -135,9 +137,30 @@ def test_a_move_refused_while_the_others_vote_us_out_is_said_over_once_withdrawn
     assert _status(table, peer, now) == BACK_IN
 
 
-def test_a_move_refused_while_the_table_decides_a_drop_is_said_over_once_it_has(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+class _Pending:
+    """A peer as the table reads it, its player's :meth:`LocalPlayer.drop_pending` stood in
+    for by ``pending[0]`` (the table's layer above the core: a compiled core's methods are
+    read-only, so the stand-in is the peer the table is shown)."""
+
+    def __init__(self, peer: Peer, pending: list[bool]) -> None:
+        self._peer, self.player = peer, _PendingPlayer(peer.player, pending)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._peer, name)
+
+
+class _PendingPlayer:
+    def __init__(self, player: LocalPlayer, pending: list[bool]) -> None:
+        self._player, self._pending = player, pending
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._player, name)
+
+    def drop_pending(self) -> bool:
+        return self._pending[0]
+
+
+def test_a_move_refused_while_the_table_decides_a_drop_is_said_over_once_it_has() -> None:
     """The core's own refusal (tests/test_local_drop_pending.py), its end as the player's
     core says it (:meth:`LocalPlayer.drop_pending`) stood in for: a real undecided drop takes
     a withdrawal held at once (scan_late_lift.py --pairs, seed 32)."""
@@ -146,15 +169,11 @@ def test_a_move_refused_while_the_table_decides_a_drop_is_said_over_once_it_has(
     table = _table(peer)
     assert not peer.player.drop_pending()  # (the real core: nobody's drop undecided)
     pending = [True]
-    need_interpreted(
-        "replaces a LocalPlayer's drop_pending: a compiled object's methods are read-only",
-        "p2p_nertz.protocol.player",
-    )
-    monkeypatch.setattr(peer.player, "drop_pending", lambda: pending[0])
+    shown: Any = _Pending(peer, pending)
     table.refused(MoveAnswer(MoveRefusal.DROP_PENDING, seats=(0,)))
-    assert _status(table, peer, net.now) == "wait: the table is deciding whether p0 has gone"
+    assert _status(table, shown, net.now) == "wait: the table is deciding whether p0 has gone"
     pending[0] = False
-    assert _status(table, peer, net.now) == decided_words((0,), ["p0", "p1"].__getitem__)
+    assert _status(table, shown, net.now) == decided_words((0,), ["p0", "p1"].__getitem__)
 
 
 @pytest.mark.parametrize("by", ["key", "core"])

@@ -67,6 +67,7 @@ from p2p_nertz.deck.wire import (
     decode_opening,
     encode_opening,
 )
+from p2p_nertz.errors import chained
 from p2p_nertz.protocol.envelope import (
     KIND_ACK,
     KIND_BEAT,
@@ -974,14 +975,16 @@ def open_noted(
     try:
         message = decode_message(data, game_id=game_id, roster=roster, version=tuple(versions))
     except InvalidMessageError as exc:
-        raise ValueError(f"its message is refused: {exc}") from None
+        raise chained(ValueError(f"its message is refused: {exc}"), None)
     if message.kind not in kinds:
         wanted = " or ".join(sorted(k.name.lower() for k in kinds))
         raise ValueError(f"it holds a {message.kind.name.lower()}, not a {wanted}")
     try:
         return message, parse_body(message.kind, message.body, seats)
-    except ValueError as exc:
-        raise ValueError(f"its {message.kind.name.lower()}'s body is refused: {exc}") from None
+    except ValueError as refused:  # (not ``exc``: compiled, one name is one type, above's)
+        raise chained(
+            ValueError(f"its {message.kind.name.lower()}'s body is refused: {refused}"), None
+        )
 
 
 # Moves by canonical spelling, as met: parsing is pure and a Move immutable, so a spelling

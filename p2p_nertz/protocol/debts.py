@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence, Sized
 from typing import TYPE_CHECKING
 
+from p2p_nertz.errors import chained
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, open_noted
 from p2p_nertz.protocol.effects import Effect, Note, Rejected, Send
 from p2p_nertz.protocol.envelope import Kind, Message
@@ -182,7 +183,7 @@ def read_note(
             seats=seats,
         )  # fmt: skip
     except ValueError as exc:
-        raise DebtNoteError(str(exc)) from None
+        raise chained(DebtNoteError(str(exc)), None)
     if type(body) is not Beat:
         raise DebtNoteError("its body is not a beat's")
     return message, body

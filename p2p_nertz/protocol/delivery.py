@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from p2p_nertz.errors import LogFormatError
+from p2p_nertz.errors import LogFormatError, chained
 from p2p_nertz.protocol.bodies import (
     NOT_EVENTS,
     SHARE_BEATS,
@@ -612,10 +612,9 @@ class Delivery:
                     # Another version's log (a game begun before the protocol changed): taken
                     # back with its records skipped, the peer would play on from a table it
                     # does not hold and sign over its own feed. Refused before anything is done.
-                    raise LogFormatError(
-                        f"the log was written in another protocol version ({exc.detail}): "
-                        "this nertz cannot play it on (docs/log-format.md §9)"
-                    ) from None
+                    version = f"the log was written in another protocol version ({exc.detail})"
+                    why = f"{version}: this nertz cannot play it on (docs/log-format.md §9)"
+                    raise chained(LogFormatError(why), None)
                 continue
             fork = fork_vote_of(message, self.peer_ids[self.seat], len(feeds))
             if fork is not None:

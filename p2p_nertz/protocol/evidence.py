@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import msgpack  # type: ignore[import-untyped]
 
-from p2p_nertz.errors import RemoteProtocolError
+from p2p_nertz.errors import RemoteProtocolError, chained
 from p2p_nertz.protocol.bodies import Beat, Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import (
     MAX_VOTE_SIZE,
@@ -166,9 +166,10 @@ def check_proof(
             max_ext_len=0,
         )
     except Exception as exc:  # any bytes at all: msgpack raises several kinds
-        raise InvalidProofError(
-            ProofProblem.MALFORMED, "a proof is an array of two signed messages"
-        ) from exc
+        raise chained(
+            InvalidProofError(ProofProblem.MALFORMED, "a proof is an array of two signed messages"),
+            exc,
+        )
     if not (isinstance(pair, list) and len(pair) == 2 and all(type(w) is bytes for w in pair)):
         raise InvalidProofError(
             ProofProblem.MALFORMED, "a proof is an array of two signed messages"
@@ -197,9 +198,12 @@ def check_pair(
             # (bare: a drop's signed part alone proves what its author signed, session 41)
             messages.append(decode_message(wire, game_id=game_id, roster=roster, bare=True))
         except InvalidMessageError as exc:
-            raise InvalidProofError(
-                ProofProblem.UNVERIFIED, f"its message {index + 1} is refused: {exc}"
-            ) from exc
+            raise chained(
+                InvalidProofError(
+                    ProofProblem.UNVERIFIED, f"its message {index + 1} is refused: {exc}"
+                ),
+                exc,
+            )
     a, b = messages
     if a.author != b.author:
         raise InvalidProofError(
@@ -221,10 +225,13 @@ def check_pair(
         n = len(roster) if seats is None else seats
         try:
             body = parse_body(beat.kind, beat.body, n)
-        except ValueError as exc:
-            raise InvalidProofError(
-                ProofProblem.UNVERIFIED, f"its beat has a malformed body: {exc}"
-            ) from exc
+        except ValueError as refused:  # (not ``exc``: compiled, one name is one type, above's)
+            raise chained(
+                InvalidProofError(
+                    ProofProblem.UNVERIFIED, f"its beat has a malformed body: {refused}"
+                ),
+                refused,
+            )
         assert isinstance(body, Beat)
         if not contradicts(beat.lamport, body.head_seq, event.seq, event.lamport):
             raise InvalidProofError(

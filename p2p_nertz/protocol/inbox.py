@@ -94,8 +94,8 @@ class Inbox:
         seat = self.seat_of[message.author]
         try:
             body = parse_body(message.kind, message.body, self.n)
-        except ValueError as exc:
-            return Rejected(RejectReason.BAD_BODY.value, str(exc), message.author)
+        except ValueError as refused:  # (not ``exc``: compiled, one name is one type, above's)
+            return Rejected(RejectReason.BAD_BODY.value, str(refused), message.author)
         return seat, message, body
 
     def old_beat(self, data: bytes) -> tuple[int, Message, Beat] | None:

@@ -83,7 +83,7 @@ from dataclasses import dataclass, replace
 from mypy_extensions import mypyc_attr
 
 from p2p_nertz.defaults import DROP_AFTER, SUSPECT_AFTER
-from p2p_nertz.errors import LocalProtocolError
+from p2p_nertz.errors import LocalProtocolError, chained
 from p2p_nertz.protocol.author import Author, keep_heard
 from p2p_nertz.protocol.bodies import (
     Drop,
@@ -233,7 +233,7 @@ class Peer:
         try:
             self.seat = spec.seat_of(identity.peer_id)
         except KeyError:
-            raise LocalProtocolError("this identity is not in the game's roster") from None
+            raise chained(LocalProtocolError("this identity is not in the game's roster"), None)
         self.identity = identity
         self.spec = spec
         self._config = config or PeerConfig()
@@ -316,7 +316,7 @@ class Peer:
         self.player = LocalPlayer(self.seat, self.spec.rules, names, self._author)
         #: what the table waits on, and whether in vain: silence, gone, owing, drops not final
         self.waits = TableWaits(self._author, self.player, lambda: self.config)
-        self._flush = self._flush_honest  # (a liar's seam, as Outbox.sign_event's)
+        self._flush, self._answer_want = self._flush_honest, self._answer_want_honest  # (liars')
 
     @property
     def config(self) -> PeerConfig:
@@ -634,7 +634,7 @@ class Peer:
     ) -> None:
         self._delivery.deliver(seat, message, body, now, source=source)
 
-    def _answer_want(self, to: PeerId, want: Want) -> None:
+    def _answer_want_honest(self, to: PeerId, want: Want) -> None:
         self._delivery.answer_want(to, want)
 
     # -- finality (the chains that count and the final fold: :class:`Chains`) ---------------

@@ -28,7 +28,7 @@ from p2p_nertz.deck.check import Fault, FaultKind
 from p2p_nertz.deck.group import scalar_bytes
 from p2p_nertz.deck.shares import Share
 from p2p_nertz.deck.wire import DeckOpen, DeckShares
-from p2p_nertz.errors import IllegalMoveError
+from p2p_nertz.errors import IllegalMoveError, chained
 from p2p_nertz.protocol.bodies import Play
 from p2p_nertz.protocol.fair_deal import (
     FairDeal,
@@ -352,7 +352,7 @@ class RoundState:
         except IllegalMoveError as exc:
             if self._lost_to_cut(event, body, needs=_needs_unseen(before, move), roster=roster):
                 return False  # a race lost to a drop's cut: the move does not count
-            raise Refuse(_C.ILLEGAL_MOVE, str(exc)) from None
+            raise chained(Refuse(_C.ILLEGAL_MOVE, str(exc)), None)
         self.table = new
         self.seen[seat] = seen
         self.latest = {**self.latest, seat: event.seq}

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from p2p_nertz.deck.shares import Share
+from p2p_nertz.errors import chained
 from p2p_nertz.protocol.bodies import DeckReveal, open_noted
 from p2p_nertz.protocol.envelope import Kind, Message
 from p2p_nertz.protocol.shuffle import DeckRound
@@ -70,6 +71,6 @@ def read_note(
             seats=seats,
         )  # fmt: skip
     except ValueError as exc:
-        raise BadShareNoteError(str(exc)) from None
+        raise chained(BadShareNoteError(str(exc)), None)
     assert isinstance(body, DeckReveal)
     return message, body

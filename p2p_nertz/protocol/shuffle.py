@@ -54,6 +54,7 @@ from p2p_nertz.deck.wire import (
     DeckShares,
     DeckStage,
 )
+from p2p_nertz.errors import chained
 from p2p_nertz.protocol.fold_values import Phase, RefusalCode, Refuse
 from p2p_nertz.protocol.shuffle_owed import Owing, Partials, owed, partials_owed
 from p2p_nertz.rules import Card, new_deck
@@ -217,7 +218,7 @@ class DeckRound:
         try:
             verify_member_key(message.key, message.proof, self.context, i)
         except DeckError as exc:
-            raise Refuse(_C.BAD_KEY, str(exc)) from None
+            raise chained(Refuse(_C.BAD_KEY, str(exc)), None)
         self.keys[i] = message
         self.owing.forget()
 
@@ -511,7 +512,7 @@ class DeckRound:
                 seat=recipient,
             )
         except DeckError as exc:
-            raise Refuse(_C.BAD_DEALING, f"the answer to member {recipient}: {exc}") from None
+            raise chained(Refuse(_C.BAD_DEALING, f"the answer to member {recipient}: {exc}"), None)
         self.complaints[(d, recipient)] = message.share
         self.owing.forget()
 
@@ -546,7 +547,7 @@ class DeckRound:
                     value, public=self.keys[m].key, commitments=dealing.commitments, seat=i
                 )
             except DeckError as exc:
-                raise Refuse(_C.BAD_OPEN, f"the held share of member {m}: {exc}") from None
+                raise chained(Refuse(_C.BAD_OPEN, f"the held share of member {m}: {exc}"), None)
         if base_mul(message.secret) != self.keys[i].key:
             raise Refuse(_C.WRONG_SECRET, "the secret revealed is not the one its key commits to")
         self.secrets[i] = message.secret

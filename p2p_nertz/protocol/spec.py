@@ -19,7 +19,7 @@ from typing import Any, Final, Protocol, TypeVar
 
 import msgpack  # type: ignore[import-untyped]
 
-from p2p_nertz.errors import InvalidRulesError
+from p2p_nertz.errors import InvalidRulesError, chained
 from p2p_nertz.protocol.envelope import PROTOCOL_VERSION, SHARES_VERSION
 from p2p_nertz.protocol.identity import PeerId, fingerprint, key_fault
 from p2p_nertz.protocol.names import NAME_RULE, name_fault
@@ -98,13 +98,14 @@ class GameSpec:
         rules: Rules,
         label: bytes,
         *,
-        deal: Deal = Deal.COMMIT,
+        deal: object = Deal.COMMIT,
     ) -> GameSpec:
         """A spec for these ``(peer id, name)`` pairs, in seat order.
 
         Raises:
-            InvalidRulesError: a bad or repeated peer id, a bad name, or a roster the rules do
-                not allow.
+            InvalidRulesError: a bad or repeated peer id, a bad name, a roster the rules do
+                not allow, or a ``deal`` that is no :class:`Deal` (checked here, alike on both
+                builds: typed ``object``).
         """
         ids = [m[0] for m in members]
         if len(set(ids)) != len(ids):
@@ -204,11 +205,14 @@ class GameSpec:
         except Exception:
             # (In words: the decoder's own message, "unpack(b) received extra data", says
             # nothing to a person holding the wrong file.)
-            raise InvalidRulesError(
-                "its bytes are not a game spec at all (a spec is the game.spec file that "
-                "`nertz play --bots` and `nertz demo` write beside the logs; a lobby game "
-                "writes none, its logs begin with it)"
-            ) from None
+            raise chained(
+                InvalidRulesError(
+                    "its bytes are not a game spec at all (a spec is the game.spec file that "
+                    "`nertz play --bots` and `nertz demo` write beside the logs; a lobby game "
+                    "writes none, its logs begin with it)"
+                ),
+                None,
+            )
         if not isinstance(fields, list) or len(fields) not in (4, 5):
             raise InvalidRulesError(
                 "it is not a game spec: a spec holds four fields (version, roster, rules, label)"
@@ -229,7 +233,7 @@ class GameSpec:
         except InvalidRulesError:
             raise
         except Exception as exc:
-            raise InvalidRulesError(f"not a game spec: {exc}") from None
+            raise chained(InvalidRulesError(f"not a game spec: {exc}"), None)
         if spec.to_wire() != data:
             raise InvalidRulesError("the game spec is not in canonical form")
         return spec

@@ -821,7 +821,7 @@ def _unopposed(state: GameState, seats: frozenset[int] | None, notices: list[Not
     """
     rs = state.round
     if seats is None:
-        seats = rs.seats - rs.forfeit - state.roster.dropped.keys()
+        seats = rs.seats.difference(rs.forfeit, state.roster.dropped)  # (a frozenset: not - keys)
         if seats == state.able:
             return False  # (the usual case: nobody left the round since the last event)
     game = state.game.unopposed(seats)

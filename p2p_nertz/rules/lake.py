@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from p2p_nertz.errors import NotationError
+from p2p_nertz.errors import NotationError, chained
 from p2p_nertz.rules.blank import Blank
 from p2p_nertz.rules.cards import Card, card_code
 from p2p_nertz.rules.moves import PILE_NERTS, PILE_WASTE, FoundationId, Pile
@@ -142,7 +142,7 @@ class Claim:
         try:
             return cls(seat, card, source, foundation, int(m["lamport"]), int(m["seq"] or 0))
         except ValueError as exc:
-            raise NotationError(f"not a claim: {text!r} ({exc})") from None
+            raise chained(NotationError(f"not a claim: {text!r} ({exc})"), None)
 
 
 _CLAIM_RE = re.compile(

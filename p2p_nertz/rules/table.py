@@ -40,7 +40,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NotationError
+from p2p_nertz.errors import IllegalMoveError, InvalidRulesError, NotationError, chained
 from p2p_nertz.rules.cards import SUITS, Card, is_unknown
 from p2p_nertz.rules.config import NERTS_PILE_SIZE, Rules
 from p2p_nertz.rules.lake import Claim, Lake, Resolution, needs
@@ -498,7 +498,9 @@ class Table:
             foundation = move.foundation or self._target(seat, played)
             claim = Claim(seat, played, move.source, foundation, lamport)
         except ValueError as exc:  # IllegalMoveError is a ValueError: name the move
-            raise IllegalMoveError(f"{move}: {exc}", reason=getattr(exc, "reason", None)) from None
+            raise chained(
+                IllegalMoveError(f"{move}: {exc}", reason=getattr(exc, "reason", None)), None
+            )
         if played.rank > 1 and foundation not in self.lake:
             # Never a race: the foundation was never started.
             raise IllegalMoveError(
@@ -901,7 +903,7 @@ def _parse_table(cls: type[Table], text: str, rules: Rules | None) -> Table:
         lake = Lake.parse(";".join(seats.lake_lines))
         table = cls.from_tableaux(rules, seats.tableaux, lake, active=seats.active)
     except (ValueError, InvalidRulesError) as exc:  # IllegalMoveError is a ValueError
-        raise NotationError(f"not a table: {exc}") from None
+        raise chained(NotationError(f"not a table: {exc}"), None)
     if any(c >= n for c in head.callers) or (head.status is STATUS_NERTS) != (head.cut is not None):
         raise NotationError(
             f"not a table: callers and cut= go with a nerts status, in {lines[0]!r}"
@@ -953,7 +955,7 @@ def _parse_head(head: str, line: str) -> _Head:
             turn=int(counters["turn"]) if "turn" in counters else None,
         )
     except ValueError:
-        raise NotationError(f"not a table: a counter is not a number in {line!r}") from None
+        raise chained(NotationError(f"not a table: a counter is not a number in {line!r}"), None)
 
 
 def _parse_seats(lines: list[str]) -> _Seats:
@@ -1008,11 +1010,11 @@ def _parse_rules(text: str) -> Rules:
             try:
                 values[key] = int(value)
             except ValueError:
-                raise NotationError(f"not a rules value: {word!r}") from None
+                raise chained(NotationError(f"not a rules value: {word!r}"), None)
     try:
         return Rules.from_dict(values)
     except InvalidRulesError as exc:
-        raise NotationError(f"not a table's rules: {exc}") from None
+        raise chained(NotationError(f"not a table's rules: {exc}"), None)
 
 
 _RULE_VALUES: dict[str, object] = {"True": True, "False": False, "None": None}
