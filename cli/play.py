@@ -61,6 +61,7 @@ from cli.bots import (
     stop_processes,
 )
 from cli.demo import game_dir
+from cli.files import make_directory
 from cli.keyfile import default_key_path, keep_key, load_key, save_key
 from cli.lobby_app import LobbyApp
 from cli.node_cmd import load_game_spec, load_identity, parse_peers
@@ -286,6 +287,10 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
     apps: list[LobbyApp] = []
 
     async def main(terminal: Terminal) -> None:
+        # (once there is a table to play at, before the lobby opens, as host's: a --log-dir
+        # the game cannot write its log in was found when the game started, after the others
+        # sat down; session 43)
+        make_directory(log_dir, "log directory", "--log-dir")
         app = LobbyApp(
             args, identity, name, rules, address=address, peers=peers, log_dir=log_dir,
             terminal=terminal,
@@ -366,10 +371,7 @@ def _lobby_node(app: LobbyApp, session: Session, config: PeerConfig) -> PeerNode
     """The person's node for the game ``app`` fixed, bound, its log in the lobby's log
     directory (and the lobby's bots noted beside it, for ``nertz resume`` to start them)."""
     spec, identity, log_dir = session.spec, app.identity, app.log_dir
-    try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
+    make_directory(log_dir, "log directory", "--log-dir")  # (made at the start: gone since?)
     log = log_dir / game_log_name(spec.game_id, identity.fingerprint)
     bind = session.endpoints[identity.peer_id]
     node = make_node(identity, spec, log, bind, app.args.watcher, config=config, fresh=True)
