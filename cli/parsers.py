@@ -32,6 +32,7 @@ from cli.args import (
     bot_choices,
     bot_speed,
     check_liveness,
+    check_web_options,
     default_log_dir,
     default_name,
     duration,
@@ -97,6 +98,8 @@ def _later(
     def run(args: argparse.Namespace) -> int:
         if hasattr(args, "drop_after"):  # (add_liveness_arguments: the timers against each other)
             check_liveness(args)
+        if hasattr(args, "no_open"):  # (add_web_arguments: --no-open, --web-bind go with --web)
+            check_web_options(args)
         if check is not None:
             check(args)
         command: Callable[[argparse.Namespace], int] = getattr(

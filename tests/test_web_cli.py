@@ -26,6 +26,37 @@ def test_a_bad_web_bind_is_one_line() -> None:
         one_error_line(done, "--web-bind")
 
 
+#: Every command with a page (cli/args.add_web_arguments), without --web.
+WITHOUT_WEB = {
+    "play": ["play", "--bots", "1"],
+    "resume": ["resume", "x.log", "--bot", "greedy"],
+    "watch": ["watch", "--spec", "x.spec", "--bind", "127.0.0.1:0"],
+    "replay": ["replay", "x.log"],
+}
+
+
+@pytest.mark.parametrize("command", WITHOUT_WEB)
+def test_the_page_s_options_without_the_page_are_refused_not_ignored(
+    tmp_path: Path, command: str
+) -> None:
+    """--no-open and --web-bind without --web were ignored, the command run at the terminal
+    (replay --text --web: the text, no page), the person's choice dropped silently until
+    session 43. Refused before anything is read (x.log, x.spec: not there) or made."""
+    argv = WITHOUT_WEB[command]
+    cases = [
+        (["--no-open"], "--no-open is for the page (--web)"),
+        (["--web-bind", "127.0.0.1:0"], "--web-bind is for the page (--web)"),
+        (["--no-open", "--web-bind", "127.0.0.1:0"], "--no-open and --web-bind are for"),
+    ]
+    if command == "replay":
+        cases.append((["--text", "--web"], "--text prints the events and exits; --web serves"))
+    for more, says in cases:
+        done = nertz(*argv, *more, cwd=tmp_path, timeout=60, home=tmp_path / "home")
+        line = one_error_line(done, says)
+        assert done.returncode == 2 and line.startswith(f"nertz {command}: error: "), line
+    assert [p.name for p in tmp_path.iterdir()] == []  # (no key, no log, no directory)
+
+
 @pytest.mark.parametrize("where", ["in use", "not here"])
 def test_a_page_address_it_cannot_serve_is_one_line_before_any_bot_or_file(
     tmp_path: Path, where: str
