@@ -72,7 +72,7 @@ def test_a_page_address_it_cannot_serve_is_one_line_before_any_bot_or_file(
             *("play", "--web", "--no-open", "--web-bind", bind),
             *("--bots", "1", "--seed", "5", "--dir", str(tmp_path / "game")),
         )
-    line = one_error_line(done, f"cannot serve the page on {bind}")
+        line = one_error_line(done, f"cannot serve the page on {bind}")
     assert done.returncode == 2 and line.startswith("nertz play: error: "), line
     assert not (tmp_path / "game").exists()  # (no spec, no bot started, no log begun)
 
