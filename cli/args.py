@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Final, NoReturn
 
 from p2p_nertz.defaults import BOT_SPEEDS, DROP_AFTER, STRATEGY_NAMES, SUSPECT_AFTER
 from p2p_nertz.errors import NertzError
@@ -750,6 +750,39 @@ def expected_errors(group: BaseExceptionGroup[BaseException]) -> list[BaseExcept
     return errors
 
 
+#: ``--web-bind``'s default, this very object when the option is not given
+#: (:func:`check_web_options` tells the two apart: a value given is a new tuple).
+WEB_BIND_DEFAULT: Final = ("127.0.0.1", 0)
+
+
+def check_web_options(args: argparse.Namespace) -> None:
+    """``--no-open`` and ``--web-bind`` go with ``--web`` (:func:`add_web_arguments`), and
+    ``--web`` not with ``replay --text``: given without it they were ignored, the command run
+    at the terminal, the person's choice of page dropped without a word (session 43).
+
+    Raises:
+        NertzError: one of them given without ``--web``, or ``--web`` with ``--text``.
+    """
+    if getattr(args, "text", False) and args.web:
+        raise NertzError("--text prints the events and exits; --web serves a page: give one")
+    if args.web:
+        return
+    given = [
+        flag
+        for flag, on in (
+            ("--no-open", args.no_open),
+            ("--web-bind", args.web_bind is not WEB_BIND_DEFAULT),
+        )
+        if on
+    ]
+    if given:
+        one = len(given) == 1
+        raise NertzError(
+            f"{' and '.join(given)} {'is' if one else 'are'} for the page (--web), which is "
+            f"not asked for: add --web, or leave {'it' if one else 'them'} out"
+        )
+
+
 def add_web_arguments(
     p: argparse.ArgumentParser,
     what: str = "play in a browser page served by this peer (its URL is printed on a line of "
@@ -765,7 +798,7 @@ def add_web_arguments(
     web.add_argument(
         "--web-bind",
         type=web_bind,
-        default=("127.0.0.1", 0),
+        default=WEB_BIND_DEFAULT,
         metavar="HOST:PORT",
         help="with --web: where the page is served (default 127.0.0.1 and a free port: this "
         "machine only). Another address exposes it on purpose: anyone on that network who "

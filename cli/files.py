@@ -25,7 +25,7 @@ __all__ = [
     "make_directory",
     "read_invite_file",
     "read_small_file",
-    "refuse_a_file_for_a_directory",
+    "refuse_an_unusable_directory",
     "refuse_a_spec",
 ]
 
@@ -50,28 +50,55 @@ def make_directory(path: Path, what: str, option: str) -> None:
 
     Raises:
         NertzError: ``path`` names a file or a device (``mkdir`` says only "File exists"), or
-            it cannot be made; the line names ``option``.
+            a directory this user may not write in, or it cannot be made; the line names
+            ``option``.
     """
-    refuse_a_file_for_a_directory(path, what, option)
+    refuse_an_unusable_directory(path, what, option)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NertzError(f"cannot create {what} {str(path)!r}: {exc.strerror}") from None
 
 
-def refuse_a_file_for_a_directory(path: Path, what: str, option: str) -> None:
+def refuse_an_unusable_directory(path: Path, what: str, option: str) -> None:
     """Refuse ``path`` for the directory ``what`` that ``option`` names if it names a file or
-    a device (what :func:`make_directory` checks first; the commands' argument checks ask it
-    before anything is made or imported, cli/parsers.py).
+    a device, or a directory this user may not make files in (another user's, a read-only
+    mount): what :func:`make_directory` checks first; the commands' argument checks ask it
+    before anything is made or imported, cli/parsers.py. Without the second check a lobby
+    opened on such a ``--log-dir``, others sat down, and the game's start failed on its log
+    (session 43).
 
     Raises:
-        NertzError: ``path`` exists and is not a directory.
+        NertzError: ``path`` exists and is not a directory, or not one to write in; or it
+            is not there and the nearest directory on its way is a file, or not one to write
+            in.
     """
     if path.exists() and not path.is_dir():
         raise NertzError(
             f"cannot create {what} {str(path)!r}: it names a file, not a directory (give "
             f"{option} a directory, or a new name)"
         )
+    if path.is_dir() and not _may_write_in(path):
+        raise NertzError(
+            f"cannot write in {what} {str(path)!r}: permission denied or a read-only file "
+            f"system (give {option} a directory of yours)"
+        )
+    if not path.exists():  # (to be made: in the nearest directory there, one to write in)
+        there = next(p for p in path.absolute().parents if p.exists() or p == p.parent)
+        if not there.is_dir():
+            raise NertzError(f"cannot create {what} {str(path)!r}: {str(there)!r} is a file")
+        if not _may_write_in(there):
+            raise NertzError(
+                f"cannot create {what} {str(path)!r}: {str(there)!r} may not be written in "
+                f"(give {option} a directory of yours)"
+            )
+
+
+def _may_write_in(directory: Path) -> bool:
+    """Whether this process may make files in ``directory`` (its effective ids, where the
+    system can ask by them: a set-uid run, root without the right to override)."""
+    effective = os.access in os.supports_effective_ids
+    return os.access(directory, os.W_OK | os.X_OK, effective_ids=effective)
 
 
 INVITE_FILE_LIMIT = 64 * 1024

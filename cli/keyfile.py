@@ -75,14 +75,17 @@ def load_identity(path: Path, *, players: Collection[bytes] = ()) -> Identity:
         raw, mode = read_small_file(path, KEY_FILE_LIMIT)
     except OSError as exc:
         raise NertzError(f"cannot read key file {str(path)!r}: {exc.strerror}") from None
-    # The mode of the file we read, not of what the path names a moment later.
-    _refuse_open_mode(path, mode)
+    # What the file is first: a spec, a log or a public key given by mistake (mode 0644, as
+    # files are made) was told to be made private, `chmod 600` (session 43), and only then
+    # said to be no key at all.
     try:
         identity = decode_secret(raw)
     except NotASecretKey as exc:
         raise NertzError(f"{str(path)!r} {exc}: {_give_instead()}") from None
     if len(raw) == PRIVATE_KEY_SIZE:
         _refuse_a_known_public_key(path, raw, players)
+    # The mode of the file we read, not of what the path names a moment later.
+    _refuse_open_mode(path, mode)
     return identity
 
 

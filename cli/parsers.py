@@ -32,6 +32,7 @@ from cli.args import (
     bot_choices,
     bot_speed,
     check_liveness,
+    check_web_options,
     default_log_dir,
     default_name,
     duration,
@@ -97,6 +98,8 @@ def _later(
     def run(args: argparse.Namespace) -> int:
         if hasattr(args, "drop_after"):  # (add_liveness_arguments: the timers against each other)
             check_liveness(args)
+        if hasattr(args, "no_open"):  # (add_web_arguments: --no-open, --web-bind go with --web)
+            check_web_options(args)
         if check is not None:
             check(args)
         command: Callable[[argparse.Namespace], int] = getattr(
@@ -204,11 +207,12 @@ def _log_to_write(path: Path) -> None:
 
 
 def _directory_to_make(path: Path | None, what: str, option: str) -> None:
-    """A directory named to be made (``--log-dir``, ``--dir``) does not name a file."""
+    """A directory named to be made (``--log-dir``, ``--dir``) does not name a file, nor a
+    directory that may not be written in."""
     if path is not None:
-        from cli.files import refuse_a_file_for_a_directory
+        from cli.files import refuse_an_unusable_directory
 
-        refuse_a_file_for_a_directory(path, what, option)
+        refuse_an_unusable_directory(path, what, option)
 
 
 def no_key_to_play(key: Path) -> str:
@@ -818,10 +822,13 @@ def _check_play(args: argparse.Namespace) -> None:
     elif args.spec is not None:  # (a given game: all of its parts, checked above)
         _key_file(args.key)
         _spec_file(args.spec)
-    elif args.key is not None:  # (the lobby: a key named must be there; none may be made)
-        if not args.key.exists():
-            raise NertzError(no_key_to_play(args.key))
-        _key_file(args.key)
+    else:  # (the lobby: a key named must be there; none may be made)
+        if args.key is not None:
+            if not args.key.exists():
+                raise NertzError(no_key_to_play(args.key))
+            _key_file(args.key)
+        # (as host's and join's: before the lobby opens, not when the game it made starts)
+        _directory_to_make(args.log_dir, "log directory", "--log-dir")
 
 
 def _no_quick_options(args: argparse.Namespace) -> None:

@@ -61,6 +61,7 @@ from cli.bots import (
     stop_processes,
 )
 from cli.demo import game_dir
+from cli.files import make_directory
 from cli.keyfile import default_key_path, keep_key, load_key, save_key
 from cli.lobby_app import LobbyApp
 from cli.node_cmd import load_game_spec, load_identity, parse_peers
@@ -109,6 +110,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
+    _page_address_usable(args)
     node = make_node(
         identity, spec, args.log, args.bind, args.watcher, config=config, first_waits=args.web
     )
@@ -120,6 +122,20 @@ def _cmd_play(args: argparse.Namespace) -> int:
     else:
         outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return summary(outcome, node, args.log.parent)
+
+
+def _page_address_usable(args: argparse.Namespace) -> None:
+    """``--web``'s page address, tried before anything is made or started: a port in use
+    (or an address not of this machine) was said after the game's directory, its spec and
+    its bots were made and their logs begun, status 1 (session 43).
+
+    Raises:
+        NertzError: the page cannot be served there.
+    """
+    if args.web:
+        from p2p_nertz.web.server import try_address
+
+        try_address(*args.web_bind)
 
 
 def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
@@ -154,6 +170,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     config = liveness_from(args)
     identities, spec = bots_game(args)
     bots = bot_choices(args.strategy, args.speed, args.bots, "bot")
+    _page_address_usable(args)
     workdir, spec_path, note = game_dir(args.dir, "play", spec)
     if note:  # (before the table takes the screen: there when it gives it back)
         print(note)
@@ -286,6 +303,10 @@ def _play_lobby(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int
     apps: list[LobbyApp] = []
 
     async def main(terminal: Terminal) -> None:
+        # (once there is a table to play at, before the lobby opens, as host's: a --log-dir
+        # the game cannot write its log in was found when the game started, after the others
+        # sat down; session 43)
+        make_directory(log_dir, "log directory", "--log-dir")
         app = LobbyApp(
             args, identity, name, rules, address=address, peers=peers, log_dir=log_dir,
             terminal=terminal,
@@ -366,10 +387,7 @@ def _lobby_node(app: LobbyApp, session: Session, config: PeerConfig) -> PeerNode
     """The person's node for the game ``app`` fixed, bound, its log in the lobby's log
     directory (and the lobby's bots noted beside it, for ``nertz resume`` to start them)."""
     spec, identity, log_dir = session.spec, app.identity, app.log_dir
-    try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise NertzError(f"cannot create {str(log_dir)!r}: {exc.strerror}") from None
+    make_directory(log_dir, "log directory", "--log-dir")  # (made at the start: gone since?)
     log = log_dir / game_log_name(spec.game_id, identity.fingerprint)
     bind = session.endpoints[identity.peer_id]
     node = make_node(identity, spec, log, bind, app.args.watcher, config=config, fresh=True)

@@ -7,7 +7,9 @@ a FIFO's open or on ``/dev/zero``'s endless reads, no huge file read into memory
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -222,13 +224,10 @@ def test_audit_and_replay_of_a_fifo_say_it_is_not_a_log_file_not_that_it_is_miss
         assert "is not a regular file" in line and "no such" not in line, line
 
 
-@pytest.mark.parametrize("command", ["host", "join", "bot"])
-def test_a_log_dir_that_cannot_be_made_is_one_line_before_any_lobby_or_key(
-    tmp_path: Path, command: str
-) -> None:
-    files = _Files(tmp_path)
+def _lobby_argv(files: _Files, command: str) -> list[str]:
+    """``command`` (a lobby's: host, join, bot, play) with all it needs but a --log-dir."""
     where = ["--peer", f"127.0.0.1:{files.ports[1]}"]
-    argv = {
+    return {
         "host": [
             "host",
             "--bot",
@@ -242,12 +241,52 @@ def test_a_log_dir_that_cannot_be_made_is_one_line_before_any_lobby_or_key(
         ],
         "join": ["join", "--bot", "greedy", *where, "--key", str(files.key)],
         "bot": ["bot", *where],  # (no --key: a bot would make one and keep it)
+        # (play's lobby, told no table: it would open on a terminal, the log dir unchecked
+        # until the game it made started, after the others sat down, until session 43)
+        "play": ["play", "--key", str(files.key)],
     }[command]
+
+
+LOBBIES = ["host", "join", "bot", "play"]
+
+
+@pytest.mark.parametrize("command", LOBBIES)
+def test_a_log_dir_that_cannot_be_made_is_one_line_before_any_lobby_or_key(
+    tmp_path: Path, command: str
+) -> None:
+    files = _Files(tmp_path)
+    argv = _lobby_argv(files, command)
     for log_dir in (files.spec, files.spec / "logs"):  # (a file; a directory inside a file)
         done = _nertz(tmp_path, *argv, "--log-dir", str(log_dir))
         line = one_error_line(done, "cannot create log directory", str(log_dir))
         assert done.returncode == 2 and done.stdout == "", (line, done.stdout)
     assert not (tmp_path / "home").exists()  # (no key kept, nothing made)
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0 and shutil.which("setpriv") is None,
+    reason="root writes in any directory: needs setpriv to run nertz without that right",
+)
+@pytest.mark.parametrize("command", LOBBIES)
+def test_a_log_dir_not_to_write_in_is_one_line_before_any_lobby(
+    tmp_path: Path, command: str
+) -> None:
+    """An existing --log-dir this user may not make files in was taken: the lobby opened,
+    others sat down, and the game's start failed on its log (session 43)."""
+    files = _Files(tmp_path)
+    log_dir = tmp_path / "not-mine"
+    log_dir.mkdir()
+    log_dir.chmod(0o555)
+    argv = [sys.executable, "-m", "cli", *_lobby_argv(files, command), "--log-dir", str(log_dir)]
+    if os.geteuid() == 0:  # (root, without the rights to override a file's mode)
+        argv = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", *argv]
+    done = subprocess.run(
+        argv, capture_output=True, text=True, cwd=ROOT, timeout=30, stdin=subprocess.DEVNULL,
+        env={**os.environ, "NERTZ_HOME": str(tmp_path / "home")}, check=False,
+    )  # fmt: skip
+    line = one_error_line(done, "cannot write in log directory", str(log_dir), "--log-dir")
+    assert done.returncode == 2 and done.stdout == "", (line, done.stdout)
+    assert list(log_dir.iterdir()) == [] and not (tmp_path / "home").exists()
 
 
 def test_a_spec_file_place_that_is_a_directory_is_one_line_and_left_alone(tmp_path: Path) -> None:

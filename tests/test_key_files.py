@@ -80,10 +80,16 @@ WRONG = {
 }
 
 
+@pytest.mark.parametrize("mode", [0o600, 0o644], ids=["private", "as files are made"])
 @pytest.mark.parametrize("case", sorted(WRONG))
-def test_what_is_not_a_secret_key_is_refused_saying_what_it_is(tmp_path: Path, case: str) -> None:
+def test_what_is_not_a_secret_key_is_refused_saying_what_it_is(
+    tmp_path: Path, case: str, mode: int
+) -> None:
+    """Whatever its mode: a file no key, open to others as files are made, was told to be
+    made private (``chmod 600``) before it was said to be no key at all (session 43)."""
     data, says = WRONG[case]
     path = _file(tmp_path, _log_bytes(tmp_path) if data is None else data)
+    path.chmod(mode)
     before = path.read_bytes()
     with pytest.raises(NertzError) as refused:
         load_identity(path)

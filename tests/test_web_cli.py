@@ -26,21 +26,55 @@ def test_a_bad_web_bind_is_one_line() -> None:
         one_error_line(done, "--web-bind")
 
 
-def test_a_page_port_in_use_is_one_line_and_the_bots_stop(tmp_path: Path) -> None:
+#: Every command with a page (cli/args.add_web_arguments), without --web.
+WITHOUT_WEB = {
+    "play": ["play", "--bots", "1"],
+    "resume": ["resume", "x.log", "--bot", "greedy"],
+    "watch": ["watch", "--spec", "x.spec", "--bind", "127.0.0.1:0"],
+    "replay": ["replay", "x.log"],
+}
+
+
+@pytest.mark.parametrize("command", WITHOUT_WEB)
+def test_the_page_s_options_without_the_page_are_refused_not_ignored(
+    tmp_path: Path, command: str
+) -> None:
+    """--no-open and --web-bind without --web were ignored, the command run at the terminal
+    (replay --text --web: the text, no page), the person's choice dropped silently until
+    session 43. Refused before anything is read (x.log, x.spec: not there) or made."""
+    argv = WITHOUT_WEB[command]
+    cases = [
+        (["--no-open"], "--no-open is for the page (--web)"),
+        (["--web-bind", "127.0.0.1:0"], "--web-bind is for the page (--web)"),
+        (["--no-open", "--web-bind", "127.0.0.1:0"], "--no-open and --web-bind are for"),
+    ]
+    if command == "replay":
+        cases.append((["--text", "--web"], "--text prints the events and exits; --web serves"))
+    for more, says in cases:
+        done = nertz(*argv, *more, cwd=tmp_path, timeout=60, home=tmp_path / "home")
+        line = one_error_line(done, says)
+        assert done.returncode == 2 and line.startswith(f"nertz {command}: error: "), line
+    assert [p.name for p in tmp_path.iterdir()] == []  # (no key, no log, no directory)
+
+
+@pytest.mark.parametrize("where", ["in use", "not here"])
+def test_a_page_address_it_cannot_serve_is_one_line_before_any_bot_or_file(
+    tmp_path: Path, where: str
+) -> None:
+    """Said once the game's directory, spec and bots were made, status 1, until session 43;
+    now tried first (p2p_nertz/web/server.py ``try_address``): status 2, nothing made."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        port = taken.getsockname()[1]
+        # (192.0.2.1: TEST-NET-1, documentation's, no machine's address)
+        bind = f"127.0.0.1:{taken.getsockname()[1]}" if where == "in use" else "192.0.2.1:0"
         done = _nertz(
-            *("play", "--web", "--no-open", "--web-bind", f"127.0.0.1:{port}"),
+            *("play", "--web", "--no-open", "--web-bind", bind),
             *("--bots", "1", "--seed", "5", "--dir", str(tmp_path / "game")),
         )
-    assert done.returncode != 0
-    assert "Traceback" not in done.stderr, done.stderr
-    assert f"cannot serve the page on 127.0.0.1:{port}" in done.stderr, done.stderr
-    # The bot was stopped: no process of this game is left.
-    ps = subprocess.run(["ps", "-eo", "args"], check=True, capture_output=True, text=True).stdout
-    assert str(tmp_path / "game") not in ps
+        line = one_error_line(done, f"cannot serve the page on {bind}")
+    assert done.returncode == 2 and line.startswith("nertz play: error: "), line
+    assert not (tmp_path / "game").exists()  # (no spec, no bot started, no log begun)
 
 
 def test_the_page_s_address_is_kept_beside_the_log_for_a_resume(

@@ -440,6 +440,18 @@ async def serve_page(
         task_status.started(f"http://{shown}:{bound}/{app.page.token}/")
 
 
+def try_address(host: str, port: int) -> None:
+    """Bind and listen on ``host:port`` once, and let go: a look before a command makes
+    anything (``nertz play --bots N --web``'s game directory and bots), so that a port in
+    use or an address not of this machine is said first (status 2), not after. A look, not
+    a hold: another program may still take the port before :func:`serve_page` binds it.
+
+    Raises:
+        NertzError: the address cannot be bound (the message names it, as serve_page's).
+    """
+    _listening(host, port, STALLED_AFTER).close()
+
+
 def _listening(host: str, port: int, stalled_after: float) -> socket.socket:
     """A TCP socket bound to ``host:port`` and listening: both in one attempt (a socket of
     another's bound with SO_REUSEADDR and not listening lets the bind pass and takes the port
