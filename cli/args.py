@@ -813,3 +813,18 @@ def web_bind(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"want HOST:PORT (IPv4 address and port), not {text!r}")
     number = _port(port, "TCP port", lowest=0, within=text)
     return ipv4(host), number
+
+
+def page_address_usable(args: argparse.Namespace) -> None:
+    """``--web``'s page address, tried before anything is made or started: a port in use
+    (or an address not of this machine) was said after the game's directory, its spec and
+    its bots were made and their logs begun, status 1 (session 43); ``nertz resume --web``'s
+    after its node was made.
+
+    Raises:
+        NertzError: the page cannot be served there.
+    """
+    if args.web:
+        from p2p_nertz.web.server import try_address
+
+        try_address(*args.web_bind)

@@ -37,6 +37,7 @@ from cli.args import (
     expected_errors,
     liveness_argv,
     liveness_from,
+    page_address_usable,
     rules_from,
 )
 from cli.bots import (
@@ -821,6 +822,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     if ended is not None and (ended.left_round is not None or args.bot is None):
         return say_ended("resume", path, spec, ended, as_json=args.json)
     require_player(args, "resume")
+    page_address_usable(args)
     out = _Out(args.json)
     args.log_dir = path.parent
     session = Session(spec, endpoints)

@@ -44,6 +44,7 @@ from cli.args import (
     expected_errors,
     liveness_argv,
     liveness_from,
+    page_address_usable,
     player_name,
     rules_from,
     say_if_every_interface,
@@ -110,7 +111,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
         load_identity(args.key, players=spec.peer_ids)  # (a player's public key: says so)
         raise NertzError(f"key {identity.fingerprint} is not a member of this game")
     endpoints = parse_peers(args.peer, spec, identity.peer_id)
-    _page_address_usable(args)
+    page_address_usable(args)
     node = make_node(
         identity, spec, args.log, args.bind, args.watcher, config=config, first_waits=args.web
     )
@@ -122,20 +123,6 @@ def _cmd_play(args: argparse.Namespace) -> int:
     else:
         outcome = run_in_terminal(node, endpoints, colour=colour, symbols=symbols)
     return summary(outcome, node, args.log.parent)
-
-
-def _page_address_usable(args: argparse.Namespace) -> None:
-    """``--web``'s page address, tried before anything is made or started: a port in use
-    (or an address not of this machine) was said after the game's directory, its spec and
-    its bots were made and their logs begun, status 1 (session 43).
-
-    Raises:
-        NertzError: the page cannot be served there.
-    """
-    if args.web:
-        from p2p_nertz.web.server import try_address
-
-        try_address(*args.web_bind)
 
 
 def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
@@ -170,7 +157,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     config = liveness_from(args)
     identities, spec = bots_game(args)
     bots = bot_choices(args.strategy, args.speed, args.bots, "bot")
-    _page_address_usable(args)
+    page_address_usable(args)
     workdir, spec_path, note = game_dir(args.dir, "play", spec)
     if note:  # (before the table takes the screen: there when it gives it back)
         print(note)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -21,7 +22,16 @@ from types import SimpleNamespace
 import msgpack  # type: ignore[import-untyped]
 import pytest
 import trio
-from cli_helpers import cli_popen, cli_run, held_ports, introduce, json_lines_until, stop_all
+from cli_helpers import (
+    cli_popen,
+    cli_run,
+    held_ports,
+    introduce,
+    json_lines_until,
+    nertz,
+    one_error_line,
+    stop_all,
+)
 
 from cli.args import EXIT_GONE, GoneError
 from cli.keyfile import write_key
@@ -217,6 +227,28 @@ def _lone_log(tmp_path: Path, tail: bytes, ports: list[int]) -> tuple[Path, Path
     with path.open("ab") as f:
         f.write(tail)
     return path, tmp_path / "bob.key", path.read_bytes()
+
+
+def test_resume_whose_page_cannot_be_served_says_so_before_its_node_starts(
+    tmp_path: Path, ports: list[int]
+) -> None:
+    """``nertz resume --web`` on a page address in use or not of this machine: one line,
+    status 2, and nothing of the game touched — it was said after the node was made
+    (session 43: ``play --web`` was mended first, resume's path was left)."""
+    path, key, data = _lone_log(tmp_path, b"", ports)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        for bind in (f"127.0.0.1:{taken.getsockname()[1]}", "192.0.2.1:0"):  # (TEST-NET-1)
+            done = nertz(
+                *("resume", str(path), "--key", str(key), "--bot", "greedy"),
+                *("--web", "--no-open", "--web-bind", bind),
+                timeout=120,
+                home=tmp_path / "home",
+            )
+            line = one_error_line(done, f"cannot serve the page on {bind}")
+            assert done.returncode == 2 and line.startswith("nertz resume: error: "), line
+            assert path.read_bytes() == data  # (no node: nothing appended, nothing cut)
 
 
 def test_resume_says_whether_it_cut_a_frame_or_zero_bytes(tmp_path: Path, ports: list[int]) -> None:
