@@ -267,8 +267,9 @@ def _folded_whole(peer: Peer, upto: int | None = None) -> GameState:
 # first was not the one tried. Now a later drop that lifts a cap a drop rests on dates it
 # (roster.drop_lifts in finality.decided_at), and a member dropped at one count is tried at
 # an earlier count of the votes against it (folds.earlier_drops; docs/protocol.md §9.2,
-# session 38).
-@pytest.mark.parametrize(("seed", "lying"), [(186, 0), (196, None)])
+# session 38). Seed 186 alone here (session 43): with either of those two rules undone it
+# fails and 196 passes (each checked in a scratch copy), so 196 (2.9 CPU-s) guards neither.
+@pytest.mark.parametrize(("seed", "lying"), [(186, 0)])
 def test_liars_a_drop_resting_on_a_later_drop_leaves_the_honest_peers_together(
     seed: int, lying: int | None
 ) -> None:

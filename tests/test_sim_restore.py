@@ -11,6 +11,13 @@ of the read: by then the kept version had been refused as the fork of the other 
 2872). And folding the whole game at once, the tentative fold skipped every event of a member
 cut and readmitted further on in the order, its votes among them (36, 40): its refold checked
 for events counted that should be skipped, never for events skipped that count.
+
+One seed now (session 43): 23 (1.8 CPU-s), which fails with the first fix undone (the held
+votes followed as the log is read back, ``Delivery.read_back``). Of the others, 40 (2.1 CPU-s)
+fails on that alone too; 36, 1080 and 2872 pass with it undone, as every seed does with the
+refold's check of events skipped that count undone (``folds.skips``) or with a restored peer's
+vote again on a fork it voted on after a readmission allowed (``Chains._fork_voted_since``):
+the games have changed since session 9.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from tests.peer_helpers import restored as restored_peer
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [23, 36, 40, 1080, 2872])
+@pytest.mark.parametrize("seed", [23])
 def test_every_peer_restored_from_its_log_holds_the_fold_it_held(seed: int) -> None:
     result = Simulation(SimConfig.soak(seed)).run()
     restored_any = False
