@@ -86,14 +86,22 @@ def _timed(
     return [sys.executable, str(TIMED), str(timeout), *options, "--"]
 
 
-def _owing(line: dict[str, Any], seat: int, names: list[str], ended: OwedEnd | None) -> None:
+def _owing(
+    line: dict[str, Any],
+    seat: int,
+    names: list[str],
+    ended: OwedEnd | None,
+    others: list[dict[str, Any]] | None = None,
+) -> None:
     """``line`` is the ``owing`` notice (``ended`` ``None``) or the ``owing_over`` (why:
-    ``ended``) of member ``seat`` owing its ``ready`` of round 1, in the node's words."""
+    ``ended``; ``others``: the members it names silent) of member ``seat`` owing its ``ready``
+    of round 1, in the node's words."""
     assert (line["seat"], line["name"]) == (seat, names[seat])
     assert line["phase_event"] == {"round": 1, "phase": "play"}
     assert line["events"] is None and line["cover"] == [] and line["relays"] == []
     owing = Owing(seat, 0.0, event=Awaited(1, Phase.PLAY, b"", seat))  # (its time: not said)
-    event, text, fields = notice_line(Owed(owing, ended), names)
+    silent = tuple(other["seat"] for other in others or [])
+    event, text, fields = notice_line(Owed(owing, ended, silent), names)
     assert line["event"] == event and line["words"] == text
     assert line.get("why") == fields.get("why")
 
@@ -112,13 +120,14 @@ def _owing_lines(proc: Any, name: str, seat: int) -> Iterator[dict[str, Any]]:
 def _owing_end(said: Iterator[dict[str, Any]], seat: int, names: list[str]) -> dict[str, Any]:
     """The end of an owing told (``said``: :func:`_owing_lines` past the first ``owing``) that
     is no silence: a loaded machine can starve the member owing past ``--suspect-after``
-    (1 s: a node looks at the table at its suspicion timer's ticks), a real silence, and the
-    wait is told ended *silent now*, then told anew once the member is heard and owes the while
-    (session 43: 3 runs in 10 at a load of 20-33). Each line between is checked as such."""
+    (1 s), a real silence, and the wait is told ended *silent now*, or another member, and the
+    wait is told timed anew (*anew*, naming it), then told anew once every member is heard and
+    the member owes the while (session 43: 3 runs in 10 at a load of 20-33; the second was
+    told *given* before session 43). Each line between is checked as such."""
     for over in said:
         assert over["event"] == "owing_over", over
-        _owing(over, seat, names, OwedEnd(over["why"]))
-        if over["why"] != OwedEnd.SILENT.value:
+        _owing(over, seat, names, OwedEnd(over["why"]), over.get("silent", []))
+        if over["why"] not in (OwedEnd.SILENT.value, OwedEnd.ANEW.value):
             return over
         again = next(said)  # (told anew, or the game's end fails it)
         assert again["event"] == "owing", again

@@ -408,6 +408,10 @@ class Peer:
         """The other members silent now (:meth:`TableWaits.silent`)."""
         return self.waits.silent(now)
 
+    def gave(self, owing: Owing) -> bool:
+        """Whether a member gave all it was told owing (:meth:`TableWaits.gave`)."""
+        return self.waits.gave(owing)
+
     def drops_waiting(self) -> tuple[DropPending, ...]:
         """The drops decided, not final, and on what (:meth:`TableWaits.drops_waiting`)."""
         return self.waits.drops_waiting()
