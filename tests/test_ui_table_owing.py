@@ -312,7 +312,12 @@ def test_owing_and_a_drop_waiting_as_the_node_prints_them_in_json() -> None:
     assert fields["relays"] == [{"seat": 1, "name": "Bob", "first": 4, "last": 5}]
     assert fields["phase_event"] == {"round": 1, "phase": "play"}
     event, text, fields = notice_line(Owed(owing, OwedEnd.HELD), names)
-    assert (event, fields["why"]) == ("owing_over", "held")
+    assert (event, fields["why"], fields["silent"]) == ("owing_over", "held", [])
+    event, text, fields = notice_line(Owed(owing, OwedEnd.ANEW, (1,)), names)
+    assert (event, fields["why"], fields["silent"]) == ("owing_over", "anew", [
+        {"seat": 1, "name": "Bob"}
+    ])  # fmt: skip
+    assert text == "the table waits anew on Cy, who still owes it: Bob went silent"
     pending = DropPending(0, (1, 2))
     event, text, fields = notice_line(DropWaits(pending), names)
     assert event == "drop_waits" and text == drop_words([pending], names.__getitem__)[0]
@@ -329,6 +334,7 @@ _EVERY_NOTICE = [
     FeedHeld(HeldBack(2, 9, ((0, 10, 12),)), HeldEnd.CAME),
     Owed(Owing(2, 0.0, (7, 9), ((0, 12),), ((1, 4, 5),), Awaited(1, Phase.PLAY, b"", 2))),
     Owed(Owing(2, 0.0, cover=((0, 5),)), OwedEnd.GIVEN),
+    Owed(Owing(2, 0.0, event=Awaited(1, Phase.PLAY, b"", 2)), OwedEnd.ANEW, (1,)),
     DropWaits(DropPending(0, (1, 2))),
     DropWaits(DropPending(0, None), DropEnd.UNDONE),
 ]
