@@ -316,6 +316,7 @@ class Peer:
         self.player = LocalPlayer(self.seat, self.spec.rules, names, self._author)
         #: what the table waits on, and whether in vain: silence, gone, owing, drops not final
         self.waits = TableWaits(self._author, self.player, lambda: self.config)
+        self.gave = self.waits.gave  # (whether a member gave all it was told owing)
         self._flush = self._flush_honest  # (a liar's seam, as Outbox.sign_event's)
 
     @property
@@ -407,10 +408,6 @@ class Peer:
     def silent(self, now: float) -> frozenset[int]:
         """The other members silent now (:meth:`TableWaits.silent`)."""
         return self.waits.silent(now)
-
-    def gave(self, owing: Owing) -> bool:
-        """Whether a member gave all it was told owing (:meth:`TableWaits.gave`)."""
-        return self.waits.gave(owing)
 
     def drops_waiting(self) -> tuple[DropPending, ...]:
         """The drops decided, not final, and on what (:meth:`TableWaits.drops_waiting`)."""
