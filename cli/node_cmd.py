@@ -283,7 +283,8 @@ def owed_line(notice: Owed, names: list[str]) -> tuple[str, str, dict[str, Any]]
     }
     if notice.ended is None:
         return "owing", text, fields
-    return "owing_over", text, {**fields, "why": notice.ended.value}
+    silent = [{"seat": s, "name": names[s]} for s in notice.others]
+    return "owing_over", text, {**fields, "why": notice.ended.value, "silent": silent}
 
 
 def _shares_fields(shares: SharesOwed) -> dict[str, int]:

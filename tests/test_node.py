@@ -21,15 +21,17 @@ from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
 from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig, Record, Send
+from p2p_nertz.protocol.phase_waits import Awaited
 from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import ClaimDecided, GameState, Phase
-from p2p_nertz.protocol.unmet import DropPending, HeldBack, Owing
+from p2p_nertz.protocol.unmet import UNMET_AFTER, DropPending, HeldBack, Owed, OwedEnd, Owing
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Rules, Termination
 from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.mesh import Outlet
 from p2p_nertz.runtime.node import (
     BEAT_CHUNK,
+    TELL_GAP,
     PeerNode,
     decode_clock_note,
     encode_clock_note,
@@ -278,6 +280,9 @@ class _TimedPeer:
     def drops_waiting(self) -> tuple[DropPending, ...]:
         return ()
 
+    def gave(self, owing: Owing) -> bool:
+        return False  # (nobody owing: never asked)
+
 
 def _timed_node(tmp_path: Path, peer: _TimedPeer) -> PeerNode:
     identities, spec = make_game(8)
@@ -317,18 +322,69 @@ def test_an_input_that_moves_the_deadline_later_moves_the_timers_wait(tmp_path: 
             nursery.start_soon(node._timer_loop)
             await trio.testing.wait_all_tasks_blocked()
             peer.deadline = 50.0
-            before = peer.asked
             async with node._lock:
                 await node._apply([])
-            await trio.sleep(20)  # past the old deadline
+            await trio.sleep(1)  # (the waits told after the input, within TELL_GAP)
+            before = peer.asked
+            await trio.sleep(19)  # past the old deadline
             asked.append(peer.asked - before)
             while not peer.ticks:
                 await trio.sleep(1)
             nursery.cancel_scope.cancel()
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
-    assert asked == [1]  # _apply's own look: the timer did not wake at 5 to find nothing due
+    assert asked == [0]  # the timer did not wake at 5 to find nothing due
     assert peer.ticks == [50.0]  # not at 5: the wait moved with the deadline
+
+
+class _OwingPeer(_TimedPeer):
+    """A core whose member 1 owes its ``ready`` since 0 (every member heard), then, once
+    :attr:`given`, owes nothing."""
+
+    given = False
+    ready = Owing(1, 0.0, event=Awaited(1, Phase.PLAY, b"", 1))
+
+    def owing(self, now: float) -> tuple[Owing, ...]:
+        return () if self.given else (self.ready,)
+
+    def gave(self, owing: Owing) -> bool:
+        return self.given
+
+
+def test_a_wait_is_told_when_due_and_its_end_after_the_input_not_at_a_tick(
+    tmp_path: Path,
+) -> None:
+    # Session 43: a node told its waits only at its timer's ticks, and a long --suspect-after
+    # makes them rare (an owing told 36 s late, its end "game over"). Its core's next deadline
+    # is at 100 here: the owing is told when it has lasted the while (UNMET_AFTER), and its
+    # end within TELL_GAP of the input that ended it; the core is not ticked for either.
+    peer = _OwingPeer(deadline=100.0)
+    node = _timed_node(tmp_path, peer)
+    told: list[tuple[float, Owed]] = []
+    node._on_notice = lambda n: told.append((trio.current_time(), cast(Owed, n)))
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(node._timer_loop)
+            async with node._lock:
+                await node._apply([])  # (the start's effects: the owing found, since 0)
+            while not told:
+                await trio.sleep(0.01)
+            await trio.sleep(10)  # (nothing more meanwhile)
+            peer.given = True  # an input: Cy's ready came
+            async with node._lock:
+                await node._apply([])
+            given_at = trio.current_time()
+            while len(told) < 2:
+                await trio.sleep(0.01)
+            assert told[1][0] - given_at <= TELL_GAP
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    (start, first), (_, end) = told
+    assert start == UNMET_AFTER and first == Owed(peer.ready)
+    assert end == Owed(peer.ready, OwedEnd.GIVEN)
+    assert peer.ticks == []  # (the core's deadline, at 100, never came)
 
 
 def test_a_tick_that_leaves_its_deadline_due_waits_before_the_next(tmp_path: Path) -> None:

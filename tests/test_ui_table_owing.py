@@ -49,7 +49,7 @@ from p2p_nertz.protocol.unmet import (
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui.render import render
 from p2p_nertz.ui.tracker import Tracker
-from p2p_nertz.ui.view import TableView, drop_words, owed_words
+from p2p_nertz.ui.view import TableView, drop_words, owed_notice_words, owed_words
 from p2p_nertz.web.model import view_json
 from tests.peer_helpers import PeerNetwork
 from tests.test_peer_leave import _NoReady, _NoSecret, _Withholder
@@ -183,37 +183,120 @@ def test_owing_told_once_while_a_part_is_given_and_ended_by_why() -> None:
     teller = UnmetTeller()
     first = Owing(1, 0.0, cover=((0, 5), (1, 7)))
 
-    def told(now: float, *owing: Owing, silent: frozenset[int] = frozenset()) -> list[Any]:
-        return [(n.owing, n.ended) for n in teller.check(state, now, (), owing, silent)]
+    def told(
+        now: float, *owing: Owing, silent: frozenset[int] = frozenset(), given: bool = False
+    ) -> list[Any]:
+        notices = teller.check(state, now, (), owing, silent, gave=lambda o: given)
+        return [(n.owing, n.ended) for n in notices]
 
     assert told(UNMET_AFTER - 0.1, first) == []  # (not yet the while)
     assert told(UNMET_AFTER, first) == [(first, None)]
     part = Owing(1, 0.0, cover=((1, 7),))  # (its word on feed 0 came: the same wait)
     assert told(UNMET_AFTER + 1, part) == []
     renewed = Owing(1, UNMET_AFTER + 2, cover=((0, 9),))  # (all given: a new wait begins)
-    assert told(UNMET_AFTER + 2, renewed) == [(first, OwedEnd.GIVEN)]
+    assert told(UNMET_AFTER + 2, renewed, given=True) == [(first, OwedEnd.GIVEN)]
     assert told(2 * UNMET_AFTER + 2, renewed) == [(renewed, None)]
     assert told(2 * UNMET_AFTER + 3, silent=frozenset({1})) == [(renewed, OwedEnd.SILENT)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (session 43): a phase event's wait re-timed is told ended 'given'",
-)
 def test_owing_a_phase_event_whose_wait_is_timed_anew_is_not_told_given() -> None:
     # The wait for a member's phase event runs since every member was last heard at once
     # (Membership.blame_from): another member's silence times it anew, the event still owed.
-    # The teller ends the wait told by its new time alone, and its why is 'given' ("Cy sent
+    # The teller ended the wait told by its new time alone, and its why was 'given' ("Cy sent
     # what the table waited for"): tests/test_node_owing.py's withheld ready, 1 run in 10 at
-    # a load of 32-56 (session 43), Cy having sent nothing. Pinned here on the teller alone.
+    # a load of 32-56 (session 43), Cy having sent nothing. The teller alone, here, told
+    # whether Cy gave it as a peer's TableWaits.gave reads it: the held fold's ready.
     state = GameState(SPEC)
     teller = UnmetTeller()
-    ready = Awaited(1, Phase.PLAY, b"", 1)
+    ready = Awaited.of(state, 1)  # (its join, here: the phase's wait of a fold at hand)
     first = Owing(1, 0.0, event=ready)
-    assert [n.ended for n in teller.check(state, UNMET_AFTER, (), (first,))] == [None]
+
+    def ended(now: float, *owing: Owing, silent: frozenset[int] = frozenset()) -> list[Any]:
+        gave = lambda o: o.event is not None and o.event.held_in(state)  # noqa: E731
+        told = teller.check(state, now, (), owing, silent, gave=gave)
+        return [(n.ended, n.others) for n in told]
+
+    assert ended(UNMET_AFTER, first) == [(None, ())]
     anew = Owing(1, UNMET_AFTER + 2, event=ready)  # (a third member was silent a while)
-    ended = [n.ended for n in teller.check(state, UNMET_AFTER + 2, (), (anew,))]
-    assert OwedEnd.GIVEN not in ended
+    assert ended(UNMET_AFTER + 2, anew) == [(OwedEnd.ANEW, ())]
+    assert ended(2 * UNMET_AFTER + 2, anew) == [(None, ())]  # (told anew, the while past)
+    # Another member silent now: the wait is not timed (no owing found), and its end names it.
+    assert ended(2 * UNMET_AFTER + 3, silent=frozenset({2})) == [(OwedEnd.ANEW, (2,))]
+
+
+def _owing_ends(
+    told: Owing,
+    state: GameState,
+    *,
+    given: bool,
+    silent: frozenset[int] = frozenset(),
+    held: tuple[HeldBack, ...] = (),
+) -> tuple[OwedEnd | None, tuple[int, ...]]:
+    """The end the teller tells of ``told`` once no owing is found (``given``: whether the
+    member gave all it said)."""
+    teller = UnmetTeller()
+    assert [n.ended for n in teller.check(state, UNMET_AFTER, (), (told,))] == [None]
+    (end,) = teller.check(state, UNMET_AFTER + 1, held, (), silent, gave=lambda o: given)
+    return end.ended, end.others
+
+
+def test_owing_each_end_is_told_only_when_true() -> None:
+    # Every why a wait can end with, each in the one state where it is true (session 43):
+    # given only when the member gave all it was told owing (its own events), whatever else
+    # made the wait stop being timed.
+    state = GameState(SPEC)
+    ready = Owing(1, 0.0, event=Awaited.of(state, 1))  # (its join: the fold's phase)
+    stall = Owing(1, 0.0, events=(4, 6), cover=((0, 5),))
+    for told in (ready, stall):
+        assert _owing_ends(told, state, given=True) == (OwedEnd.GIVEN, ())
+        assert _owing_ends(told, state, given=False) == (OwedEnd.ANEW, ())
+        others = frozenset({2})  # (another member silent: the waits count once it is heard)
+        assert _owing_ends(told, state, given=False, silent=others) == (OwedEnd.ANEW, (2,))
+        assert _owing_ends(told, state, given=True, silent=others) == (OwedEnd.GIVEN, ())
+        silent = frozenset({1, 2})
+        assert _owing_ends(told, state, given=False, silent=silent) == (OwedEnd.SILENT, ())
+        held = (HeldBack(1, 3, ((1, 4, 6),)),)
+        assert _owing_ends(told, state, given=False, held=held) == (OwedEnd.HELD, ())
+        dropped = _dropped(state, 1)
+        assert _owing_ends(told, dropped, given=False) == (OwedEnd.DROPPED, ())
+    # A phase event of a phase the fold is not in (left behind), not given: passed.
+    other = Owing(1, 0.0, event=Awaited(1, Phase.PLAY, b"", 1))
+    assert _owing_ends(other, state, given=False) == (OwedEnd.PASSED, ())
+    assert _owing_ends(other, state, given=True) == (OwedEnd.GIVEN, ())
+
+
+def _dropped(state: GameState, seat: int) -> GameState:
+    """``state`` with member ``seat`` dropped (as a fold that took its drop would be)."""
+    copy = state.copy()
+    copy.dropped = {**copy.dropped, seat: 0}
+    return copy
+
+
+@pytest.mark.parametrize("silence", [7.0, 40.0], ids=["past-suspicion", "past-drop"])
+def test_owing_a_ready_timed_anew_by_a_silence_is_told_so_at_three(silence: float) -> None:
+    # Cy withholds its ready; Bob falls silent for a while, then is heard again: Ann's wait on
+    # Cy is not timed while Bob is silent (the waits count once every member is heard), and
+    # starts anew after. Ann is told the wait timed anew, naming Bob, never that Cy sent it;
+    # then Cy owing it anew, and its end, never 'given' either: the round ended in play
+    # without it (Ann's or Bob's Nerts: 'passed'), or Cy dropped, or the game over.
+    net = _game(_NoReady, 3, 2)
+    watch = _Watch(net, [0])
+    net.run(lambda n: watch(bool(watch.of(0))), within=200)
+    net.silence(1)
+    back = net.now + silence
+    net.run(lambda n: watch(n.now >= back), within=200)
+    net.silenced.discard(1)
+    net.run(lambda n: watch(n.peers[0].final.phase is Phase.OVER), within=400)
+    ends = [n.ended for _, n in watch.of(0)]
+    assert OwedEnd.GIVEN not in ends, ends
+    assert ends[-1] in (OwedEnd.PASSED, OwedEnd.DROPPED, OwedEnd.OVER), ends
+    told, anew = watch.of(0)[0][1], watch.of(0)[1][1]
+    assert told.ended is None and told.owing.seat == 2
+    assert (anew.ended, anew.others) == (OwedEnd.ANEW, (1,)), anew
+    assert anew.owing == told.owing
+    name = lambda s: net.spec.members[s].name  # noqa: E731
+    (words,) = owed_notice_words(anew, name)
+    assert words == f"the table waits anew on {name(2)}, who still owes it: {name(1)} went silent"
 
 
 def test_owing_and_a_drop_waiting_as_the_node_prints_them_in_json() -> None:
@@ -229,7 +312,12 @@ def test_owing_and_a_drop_waiting_as_the_node_prints_them_in_json() -> None:
     assert fields["relays"] == [{"seat": 1, "name": "Bob", "first": 4, "last": 5}]
     assert fields["phase_event"] == {"round": 1, "phase": "play"}
     event, text, fields = notice_line(Owed(owing, OwedEnd.HELD), names)
-    assert (event, fields["why"]) == ("owing_over", "held")
+    assert (event, fields["why"], fields["silent"]) == ("owing_over", "held", [])
+    event, text, fields = notice_line(Owed(owing, OwedEnd.ANEW, (1,)), names)
+    assert (event, fields["why"], fields["silent"]) == ("owing_over", "anew", [
+        {"seat": 1, "name": "Bob"}
+    ])  # fmt: skip
+    assert text == "the table waits anew on Cy, who still owes it: Bob went silent"
     pending = DropPending(0, (1, 2))
     event, text, fields = notice_line(DropWaits(pending), names)
     assert event == "drop_waits" and text == drop_words([pending], names.__getitem__)[0]
@@ -246,6 +334,7 @@ _EVERY_NOTICE = [
     FeedHeld(HeldBack(2, 9, ((0, 10, 12),)), HeldEnd.CAME),
     Owed(Owing(2, 0.0, (7, 9), ((0, 12),), ((1, 4, 5),), Awaited(1, Phase.PLAY, b"", 2))),
     Owed(Owing(2, 0.0, cover=((0, 5),)), OwedEnd.GIVEN),
+    Owed(Owing(2, 0.0, event=Awaited(1, Phase.PLAY, b"", 2)), OwedEnd.ANEW, (1,)),
     DropWaits(DropPending(0, (1, 2))),
     DropWaits(DropPending(0, None), DropEnd.UNDONE),
 ]

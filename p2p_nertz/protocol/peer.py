@@ -316,6 +316,7 @@ class Peer:
         self.player = LocalPlayer(self.seat, self.spec.rules, names, self._author)
         #: what the table waits on, and whether in vain: silence, gone, owing, drops not final
         self.waits = TableWaits(self._author, self.player, lambda: self.config)
+        self.gave = self.waits.gave  # (whether a member gave all it was told owing)
         self._flush, self._answer_want = self._flush_honest, self._answer_want_honest  # (liars')
 
     @property

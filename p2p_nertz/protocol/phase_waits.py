@@ -81,6 +81,35 @@ class Awaited(NamedTuple):
             return self.stage in deck.stages
         return self.seat not in held.waiting()
 
+    def sent_in(self, held: GameState) -> bool:
+        """Whether the ``held`` fold holds this event itself, the member's own (its round's
+        record of the phase names it), not only has left the phase behind (:meth:`held_in`:
+        a round may end in play without a member's ``ready``). A later round: not known here,
+        ``False``. What a wait told ends *given* on (``TableWaits.gave``, session 43)."""
+        rs, deck, seat = held.round, held.round.deck, self.seat
+        if (rs.number, b"" if deck is None else deck.context) != (self.number, self.context):
+            return False
+        if self.stage is not None:
+            return deck is not None and self.stage in deck.stages
+        done: Collection[int]
+        if self.phase is Phase.JOINING:
+            done = held.joined
+        elif self.phase is Phase.COMMIT:
+            done = rs.fair.commits.keys()
+        elif self.phase is Phase.NONCE:
+            done = rs.fair.nonces.keys()
+        elif self.phase is Phase.PLAY:
+            done = rs.ready
+        elif self.phase in (Phase.REVEAL, Phase.OPEN):
+            done = rs.secrets.keys()
+        elif self.phase is Phase.RESULT:
+            done = rs.results
+        elif self.phase is Phase.KEY and deck is not None:
+            return deck.member(seat) in deck.keys
+        else:
+            return self.held_in(held)
+        return seat in done
+
 
 def _due(made: Collection[tuple[int, int]], member: int, members: int) -> tuple[int, int] | None:
     """The first (deck, stage) of ``member``'s that is not ``made`` (in stage order)."""

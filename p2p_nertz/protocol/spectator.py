@@ -182,6 +182,12 @@ class Spectator:
             if q not in out and q not in held
         )
 
+    def gave(self, owing: Owing) -> bool:
+        """Whether a member gave the phase event it was told owing (its own, held in the held
+        fold: ``Awaited.sent_in``, as a peer's ``TableWaits.gave``); a spectator tells no
+        other owing."""
+        return owing.event is not None and owing.event.sent_in(self.tentative)
+
     def silent(self, now: float) -> frozenset[int]:
         """The members not heard here for ``suspect_after`` (none before the first message
         fed with a time: a log read has no clock)."""

@@ -176,6 +176,31 @@ class TableWaits:
                 found.append(shares[q])
         return tuple(found)
 
+    def gave(self, owing: Owing) -> bool:
+        """Whether member ``owing.seat`` has given all that ``owing`` (told before) says it
+        owed: its events up to the last told, its word that it holds each feed up to the seq
+        told, each third member's events it said it holds, the phase's event (its own, held
+        in the held fold: ``Awaited.sent_in``), and its shares of that round. The teller
+        ends a wait *given* only then (session 43): the wait for a phase event is timed anew
+        when another member is silent, and a stall record is cleared, the event or the
+        events still owed."""
+        author = self._author
+        q, feeds, tentative = owing.seat, author.feeds, author.chains.folds.tentative
+        if owing.event is not None and not owing.event.sent_in(tentative):
+            return False
+        if owing.events is not None and len(feeds[q]) < owing.events[1]:
+            return False
+        held_by = author.finality.held_by[q]
+        if any(held_by[r] < seq for r, seq in owing.cover):
+            return False
+        if any(len(feeds[r]) < last for r, _, last in owing.relays):
+            return False
+        if owing.shares is None:
+            return True
+        m, store = author.membership, author.chains.shares.store
+        owed = m.share_waits.owing(author.final, tentative, -math.inf, store=store).get(q)
+        return owed is None or owed[1][0].deal[0] != owing.shares.number
+
     def _shares(self, now: float) -> dict[int, Owing]:
         """The members that owe shares of the round's deal (a shuffle game), each a row: what
         ``Membership`` votes out *withheld* after ``phase_timeout`` (its ``withheld_shares``,

@@ -51,6 +51,7 @@ the member it waits on.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
 
@@ -59,6 +60,8 @@ from p2p_nertz.protocol.roster import standing_votes
 from p2p_nertz.protocol.state import GameState, Phase
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from p2p_nertz.protocol.feeds import Feeds
     from p2p_nertz.protocol.phase_waits import Awaited
 
@@ -241,6 +244,8 @@ class WaitSource(Protocol):
 
     def drops_waiting(self) -> tuple[DropPending, ...]: ...
 
+    def gave(self, owing: Owing) -> bool: ...
+
 
 class UnmetSince:
     """Since when each vote found short of a majority has stood so (per member voted out and
@@ -333,11 +338,18 @@ class FeedHeld:
 class OwedEnd(enum.Enum):
     """Why a member told owing (:class:`Owed`) no longer is."""
 
-    GIVEN = "given"  #: what it owed came (or is owed no more: the wait moved on)
+    GIVEN = "given"  #: all it was told owing came (the source's ``gave``: its own events)
     HELD = "held"  #: its later events came and wait on what it owed: told held back now
     SILENT = "silent"  #: it is silent now: the silence timers take it (``Suspected``)
     DROPPED = "dropped"  #: the member is out: it owes nothing
     OVER = "over"  #: the game is over: nothing waits on it
+    #: it still owes it, and the wait is timed anew (session 43): another member went silent
+    #: (:attr:`Owed.others`; the waits count once every member is heard again:
+    #: ``Membership.blame_from``), or it owes us events first, or it gave a part
+    ANEW = "anew"
+    #: the phase it owed an event of is over here without it (a round ended in play, its
+    #: ``ready`` never sent): the table waits for it no more (session 43)
+    PASSED = "passed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,10 +361,13 @@ class Owed:
     Attributes:
         owing: the member and what it owes, as when told.
         ended: ``None`` when told; why it owes it no more, at its end.
+        others: at an end :attr:`OwedEnd.ANEW`, the other members (still in) silent then,
+            whose silence times the wait anew, in seat order.
     """
 
     owing: Owing
     ended: OwedEnd | None = None
+    others: tuple[int, ...] = ()
 
 
 class DropEnd(enum.Enum):
@@ -391,14 +406,41 @@ class UnmetTeller:
         self._told_held: dict[int, HeldBack] = {}
         self._told_owed: dict[tuple[int, bool, bool], Owing] = {}
         self._told_drops: dict[int, DropPending] = {}
+        #: when the next wait found at the last :meth:`tell`, not told, will have lasted the
+        #: while (inf: none): a node tells its waits then, not at its next timer's tick
+        #: (session 43), and their ends after its inputs
+        self.due = math.inf
 
     def tell(self, source: WaitSource, now: float) -> list[VoteShort | FeedHeld | Owed | DropWaits]:
         """The notices of ``source`` (the node's peer) at ``now`` (:meth:`check`, then the
         drops decided and not final: :meth:`drops`)."""
         owing, silent = source.owing(now), source.silent(now)
         notices: list[VoteShort | FeedHeld | Owed | DropWaits] = []
-        notices += self.check(source.tentative, now, source.held_back(), owing, silent)
-        return notices + self.drops(source.tentative, now, source.drops_waiting())
+        notices += self.check(
+            source.tentative, now, source.held_back(), owing, silent, gave=source.gave
+        )
+        notices += self.drops(source.tentative, now, source.drops_waiting())
+        self.due = self._next_due(owing)
+        return notices
+
+    def _next_due(self, owing: tuple[Owing, ...]) -> float:
+        """When the first wait found and not told yet (``owing``: found now) will have
+        lasted the while (:attr:`due`)."""
+        since = self.since
+        told_held = self._told_held
+        starts = [t for key, t in since._since.items() if key not in self._told]
+        starts += [
+            t
+            for (seat, held), t in since._held_since.items()
+            if seat not in told_held or told_held[seat].held != held
+        ]
+        starts += [t for seat, t in since._drop_since.items() if seat not in self._told_drops]
+        told_owed = self._told_owed
+        for o in owing:
+            told = told_owed.get((o.seat, o.event is not None, o.shares is not None))
+            if told is None or told.since != o.since:
+                starts.append(o.since)
+        return min(starts, default=math.inf) + since.after
 
     def drops(
         self, state: GameState, now: float, found: tuple[DropPending, ...]
@@ -425,13 +467,16 @@ class UnmetTeller:
         held: tuple[HeldBack, ...] = (),
         owing: tuple[Owing, ...] = (),
         silent: frozenset[int] = frozenset(),
+        *,
+        gave: Callable[[Owing], bool] = lambda owing: False,
     ) -> list[VoteShort | FeedHeld | Owed]:
         """The notices of ``state`` at ``now``: the ends of votes told before that no longer
         stand short (first), then the votes that have stood short for the while, not told;
         then the same for the members ``held`` back (:func:`held_back` now), then for the
         members ``owing`` (the peer's :meth:`owing` now: an end when what was told is owed no
         more, or changed; ``silent``: the members silent now, whose wait is the silence
-        timers')."""
+        timers'; ``gave``: whether a member gave all an :class:`Owing` says, the source's
+        :meth:`WaitSource.gave`; by default nothing is known given)."""
         standing = {(u.seat, u.voters): u for u in self.since.standing(state, now)}
         notices: list[VoteShort | FeedHeld | Owed] = [
             VoteShort(told, _why_ended(told, state))
@@ -462,7 +507,7 @@ class UnmetTeller:
         }
         told_owed = self._told_owed
         notices += [
-            Owed(told, _why_owed_ended(told, state, silent, held))
+            Owed(told, *_why_owed_ended(told, state, silent, held, gave))
             for key, told in sorted(told_owed.items())
             if key not in owed or owed[key].since != told.since
         ]
@@ -484,17 +529,30 @@ def _why_drop_ended(told: DropPending, state: GameState) -> DropEnd:
 
 
 def _why_owed_ended(
-    told: Owing, state: GameState, silent: frozenset[int], held: tuple[HeldBack, ...]
-) -> OwedEnd:
-    """Why the member ``told`` owing owes it no more in ``state`` (``silent``: the members
-    silent now; ``held``: those held back now)."""
+    told: Owing,
+    state: GameState,
+    silent: frozenset[int],
+    held: tuple[HeldBack, ...],
+    gave: Callable[[Owing], bool],
+) -> tuple[OwedEnd, tuple[int, ...]]:
+    """Why the wait on the member ``told`` owing ends in ``state`` (``silent``: the members
+    silent now; ``held``: those held back now; ``gave``: whether it gave all ``told`` says),
+    and at :attr:`OwedEnd.ANEW` the others silent now. Each why is said only when true: a
+    person is never told a member sent what it did not (session 43: a phase event's wait
+    timed anew by another member's silence was told *given*)."""
     if state.phase is Phase.OVER:
-        return OwedEnd.OVER
+        return OwedEnd.OVER, ()
     if told.seat in state.dropped:
-        return OwedEnd.DROPPED
+        return OwedEnd.DROPPED, ()
     if told.seat in silent:
-        return OwedEnd.SILENT
-    return OwedEnd.HELD if any(h.seat == told.seat for h in held) else OwedEnd.GIVEN
+        return OwedEnd.SILENT, ()
+    if any(h.seat == told.seat for h in held):
+        return OwedEnd.HELD, ()
+    if gave(told):
+        return OwedEnd.GIVEN, ()
+    if told.event is not None and told.event.held_in(state):
+        return OwedEnd.PASSED, ()  # (its phase over without it: a round ended in play)
+    return OwedEnd.ANEW, tuple(sorted(silent.difference(state.dropped)))
 
 
 def _why_held_ended(told: HeldBack, state: GameState) -> HeldEnd:

@@ -1257,10 +1257,15 @@ def owed_notice_words(notice: Owed, name: Callable[[int], str]) -> tuple[str, ..
     ('the table waits on Cy, heard but not sending its result of round 1',)
     >>> owed_notice_words(Owed(owing, OwedEnd.SILENT), names)
     ('Cy is silent now: the table waits on its silence instead',)
+    >>> owed_notice_words(Owed(owing, OwedEnd.ANEW, (1,)), names)
+    ('the table waits anew on Cy, who still owes it: Bob went silent',)
     """
     if notice.ended is None:
         return owed_words([notice.owing], name)
-    return (_OWED_ENDS[notice.ended].format(who=name(notice.owing.seat)),)
+    text = _OWED_ENDS[notice.ended].format(who=name(notice.owing.seat))
+    if notice.others:  # (whose silence times the wait anew: OwedEnd.ANEW)
+        text += f": {_and([name(s) for s in notice.others])} went silent"
+    return (text,)
 
 
 _OWED_ENDS = {
@@ -1269,6 +1274,8 @@ _OWED_ENDS = {
     OwedEnd.HELD: "{who} is held back now: its later events wait on what it owed",
     OwedEnd.DROPPED: "{who} is dropped: the table waits on it no more",
     OwedEnd.OVER: "the game is over: nothing waits on {who}",
+    OwedEnd.ANEW: "the table waits anew on {who}, who still owes it",
+    OwedEnd.PASSED: "the table waits on {who} no more: that phase is over without it",
 }
 
 
