@@ -26,12 +26,14 @@ from __future__ import annotations
 import pytest
 from peer_helpers import PeerNetwork, forge, sign
 
+from p2p_nertz.audit import FindingKind, LogSource, audit
 from p2p_nertz.protocol.bodies import ID_PREFIX, Beat, Commit, Drop, DropReason, Join, encode_body
 from p2p_nertz.protocol.effects import Effect, Send
 from p2p_nertz.protocol.envelope import Kind, Message, decode_message
 from p2p_nertz.protocol.feeds import MAX_CLOCK_JUMP
 from p2p_nertz.protocol.peer import Peer, Rejected
 from p2p_nertz.protocol.spectator import Spectator
+from p2p_nertz.sim.logfiles import log_file, log_records
 
 
 def _beat(peer: Peer, net: PeerNetwork, seat: int, lamport: int) -> bytes:
@@ -127,6 +129,19 @@ def test_clock_leaps_a_cut_below_the_leaps_a_member_took_leaves_its_next_event_i
     assert [m.kind for m in signed] == [Kind.COMMIT] * len(honest)
     assert all(m.lamport < MAX_CLOCK_JUMP for m in signed)
     assert [(seat, r.reason) for seat, r in refused] == [], "the honest members refused each other"
+    # The audit of the honest members' logs reads the same: the honest members' events taken,
+    # no clock_jump named (it judges an event by what it names alone, as the members do).
+    wires = [*joins.values(), *leaps, *votes, *(m.wire for m in signed)]
+    logs = [
+        LogSource.from_bytes(
+            f"p{seat}.log", log_file(net.spec, seat, log_records(net.spec, seat, wires))
+        )
+        for seat in honest
+    ]
+    report = audit(logs)
+    assert [v for v in report.violations if v.kind is FindingKind.CLOCK_JUMP] == []
+    assert report.state is not None
+    assert all(report.state.counted_ids.items(seat) for seat in honest)
     watcher = Spectator(net.spec)
     for wire in (*joins.values(), *votes, *(m.wire for m in signed)):
         watcher.feed(wire)
