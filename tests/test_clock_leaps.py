@@ -53,10 +53,26 @@ def _jumps(effects: list[object]) -> list[Rejected]:
     return [e for e in effects if isinstance(e, Rejected) and e.reason == "clock_jump"]
 
 
+def _as_session_42(net: PeerNetwork, voter: Peer, vote: Message, lamport: int) -> Message:
+    """``voter``'s ``vote`` re-signed, its body unchanged, at ``lamport``: the time a voter
+    whose clock took the leaps it holds whole as they came (the rule until session 42) gave
+    it. Since session 43 a clock takes an event far ahead whole only once every member still
+    in announced holding it (§5.3), and a vote counts what it announced: an honest voter
+    times such a vote low (checked by the caller). A receiver's verdict is the author's rule
+    alone, never its clock: the vote as session 42 timed it is judged as it was."""
+    body = parse_body(vote.kind, vote.body, len(voter.spec.members))
+    assert isinstance(body, Drop)
+    wire = forge(
+        voter, net.identities[RECEIVER], body, seq=vote.seq, frontier=body.frontier, lamport=lamport
+    )
+    return decode_message(wire)
+
+
 def _receivers() -> tuple[PeerNetwork, Peer, Peer, list[bytes]]:
     """Two copies of seat 0: ``ahead`` holds seat 1's three events, each timed just under
-    2^32 past the one before (so its clock is nearly 2^33 ahead), ``behind`` only the first.
-    And seat 1's three events."""
+    2^32 past the one before, and seat 2's beat announcing them (so every member holds them,
+    and its clock took them whole: nearly 2^33 ahead, §5.3, session 43), ``behind`` only the
+    first. And seat 1's three events."""
     net = PeerNetwork(3, seed=0)
     ahead, behind = net.clone(RECEIVER), net.clone(RECEIVER)
     steps = [forge(ahead, net.identities[STEPPER], Join(()))]
@@ -68,6 +84,8 @@ def _receivers() -> tuple[PeerNetwork, Peer, Peer, list[bytes]]:
             forge(ahead, net.identities[STEPPER], Join(()), lamport=top + MAX_CLOCK_JUMP - 1)
         )
         assert _jumps(ahead.feed(steps[-1], 0.0)) == []  # (within the bound: taken)
+    assert ahead.clock < MAX_CLOCK_JUMP  # (as beats: seat 2 announced none of them yet)
+    ahead.feed(beat_of(ahead, net.identities[OTHER], 2), 0.0)  # (seat 2 holds them too)
     assert ahead.held(STEPPER) == 3 and behind.held(STEPPER) == 1
     assert ahead.clock - behind.clock > MAX_CLOCK_JUMP
     return net, ahead, behind, steps
@@ -194,9 +212,12 @@ def _a_fork_at_the_brink() -> tuple[PeerNetwork, Peer, Peer, Peer, Message, byte
     )
     for peer in (voter, plain, judge):
         assert _jumps(peer.feed(brink, 0.0)) == [] and peer.held(OTHER) == 2
-        assert peer.clock > top + MAX_CLOCK_JUMP  # (its clock took it whole: it names it)
+        # (taken as a beat: not every member announced it, §5.3, session 43)
+        assert peer.clock <= top + MAX_CLOCK_JUMP
     voter.feed(other, 0.0)
-    vote = voter.events(RECEIVER)[-1]
+    honest = voter.events(RECEIVER)[-1]
+    assert honest.lamport <= top + MAX_CLOCK_JUMP  # (names its join: timed in bounds)
+    vote = _as_session_42(net, voter, honest, decode_message(brink).lamport + 1)
     body = parse_body(vote.kind, vote.body, 3)
     assert isinstance(body, Drop) and body.seat == OTHER and body.frontier[OTHER] == 1
     return net, voter, plain, judge, vote, other
@@ -206,7 +227,8 @@ def test_clock_leaps_a_vote_below_a_leap_its_voter_took_is_not_refused() -> None
     # Corner (1): the voter took the brink whole into its clock (it named it), then proved
     # the fork and voted counting seat 2's join only: its vote names nothing timed within
     # 2^32 of its clock, and every member refused it until session 40, an honest member held
-    # back. A vote on proof may now lead what it names by the bound once more (the fork's
+    # back. (Since session 43 its clock takes the brink as a beat and it times the vote in
+    # bounds; the vote judged here is as the clock that took it whole timed it.) A vote on proof may now lead what it names by the bound once more (the fork's
     # version it held, itself at most the bound past what the vote names); no more, and no
     # other event may.
     net, _, _, judge, vote, _ = _a_fork_at_the_brink()
@@ -256,8 +278,12 @@ def test_clock_leaps_an_event_naming_a_forked_brink_has_one_verdict() -> None:
     brink = judge.events(OTHER)[1]
     flipped.feed(brink.wire, 0.0)
     assert flipped.held(OTHER) == 2 and flipped.events(OTHER)[1].id != brink.id  # (proven)
-    event = forge(judge, net.identities[STEPPER], Commit((), 1, b"j" * 32, b"j" * 32))
-    assert decode_message(event).lamport == brink.lamport + 1
+    event = forge(
+        judge,
+        net.identities[STEPPER],
+        Commit((), 1, b"j" * 32, b"j" * 32),
+        lamport=brink.lamport + 1,  # (as a clock that took the brink whole timed it)
+    )
     for peer in (plain, voter, flipped):
         assert _jumps(peer.feed(event, 0.0)) == [] and peer.held(STEPPER) == 2
 
@@ -361,8 +387,12 @@ def test_clock_leaps_an_event_naming_a_branch_past_the_fork_is_taken_once_its_ve
     # judge's answer, another version of one it holds, is kept as a proof's pair, and the
     # commit, fetched again, is judged from it and taken.
     net, peers, events = _a_branch_past_the_fork()
-    event = forge(peers["judge"], net.identities[STEPPER], Commit((), 1, b"j" * 32, b"j" * 32))
-    assert decode_message(event).lamport == decode_message(events["b3"]).lamport + 1
+    event = forge(
+        peers["judge"],
+        net.identities[STEPPER],
+        Commit((), 1, b"j" * 32, b"j" * 32),
+        lamport=decode_message(events["b3"]).lamport + 1,  # (as a clock that took b3 whole)
+    )
     assert _jumps(peers["voter"].feed(event, 0.0)) == [] and peers["voter"].held(STEPPER) == 2
     receiver = peers["receiver"]
     assert len(_jumps(receiver.feed(event, 0.0))) == 1 and receiver.held(STEPPER) == 1
@@ -390,16 +420,23 @@ def test_clock_leaps_a_version_named_that_nobody_holds_is_asked_for_a_few_times_
     _refused_after_three_asks(net, receiver, judge, lie, STEPPER)
 
 
-def _vote_on_the_fork(peers: dict[str, Peer], events: dict[str, bytes]) -> tuple[Message, Drop]:
-    """The voter, which took the brinks whole into its clock (it named them) and signed
-    nothing since, proves the fork at seq 2 (``a2`` comes) and votes counting seat 2's join:
-    its vote is timed past the last brink. Returns it and its body."""
+def _vote_on_the_fork(
+    net: PeerNetwork, peers: dict[str, Peer], events: dict[str, bytes]
+) -> tuple[Message, Drop]:
+    """The voter, holding the brinks and having signed nothing since its join, proves the fork
+    at seq 2 (``a2`` comes) and votes counting seat 2's join, naming the last brink as what it
+    took. Its clock took the brinks as beats (§5.3, session 43: no member announced them), so
+    it times its vote in bounds of its join; the vote returned is that body as a voter whose
+    clock took the brinks whole signed it (the rule until session 42), timed past the last
+    brink (:func:`_as_session_42`). Returns it and its body."""
     voter = peers["voter"]
     voter.feed(events["a2"], 0.0)
-    vote = voter.events(RECEIVER)[-1]
-    body = parse_body(vote.kind, vote.body, len(voter.spec.members))
+    honest = voter.events(RECEIVER)[-1]
+    body = parse_body(honest.kind, honest.body, len(voter.spec.members))
     assert isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION
     last = voter.events(OTHER)[-1]
+    assert honest.lamport <= 1 + MAX_CLOCK_JUMP  # (its frontier names joins timed 1)
+    vote = _as_session_42(net, voter, honest, last.lamport + 1)
     assert body.frontier[OTHER] == 1 and vote.lamport > last.lamport
     assert (body.took_seq, body.took_id) == (last.seq, last.id[:ID_PREFIX])  # (what it took)
     return vote, body
@@ -420,7 +457,7 @@ def test_clock_leaps_a_vote_below_brinks_its_voter_took_is_taken_by_every_member
     # fetched counts once what it names is known (§5.3, *a version fetched*): with three
     # brinks the rival asks for b4, then for b3 it names, and takes the vote then.
     net, peers, events = _a_branch_past_the_fork(brinks, seats)
-    vote, _ = _vote_on_the_fork(peers, events)
+    vote, _ = _vote_on_the_fork(net, peers, events)
     judge, rival = peers["judge"], peers["rival"]
     assert _jumps(judge.feed(vote.wire, 0.0)) == [] and judge.held(RECEIVER) == 2
     for seq in range(brinks + 1, 2, -1):
@@ -442,7 +479,7 @@ def test_clock_leaps_a_vote_leads_what_it_took_by_the_bound_and_no_more(seats: i
     # tick more is a leap, refused alike by the judge (on the branch named) and the rival
     # (the branch fetched).
     net, peers, events = _a_branch_past_the_fork(3, seats)
-    _, body = _vote_on_the_fork(peers, events)
+    _, body = _vote_on_the_fork(net, peers, events)
     took = decode_message(events["b4"]).lamport
     for name in ("judge", "rival"):
         holder = peers[name]
@@ -466,7 +503,7 @@ def test_clock_leaps_a_vote_naming_an_event_nobody_holds_is_asked_about_and_refu
     # from the field. The judge asks everyone for it, three times (no version comes: the
     # voter's event 3 is another, held already), and refuses the vote each time it comes.
     net, peers, events = _a_branch_past_the_fork()
-    vote, body = _vote_on_the_fork(peers, events)
+    vote, body = _vote_on_the_fork(net, peers, events)
     judge, voter = peers["judge"], peers["voter"]
     lie = _lie(net, judge, body, vote.lamport, **took)
     _refused_after_three_asks(net, judge, voter, lie, RECEIVER)
@@ -479,7 +516,7 @@ def test_clock_leaps_the_audit_judges_what_a_vote_took_as_the_members_do(brinks:
     # refused it); the same log with the vote naming a made-up version instead, timed alike,
     # has that vote named ``clock_jump``: no log holds what it says it took.
     net, peers, events = _a_branch_past_the_fork(brinks)
-    vote, body = _vote_on_the_fork(peers, events)
+    vote, body = _vote_on_the_fork(net, peers, events)
     judge = peers["judge"]
     lie = _lie(net, judge, body, vote.lamport, took_id=b"\x00" * ID_PREFIX)
     judge.feed(vote.wire, 0.0)
@@ -499,10 +536,14 @@ def test_clock_leaps_a_watcher_judges_a_version_named_from_the_one_pushed_to_it(
     # five players, the watcher stalled in play). It now keeps the other version pushed to
     # it and judges an event naming it by id from its time, as a member from a proof.
     net, peers, events = _a_branch_past_the_fork()
-    vote, _ = _vote_on_the_fork(peers, events)
+    vote, _ = _vote_on_the_fork(net, peers, events)
     judge = peers["judge"]
-    commit = forge(judge, net.identities[STEPPER], Commit((), 1, b"j" * 32, b"j" * 32))
-    assert decode_message(commit).lamport == decode_message(events["b3"]).lamport + 1
+    commit = forge(
+        judge,
+        net.identities[STEPPER],
+        Commit((), 1, b"j" * 32, b"j" * 32),
+        lamport=decode_message(events["b3"]).lamport + 1,  # (as a clock that took b3 whole)
+    )
     watcher = Spectator(net.spec)
     joins = [judge.events(s)[0].wire for s in range(3)]
     for wire in (*joins, events["a2"], events["a3"], events["b2"], events["b3"], commit, vote.wire):
@@ -526,7 +567,7 @@ def test_clock_leaps_a_vote_whose_took_is_malformed_is_refused_as_a_bad_body(
     took: dict[str, Any], why: str
 ) -> None:
     net, peers, events = _a_branch_past_the_fork()
-    vote, body = _vote_on_the_fork(peers, events)
+    vote, body = _vote_on_the_fork(net, peers, events)
     judge = peers["judge"]
     before = snapshot(judge)
     effects = judge.feed(_lie(net, judge, body, vote.lamport, **took), 0.0)

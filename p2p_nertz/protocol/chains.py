@@ -17,6 +17,7 @@ proven to fork while out), it yields the member and the peer signs before asking
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 from p2p_nertz.protocol.bodies import (
     NOT_EVENTS,
@@ -28,7 +29,7 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.feeds import Feeds, Followed, Source
-from p2p_nertz.protocol.finality import Finality, drops_waiting
+from p2p_nertz.protocol.finality import Finality, covered, drops_waiting, standing_freezes
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.inbox import Inbox
@@ -229,6 +230,9 @@ class Chains:
         # Every event of ours timed up to here is held: all of them (our clock), except while
         # recovering, when others may hold ours past the last one here, timed anywhere above it.
         own = self.feeds[self.seat]
+        if self.outbox.ahead:
+            freezes = standing_freezes(tentative.roster)
+            self.outbox.catch_up(partial(covered, finality, self.folds.final.dropped, freezes))
         self._own_known = self.outbox.clock if not recovering else own[-1].lamport if own else 0
         forked = self.membership.proof.forked_at
         moved, notices = finality.advance(self.folds, tentative, self._bounds, forked)

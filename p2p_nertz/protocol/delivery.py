@@ -458,8 +458,8 @@ class Delivery:
         self.feeds[seat].append(message)
         self.finality.dirty = True
         self.membership.proof.delivered(seat, message.seq)
-        outbox = self.outbox
-        outbox.take_event(message.lamport, announces(self.membership, self.feeds, self.folds, seat))
+        named = announces(self.membership, self.feeds, self.folds, seat)
+        (outbox := self.outbox).take_event(message.lamport, named, seat, message.seq)
         # Its author's early beat now covered, and the event as an ack (§7.1; not our own):
         # what they show we lack is asked for, but of an ack read back from our log.
         early, ack = self.finality.take_event(seat, message, body)

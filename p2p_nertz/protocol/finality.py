@@ -1015,6 +1015,30 @@ def standing_freezes(roster: Roster) -> dict[int, dict[int, int]]:
     return out
 
 
+def covered(
+    finality: Finality,
+    dropped: Mapping[int, int],
+    freezes: Mapping[int, Mapping[int, int]],
+    seat: int,
+    seq: int,
+) -> bool | None:
+    """Whether every member still in (not ``dropped``) but us announced holding ``seat``'s
+    event ``seq`` (what :attr:`Finality.held_by` credits, capped at the count of its vote
+    standing against ``seat``, ``freezes``); ``None`` where it is past ``seat``'s cut, and
+    never counts. Once it is, no cut falls below it (a voter counts at least what it
+    announced): the clock may take it whole (``Outbox.catch_up``, §5.3)."""
+    cut = dropped.get(seat)
+    if cut is not None and seq > cut:
+        return None
+    frozen = freezes.get(seat, {})
+    for r, held in enumerate(finality.held_by):
+        if r == finality.seat or r in dropped:
+            continue
+        if min(held[seat], frozen.get(r, held[seat])) < seq:
+            return False
+    return True
+
+
 def _frozen_cover(
     held: tuple[int, ...], voter: int, freezes: Mapping[int, Mapping[int, int]]
 ) -> tuple[int, ...]:

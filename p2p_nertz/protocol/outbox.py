@@ -11,6 +11,7 @@ wires) decide, the outbox stamps the time, reserves the clock and queues the
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from p2p_nertz.deck.keys import MemberKey
 from p2p_nertz.deck.vss import x25519_secret
@@ -95,6 +96,8 @@ class Outbox:
         self.events_top = 0
         #: How far above :attr:`events_top` a beat-class message may move the clock.
         self.lead = max(BEAT_LEAD, 8 * clock_reserve)
+        #: Events delivered far ahead, taken as beats until covered: (lamport, seat, seq).
+        self.ahead: list[tuple[int, int, int]] = []
         #: The clock is durably reserved up to here (:meth:`reserve`).
         self.reserved = 0
         self.last_sent = now
@@ -127,16 +130,35 @@ class Outbox:
         return local_deck_key(self._private, self._game_id, number, attempt)
 
     # -- the clock -----------------------------------------------------------------------------
-    def take_event(self, lamport: int, named: bool = True) -> None:
+    def take_event(self, lamport: int, named: bool = True, seat: int = -1, seq: int = 0) -> None:
         """An event timed ``lamport`` was delivered here (ours too): the clock passes it. One
         our frontier does not name (``named`` false: past our vote on its author, or past the
         cut of its drop, §5.1) is taken as a beat is (:meth:`take_beat`): what we sign next
-        leaps from what it names alone (``MAX_CLOCK_JUMP``, §5.3), never from it."""
+        leaps from what it names alone (``MAX_CLOCK_JUMP``, §5.3), never from it. So is one
+        of ``seat``'s (its event ``seq``) more than :attr:`lead` past our clock and the events
+        we took, until every member still in announced holding it (:meth:`catch_up`)."""
         if not named:
             self.take_beat(lamport)
             return
+        if seat >= 0 and lamport > max(self.clock, self.events_top + self.lead):
+            self.take_beat(lamport)
+            self.ahead.append((lamport, seat, seq))
+            return
         self.events_top = max(self.events_top, lamport)
         self.clock = max(self.clock, lamport)
+
+    def catch_up(self, covered: Callable[[int, int], bool | None]) -> None:
+        """Take whole each event :meth:`take_event` took as a beat that ``covered`` says every
+        member still in now announced holding (``None``: it never counts, past a cut)."""
+        waiting = []
+        for lamport, seat, seq in self.ahead:
+            said = covered(seat, seq)
+            if said:
+                self.events_top = max(self.events_top, lamport)
+                self.clock = max(self.clock, lamport)
+            elif said is not None:
+                waiting.append((lamport, seat, seq))
+        self.ahead = waiting
 
     def take_beat(self, lamport: int) -> bool:
         """A new beat, ack or want timed ``lamport`` was taken in: the clock passes it, but
