@@ -228,9 +228,9 @@ def test_clock_leaps_a_vote_below_a_leap_its_voter_took_is_not_refused() -> None
     # the fork and voted counting seat 2's join only: its vote names nothing timed within
     # 2^32 of its clock, and every member refused it until session 40, an honest member held
     # back. (Since session 43 its clock takes the brink as a beat and it times the vote in
-    # bounds; the vote judged here is as the clock that took it whole timed it.) A vote on proof may now lead what it names by the bound once more (the fork's
-    # version it held, itself at most the bound past what the vote names); no more, and no
-    # other event may.
+    # bounds; the vote judged here is as the clock that took it whole timed it.) A vote on
+    # proof may now lead what it names by the bound once more (the fork's version it held,
+    # itself at most the bound past what the vote names); no more, and no other event may.
     net, _, _, judge, vote, _ = _a_fork_at_the_brink()
     body = parse_body(vote.kind, vote.body, 3)
     assert isinstance(body, Drop)
