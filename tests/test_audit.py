@@ -16,8 +16,7 @@ from p2p_nertz.audit import Finding, FindingKind, LogSource, audit
 from p2p_nertz.protocol.peer import PeerConfig
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import Crash, Equivocation, Faults, SimConfig, Simulation
-from p2p_nertz.sim.invariants import settled
-from p2p_nertz.sim.logfiles import log_files
+from p2p_nertz.sim.invariants import audit_result, settled
 from tests.audit_helpers import played
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
@@ -99,7 +98,7 @@ def test_audit_any_subset_of_the_logs_verifies() -> None:
 
 def test_audit_matches_the_peers() -> None:
     result = Simulation(SimConfig(players=3, seed=21, rules=Rules(target=None, rounds=2))).run()
-    report = audit(_sources(log_files(result)))
+    report = audit_result(result)
     assert report.valid
     assert {p.final.digest() for p in result.peers if p is not None} == {report.digest}
     assert {p.final.game.totals for p in result.peers if p is not None} == {report.totals}
@@ -118,7 +117,7 @@ def test_audit_matches_the_peers() -> None:
 def test_audit_games_with_network_faults_are_valid(faults: Faults) -> None:
     result = Simulation(SimConfig(players=3, seed=4, faults=faults)).run()
     assert result.finished
-    report = audit(_sources(log_files(result)))
+    report = audit_result(result)
     assert report.valid, [str(v) for v in report.violations]
     assert {f.digest() for f in settled(result)} == {report.digest}
     assert {f.game.totals for f in settled(result)} == {report.totals}
@@ -132,7 +131,7 @@ def test_audit_member_dropped_for_silence_is_valid_with_notices() -> None:
         faults=Faults(crashes=(Crash(1, 2.0, None),)),
     )
     result = Simulation(config).run()
-    report = audit(_sources(log_files(result)))
+    report = audit_result(result)
     assert report.valid, [str(v) for v in report.errors]
     assert report.passes >= 2  # the cut is only known after a first pass
     finals = settled(result)
@@ -156,7 +155,7 @@ def test_audit_readmitted_member_events_between_its_cut_and_rejoin_never_count(s
     finals = settled(result)
     assert finals
     assert all(final.readmitted_at for final in finals)  # (the case under test)
-    report = audit(_sources(log_files(result)))
+    report = audit_result(result)
     assert report.state is not None and report.state.readmitted_at
     cheaters = result.config.faults.cheaters
     assert [str(v) for v in report.errors if v.seat not in cheaters] == []
@@ -178,7 +177,7 @@ def test_audit_follows_the_chain_a_drop_kept_below_its_cut() -> None:
     cheaters = result.config.faults.cheaters
     for final in finals:
         assert {seat for seat, (cut, _) in final.kept_forks.items() if cut > 12} & cheaters
-    report = audit(_sources(log_files(result)))
+    report = audit_result(result)
     assert report.state is not None
     assert report.state.kept_forks == finals[0].kept_forks
     assert [str(v) for v in report.errors if v.seat not in cheaters] == []
@@ -194,7 +193,7 @@ def test_audit_simulated_equivocator_is_named() -> None:
         faults=Faults(equivocations=(Equivocation(1, 3.0, frozenset({2})),)),
     )
     result = Simulation(config).run()
-    report = audit(_sources(log_files(result)))
+    report = audit_result(result)
     forks = [v for v in report.violations if v.kind is FindingKind.EQUIVOCATION]
     assert forks and {v.seat for v in forks} == {1}
     assert report.exit_status == 1

@@ -19,10 +19,10 @@ import dataclasses
 
 import pytest
 
-from p2p_nertz.audit import FindingKind, LogSource, audit
+from p2p_nertz.audit import FindingKind, LogSource
 from p2p_nertz.protocol.envelope import decode_message
 from p2p_nertz.sim import SimConfig, SimResult, Simulation
-from p2p_nertz.sim.logfiles import log_files
+from p2p_nertz.sim.invariants import audit_result
 
 
 def _sources(files: list[bytes]) -> list[LogSource]:
@@ -44,12 +44,12 @@ def _cut_at_own_end(result: SimResult, seat: int) -> tuple[SimResult, int]:
 def test_a_log_cut_as_its_game_ended_names_no_one(players: int, seed: int) -> None:
     result = Simulation(SimConfig(players=players, seed=seed)).run()
     assert result.finished
-    whole = audit(_sources(log_files(result)))
+    whole = audit_result(result)
     assert whole.valid and whole.violations == ()
     for seat in range(players):
         cut, lost = _cut_at_own_end(result, seat)
         assert lost > 0  # (the others' last events reached it after its own: the case at hand)
-        report = audit(_sources(log_files(cut)))
+        report = audit_result(cut)
         # The same game, still valid: the others' logs hold what this one lacks.
         assert report.valid, [str(v) for v in report.errors]
         assert report.finished and report.digest == whole.digest

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.audit import LogSource, audit, auditor
+from p2p_nertz.audit import auditor
 from p2p_nertz.audit.auditor import _Known, _meet
 from p2p_nertz.protocol.bodies import Drop, DropReason, Join
 from p2p_nertz.protocol.envelope import KIND_DROP, KIND_JOIN
 from p2p_nertz.protocol.folds import REFOLDS, Round, cycle_meet, refold
 from p2p_nertz.protocol.state import Event
 from p2p_nertz.sim import SimConfig, Simulation
-from p2p_nertz.sim.logfiles import log_files
+from p2p_nertz.sim.invariants import audit_result
 from tests.test_folds_dropped_past_cut import _drops, _folds, _spec
 
 _S, _W = DropReason.SILENT, DropReason.WITHDRAW
@@ -293,7 +293,6 @@ def test_folds_the_audit_reads_no_log_twice_with_the_same_cuts(
 
     monkeypatch.setattr(auditor, "refold", watched)
     result = Simulation(SimConfig.soak(10, players=(2, 8))).run()
-    logs = log_files(result)
-    report = audit([LogSource.from_bytes(f"p{i + 1}.log", d) for i, d in enumerate(logs)])
+    report = audit_result(result)
     assert repeats == []
     assert report.passes == 4 and dict(report.dropped) == {0: 39, 2: 21}

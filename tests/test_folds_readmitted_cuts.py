@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.bodies import Drop, DropReason
 from p2p_nertz.protocol.envelope import KIND_DROP
 from p2p_nertz.protocol.folds import Trial, Unheld, came_back, impose_cuts, readmitted_cuts
@@ -32,6 +31,7 @@ from p2p_nertz.protocol.spec import GameSpec
 from p2p_nertz.protocol.state import Event, GameState
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, SimConfig, run
+from p2p_nertz.sim.invariants import audit_alone
 from p2p_nertz.sim.logfiles import log_files
 from tests.peer_helpers import restored as restored_peer
 
@@ -161,8 +161,9 @@ def test_soak_seed_16034_every_audit_reaches_the_peers_readmissions() -> None:
     assert every is not None
     assert every.violations == ()
     assert (every.state.dropped, every.state.gaps) == want
-    for seat, data in enumerate(log_files(result)):
-        alone = audit([LogSource.from_bytes(f"p{seat + 1}.log", data)], deep=True)
+    files = log_files(result)
+    for seat in range(len(files)):
+        alone = audit_alone(result, seat, files, deep=True)
         assert alone.violations == (), seat
         assert (alone.state.dropped, alone.state.gaps) == want, seat
         restored = restored_peer(result, seat)

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.gone import GoneReason
 from p2p_nertz.protocol.recovery import RECOVERING_NOTE
 from p2p_nertz.sim import Faults, SimConfig
-from p2p_nertz.sim.invariants import check
+from p2p_nertz.sim.invariants import audit_result, check
 from p2p_nertz.sim.logfiles import log_file, log_files, log_records
 from p2p_nertz.sim.network import QUICK_TIMERS, Simulation
 from p2p_nertz.sim.twins import Twin
@@ -64,7 +63,7 @@ def _check_no_fork(sim: Simulation) -> None:
     assert records[-1].name == RECOVERING_NOTE
     twin_file = log_file(spec, SEAT, records)
     files = [*log_files(result), twin_file]
-    report = audit([LogSource.from_bytes(f"p{i}.log", data) for i, data in enumerate(files)])
+    report = audit_result(result, files)
     assert report.valid and report.errors == ()
 
 

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.recovery import fork_vote_of
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
-from p2p_nertz.sim.invariants import forked_events
+from p2p_nertz.sim.invariants import audit_alone, audit_result, forked_events
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import SimResult
 from tests.peer_helpers import restored as restored_peer
@@ -105,17 +104,17 @@ def test_a_fork_given_up_is_proven_when_the_other_version_comes(table: Table) ->
     assert len({p.final.digest() for p in honest}) == 1
     # Every invariant, the real audit of every log included.
     assert result.violations == []  # (run() checked every invariant)
-    sources = [LogSource.from_bytes(f"p{s + 1}.log", d) for s, d in enumerate(log_files(result))]
-    report = audit(sources)
+    files = log_files(result)
+    report = audit_result(result, files)
     assert {f.seat for f in report.errors} == {cheat}
     assert FindingKind.EQUIVOCATION in {f.kind for f in report.errors}
     # Each log alone blames the cheater alone, and an honest one folds to what its peer made
     # final.
-    for seat, source in enumerate(sources):
-        alone = audit([source])
-        assert {f.seat for f in alone.errors} <= {cheat}, source.name
+    for seat in range(len(files)):
+        alone = audit_alone(result, seat, files)
+        assert {f.seat for f in alone.errors} <= {cheat}, seat
         peer = result.peers[seat]
-        assert peer is None or seat == cheat or alone.digest == peer.final.digest(), source.name
+        assert peer is None or seat == cheat or alone.digest == peer.final.digest(), seat
     # Seat 0 restored from its log reaches what it held live: it gives the fake up and takes
     # the proof back from its log (its vote is there already: not signed again).
     peer = result.peers[0]

@@ -24,11 +24,11 @@ import functools
 
 import pytest
 
-from p2p_nertz.audit import AuditReport, FindingKind, LogSource, audit
+from p2p_nertz.audit import AuditReport, FindingKind
 from p2p_nertz.protocol.envelope import Message, decode_message
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, SimResult, run
-from p2p_nertz.sim.invariants import settled
+from p2p_nertz.sim.invariants import audit_result, settled
 from p2p_nertz.sim.logfiles import log_file, log_records
 
 # (players, seed, sleeper, it sleeps from, cheater, its fake at): the seed's game ties in
@@ -93,14 +93,14 @@ def _audit(
     """The audit of the logs of ``seats`` (``fake_in_own``: also in its author's own log)."""
     spec = result.spec
     notes = result.notes or [[] for _ in result.logs]
-    sources = []
-    for seat in seats:
-        wires = list(result.logs[seat])
+    files = []
+    for seat, log in enumerate(result.logs):
+        wires = list(log)
         if fake_in_own is not None and spec.peer_ids[seat] == fake_in_own[0].author:
             wires.append(fake_in_own[1])
         records = log_records(spec, seat, wires, notes[seat], result.envelopes)
-        sources.append(LogSource.from_bytes(f"p{seat + 1}.log", log_file(spec, seat, records)))
-    return audit(sources)
+        files.append(log_file(spec, seat, records))
+    return audit_result(result, files, seats=seats)
 
 
 def _folded(report: AuditReport, fake: Message, cheat: int) -> bool:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.bodies import Drop, parse_body
 from p2p_nertz.protocol.envelope import (
     MAX_MESSAGE_SIZE,
@@ -33,6 +32,7 @@ from p2p_nertz.protocol.envelope import (
     decode_message,
 )
 from p2p_nertz.protocol.spec import Deal
+from p2p_nertz.sim.invariants import audit_alone
 from p2p_nertz.sim.liar_games import LiarRun, game, nested_shuffle_proof, simulate
 from p2p_nertz.sim.liars import EDGE_LIES, FORK_LIES, LIES, MORE_LIES, QUOTE_LIES, Lie
 from p2p_nertz.sim.logfiles import log_files
@@ -114,7 +114,7 @@ def test_a_vote_on_a_fork_of_a_vote_on_a_shuffle_fork_breaks_no_invariant(
     for seat, peer in enumerate(result.peers):
         if peer is not None and seat not in cheaters:
             assert set(peer.final.dropped) == cheaters, (seat, peer.final.dropped)
-            alone = audit([LogSource.from_bytes(f"p{seat}.log", files[seat])], deep=True)
+            alone = audit_alone(result, seat, files, deep=True)
             assert {f.seat for f in alone.errors} <= cheaters, alone.errors
     deck_proofs, vote_proofs = 0, 0
     for message, vote in _votes_on_proof(run):

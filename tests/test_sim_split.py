@@ -19,7 +19,6 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.envelope import Kind, decode_message
 from p2p_nertz.protocol.identity import Identity
@@ -39,8 +38,7 @@ from p2p_nertz.sim import (
     audit_logs,
     run,
 )
-from p2p_nertz.sim.invariants import outcomes, settled
-from p2p_nertz.sim.logfiles import log_files
+from p2p_nertz.sim.invariants import audit_result, outcomes, settled
 
 QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
 TWO_ROUNDS = Rules(target=None, rounds=2)
@@ -311,9 +309,7 @@ def test_split_audit_names_a_provisional_difference_as_a_notice_and_the_union_de
     log alone, names where they part as a notice (the side said its result was not known), and
     the union's result is the game's."""
     result = _never_healed()
-    report = audit(
-        [LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(log_files(result))]
-    )
+    report = audit_result(result)
     kinds = [v.kind for v in report.violations]
     assert FindingKind.PROVISIONAL_SPLIT in kinds
     assert FindingKind.SPLIT_RESULT not in kinds

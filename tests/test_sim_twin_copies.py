@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.protocol.gone import GoneReason
 from p2p_nertz.sim import Faults, SimConfig
-from p2p_nertz.sim.invariants import check
+from p2p_nertz.sim.invariants import audit_result, check
 from p2p_nertz.sim.logfiles import log_file, log_files, log_records
 from p2p_nertz.sim.network import QUICK_TIMERS, Crash, Simulation
 from p2p_nertz.sim.twins import Twin
@@ -69,5 +68,5 @@ def test_sim_a_copy_of_a_log_resumed_elsewhere_stops_unheard_without_forking(
     spec = result.spec
     copy_file = log_file(spec, SEAT, log_records(spec, SEAT, copy_log, (), result.envelopes))
     files = [*log_files(result), copy_file]
-    report = audit([LogSource.from_bytes(f"p{i}.log", data) for i, data in enumerate(files)])
+    report = audit_result(result, files)
     assert report.valid and report.errors == ()

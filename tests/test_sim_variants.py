@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Rules
@@ -21,7 +20,7 @@ from p2p_nertz.sim import (
     SimResult,
     run,
 )
-from p2p_nertz.sim.invariants import forked_events, forks, settled
+from p2p_nertz.sim.invariants import audit_alone, audit_result, forked_events, forks, settled
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.probes import no_held_chains
 from p2p_nertz.ui.controller import TableController
@@ -85,9 +84,7 @@ def test_variants_seed_893_the_audit_follows_the_chain_the_votes_quote() -> None
     # The audit of every log folds the same chain: the drops the peers hold, the state and
     # totals they reached, the fork named, no honest result refused and no game left
     # unfinished.
-    report = audit(
-        [LogSource.from_bytes(f"p{i + 1}.log", data) for i, data in enumerate(log_files(result))]
-    )
+    report = audit_result(result)
     assert report.dropped == ((1, 9), (3, 31))
     finals = settled(result)
     assert finals
@@ -100,9 +97,7 @@ def test_variants_seed_893_the_audit_follows_the_chain_the_votes_quote() -> None
     # The chain the votes quote decides it alone: without the chain the logs of the members
     # still in hold (``ForkWatch.held_chain``, which reaches the same chain here), the same.
     with no_held_chains():
-        voted = audit(
-            [LogSource.from_bytes(f"p{i + 1}.log", d) for i, d in enumerate(log_files(result))]
-        )
+        voted = audit_result(result)
     assert (voted.dropped, voted.digest, voted.totals) == (
         report.dropped,
         report.digest,
@@ -194,7 +189,8 @@ def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_fi
     assert peer is not None and peer.final.phase is Phase.OVER
     restored = restored_peer(result, 0)
     assert restored.tentative.digest() == peer.final.digest()
-    report = audit([LogSource.from_bytes("p1.log", log_files(result)[0])])
+    files = log_files(result)
+    report = audit_alone(result, 0, files)
     # (Session 14: (-14, -26, 77, -8, 35) before the members answered seat 0's recovery wants
     # with wants of their own, §9.6, which moves the simulator's later draws.)
     assert report.totals == peer.final.game.totals == (-9, -31, 71, -1, 39)
@@ -204,11 +200,10 @@ def test_variants_seed_693_a_recovered_log_audits_alone_to_what_its_peer_made_fi
     assert {v.seat for v in report.errors} == {1}
     assert FindingKind.EQUIVOCATION in {v.kind for v in report.errors}
     # So does every other honest log alone, as its peer made final.
-    for seat, data in enumerate(log_files(result)):
-        other = result.peers[seat]
+    for seat, other in enumerate(result.peers):
         if seat in (0, 1) or other is None:
             continue
-        alone = audit([LogSource.from_bytes(f"p{seat + 1}.log", data)])
+        alone = audit_alone(result, seat, files)
         assert alone.digest == other.final.digest() == peer.final.digest()
     assert result.violations == []  # (run() checked every invariant, the audit with it)
 
@@ -262,16 +257,16 @@ def test_soak_seed_11030_a_fork_past_the_cut_blames_the_cheater_alone() -> None:
     assert {tuple(p.final.dropped.items()) for p in honest} == {((2, 5),)}
     assert len({p.final.digest() for p in honest}) == 1
     assert result.violations == []  # (run() checked every invariant, the audit with it)
-    sources = [LogSource.from_bytes(f"p{s + 1}.log", d) for s, d in enumerate(log_files(result))]
-    report = audit(sources)
+    files = log_files(result)
+    report = audit_result(result, files)
     assert report.dropped == ((2, 5),)
     assert {v.seat for v in report.errors} == {2}
     assert FindingKind.EQUIVOCATION in {v.kind for v in report.errors}
-    for seat, source in enumerate(sources):
-        alone = audit([source])
+    for seat in range(len(files)):
+        alone = audit_alone(result, seat, files)
         peer = result.peers[seat]
-        assert {v.seat for v in alone.errors} <= {2}, source.name
-        assert peer is None or seat == 2 or alone.digest == peer.final.digest(), source.name
+        assert {v.seat for v in alone.errors} <= {2}, seat
+        assert peer is None or seat == 2 or alone.digest == peer.final.digest(), seat
 
 
 #: 5 players; seat 0 forks at 5.0 s (its seq 23, to seats 2 and 4 alone), seat 3 sleeps from

@@ -4,7 +4,7 @@ DESIGN.md §8 checked after every run."""
 from __future__ import annotations
 
 from p2p_nertz.sim.cheats import DeckCheat, DeckCheatKind
-from p2p_nertz.sim.invariants import audit_logs, check
+from p2p_nertz.sim.invariants import audit_alone, audit_logs, audit_result, check
 from p2p_nertz.sim.network import (
     QUICK_TIMERS,
     Crash,
@@ -30,7 +30,9 @@ __all__ = [
     "SimConfig",
     "SimResult",
     "Simulation",
+    "audit_alone",
     "audit_logs",
+    "audit_result",
     "check",
     "run",
 ]

@@ -22,7 +22,7 @@ Each failed check is one line in the returned list, naming the seat, the round a
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from p2p_nertz.audit import AuditReport, LogSource, audit
 from p2p_nertz.protocol.envelope import InvalidMessageError, decode_message
@@ -348,9 +348,44 @@ def _no_loss(result: SimResult, peers: _Seats, counted: _Seats) -> list[str]:
 
 
 def audit_logs(result: SimResult) -> AuditReport:
-    """The audit of every peer's log of a run (``p1.log`` ... in seat order), deep, with the
-    run's codec memo: the peers parsed and verified these messages already, and the audit's
-    own checks of the same bytes would answer as they did."""
-    files = log_files(result)
-    sources = [LogSource.from_bytes(f"p{seat + 1}.log", data) for seat, data in enumerate(files)]
-    return audit(sources, deep=True, envelopes=result.envelopes)
+    """The audit of every peer's log of a run (``p1.log`` ... in seat order), deep
+    (:func:`audit_result`)."""
+    return audit_result(result, deep=True)
+
+
+def audit_result(
+    result: SimResult,
+    files: Sequence[bytes] | None = None,
+    *,
+    seats: Iterable[int] | None = None,
+    **kw: Any,
+) -> AuditReport:
+    """The audit of log files of a finished run, with the run's codec memo: the peers parsed
+    and verified these messages already, and the audit's own checks of the same bytes would
+    answer as they did (bytes the run never saw, a tampered or made-up message, are parsed
+    and verified as a stranger's would be). The one home of a test's or a check's audit of a
+    run: a new memo would verify every signature of the run again.
+
+    Args:
+        result: the run.
+        files: the log files, in seat order (:func:`log_files` of the run if not given; a
+            test may add a log or change one).
+        seats: the seats whose files are audited (every one if not given), each named
+            ``p{seat + 1}.log``.
+        **kw: passed on to :func:`~p2p_nertz.audit.audit` (``deep``, ``spec``, ``strict``...).
+
+    Not for a check of the audit's own reading of bytes from disk, such as how many
+    signatures it verifies: that wants a memo of its own, as a stranger's audit has.
+    """
+    files = log_files(result) if files is None else files
+    chosen = range(len(files)) if seats is None else seats
+    sources = [LogSource.from_bytes(f"p{seat + 1}.log", files[seat]) for seat in chosen]
+    return audit(sources, envelopes=result.envelopes, **kw)
+
+
+def audit_alone(
+    result: SimResult, seat: int, files: Sequence[bytes] | None = None, **kw: Any
+) -> AuditReport:
+    """The audit of one seat's log of a run read alone (:func:`audit_result`): what its
+    member's own record proves."""
+    return audit_result(result, files, seats=(seat,), **kw)

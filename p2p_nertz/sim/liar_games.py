@@ -56,7 +56,7 @@ from p2p_nertz.protocol.state import GameState, Phase
 from p2p_nertz.rng import Rng
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim.cheats import VoteFlapper
-from p2p_nertz.sim.invariants import UNION_AGREEMENT, check, forks
+from p2p_nertz.sim.invariants import UNION_AGREEMENT, audit_alone, check, forks
 from p2p_nertz.sim.liars import LIES, PACT_LIES, SCARCE, Liar, Lie, Pact, _State, install
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.mixes import noisy
@@ -348,7 +348,7 @@ def owed_alone(result: SimResult) -> list[str]:
     for seat, peer in enumerate(result.peers):
         if peer is None or seat in cheaters:
             continue
-        report = audit([LogSource.from_bytes(f"p{seat + 1}.log", files[seat])], deep=True)
+        report = audit_alone(result, seat, files, deep=True)
         problems.extend(
             f"owed: the audit of seat {seat}'s own log names honest seat {f.seat}: {f}"
             for f in report.errors
