@@ -55,14 +55,13 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.audit import audit
-from p2p_nertz.audit.auditor import LogSource
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.protocol.bodies import DropReason
 from p2p_nertz.protocol.flaps import FLAP_LIMIT
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Faults, SimConfig, SimResult, check
 from p2p_nertz.sim.cheats import VoteFlapper
+from p2p_nertz.sim.invariants import audit_alone
 from p2p_nertz.sim.logfiles import log_files
 from p2p_nertz.sim.network import Freeze
 from tests.flap_boundary_helpers import (
@@ -115,8 +114,9 @@ def _found_alike(result: SimResult, cheat: BoundaryFlapper, fault: int | None) -
     assert report.state.flaps.faults == expected
     named = [(f.seat, f.seq) for f in report.errors if f.kind is FindingKind.FLAP_FAULT]
     assert named == list(expected.items())
-    for seat, data in enumerate(log_files(result)):
-        alone = audit([LogSource.from_bytes(f"p{seat + 1}.log", data)])
+    files = log_files(result)
+    for seat in range(len(files)):
+        alone = audit_alone(result, seat, files)
         assert alone.state is not None
         assert alone.state.flaps.faults == expected, f"the audit of peer {seat}'s log alone"
     if fault is not None and result.spec.seats > 2:

@@ -25,11 +25,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from p2p_nertz.audit import LogSource, audit
 from p2p_nertz.audit.findings import FindingKind
 from p2p_nertz.rules import Rules
 from p2p_nertz.sim import QUICK_TIMERS, Equivocation, Faults, Freeze, SimConfig, run
-from p2p_nertz.sim.invariants import forks
+from p2p_nertz.sim.invariants import audit_alone, audit_result, forks
 from p2p_nertz.sim.logfiles import log_files
 from tests.peer_helpers import restored as restored_peer
 
@@ -134,10 +133,12 @@ def test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table: Table) -> None
     # Every invariant, the real audit of every log included.
     assert result.violations == []  # (run() checked every invariant)
     files = log_files(result)
-    sources = [LogSource.from_bytes(f"p{s + 1}.log", data) for s, data in enumerate(files)]
     # In seat order, the audit run() made (``audit_logs``: these sources, deep); and reversed.
     assert result.audit is not None
-    for report in (result.audit, audit(sources[::-1], deep=True)):
+    for report in (
+        result.audit,
+        audit_result(result, files, seats=range(len(files))[::-1], deep=True),
+    ):
         assert report.totals == next(iter(totals))
         # The fork is still proven, and named, against the cheater alone (its fake may also
         # be timed below what it had announced: a lie about time, also the cheater's).
@@ -152,6 +153,7 @@ def test_a_fork_sent_to_a_sleeper_blames_the_cheater_alone(table: Table) -> None
     restored = restored_peer(result, 1)
     assert restored.tentative.digest() == sleeper.tentative.digest()
     # Each log alone (what a player hands in) blames the cheater alone: the sleeper's too.
-    for source in sources:
-        errors = [f for f in audit([source]).violations if f.severity.value == "error"]
-        assert {f.seat for f in errors} <= {cheat}, source.name
+    for seat in range(len(files)):
+        alone = audit_alone(result, seat, files)
+        errors = [f for f in alone.violations if f.severity.value == "error"]
+        assert {f.seat for f in errors} <= {cheat}, seat

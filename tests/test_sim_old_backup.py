@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nertz.audit import FindingKind, LogSource, audit
+from p2p_nertz.audit import FindingKind
 from p2p_nertz.logfile.format import RecordKind
 from p2p_nertz.protocol.envelope import decode_unverified
 from p2p_nertz.protocol.recovery import RECOVERING_NOTE
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.sim import Faults, SimConfig
+from p2p_nertz.sim.invariants import audit_alone, audit_result
 from p2p_nertz.sim.logfiles import log_file, log_records
 from p2p_nertz.sim.network import QUICK_TIMERS, Crash, SimResult, Simulation
 
@@ -74,15 +75,15 @@ def _resumed(players: int, seed: int, copy_at: float, *, everyone_gone: bool) ->
     return result
 
 
-def _files(result: SimResult, *, without_note: bool = False) -> list[LogSource]:
-    spec, sources = result.spec, []
+def _files(result: SimResult, *, without_note: bool = False) -> list[bytes]:
+    spec, files = result.spec, []
     for seat, wires in enumerate(result.logs):
         notes = result.notes[seat]
         if without_note and seat == SEAT:
             notes = [(at, n) for at, n in notes if n.name != RECOVERING_NOTE]
         records = log_records(spec, seat, wires, notes, result.envelopes)
-        sources.append(LogSource.from_bytes(f"p{seat + 1}.log", log_file(spec, seat, records)))
-    return sources
+        files.append(log_file(spec, seat, records))
+    return files
 
 
 def _check_honest(result: SimResult) -> None:
@@ -91,10 +92,10 @@ def _check_honest(result: SimResult) -> None:
     spec = result.spec
     records = log_records(spec, SEAT, result.logs[SEAT], result.notes[SEAT], result.envelopes)
     assert records[-1].kind is RecordKind.NOTE and records[-1].name == RECOVERING_NOTE
-    sources = _files(result)
-    alone = audit([sources[SEAT]], deep=True)
+    files = _files(result)
+    alone = audit_alone(result, SEAT, files, deep=True)
     assert alone.valid and alone.errors == (), alone.errors
-    every = audit(sources, deep=True)
+    every = audit_result(result, files, deep=True)
     assert every.valid and every.errors == (), every.errors
     lacks = [f for f in every.violations if f.log == f"p{SEAT + 1}.log" and f.seat == SEAT]
     own = spec.peer_ids[SEAT]
@@ -107,7 +108,7 @@ def _check_honest(result: SimResult) -> None:
     assert notice.kind is FindingKind.LOG_ENDS_EARLY and "begun again" in notice.detail
     assert (notice.seq, notice.last_seq) == (held + 1, held + len(lost))
     # The same log without its note: the honest end reads as events signed and not logged.
-    bare = audit(_files(result, without_note=True))
+    bare = audit_result(result, _files(result, without_note=True))
     assert not bare.valid
     assert [f.kind for f in bare.errors if f.seat == SEAT] == [FindingKind.GAP]
 
@@ -234,7 +235,7 @@ def test_sim_a_copy_taken_after_the_game_resumed_with_everyone_gone_says_the_gam
     assert f"the game is over as this log has it (the score: {totals})" in gone.why
     assert "another nertz" not in gone.why
     assert _own(result, result.logs[SEAT]) == signed  # (nothing signed anew)
-    report = audit(_files(result), deep=True)
+    report = audit_result(result, _files(result), deep=True)
     assert report.valid and report.errors == (), report.errors
     assert not [f for f in report.violations if f.seat == SEAT]
 
@@ -250,7 +251,7 @@ def test_sim_a_copy_taken_after_the_game_resumed_among_the_others_signs_nothing(
     assert result.lost_own == [] and result.elsewhere == [] and result.gone == []
     assert all(p is not None and p.final.phase is Phase.OVER for p in result.peers)
     assert _own(result, result.logs[SEAT]) == signed
-    report = audit(_files(result), deep=True)
+    report = audit_result(result, _files(result), deep=True)
     assert report.valid and report.errors == () and report.violations == (), report.findings
 
 
