@@ -138,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _plain_where_not_unicode()
         # (first: a SIGTERM while the command's modules are imported or its arguments read is
         # answered as one later, "interrupted" and 143, not by the process dying mid-import)
-        before, hangup = term_as_ctrl_c(), _hangup_as_term()
+        before = term_as_ctrl_c()
+        hangup = _hangup_as_term()  # (apart: one interrupted here leaves SIGTERM put back)
         return _run(words)
     except KeyboardInterrupt:
         # (a Ctrl-C while the command's modules are imported or its arguments read: on a

@@ -512,3 +512,29 @@ def test_the_terminal_lobby_answers_a_signal_at_the_hand_over_to_the_table(
     _went_on(go_on)()
     assert tty.finish(ENDS_WITHIN) == signal_status(signum), tty.raw[-600:]
     _after_the_hand_over(_said(tty), signum)
+
+
+@pytest.mark.parametrize(
+    "step",
+    ["_closed_streams_to_devnull", "_plain_where_not_unicode", "term_as_ctrl_c", "_hangup_as_term"],
+)
+def test_a_ctrl_c_in_nertz_s_first_instants_is_answered_in_words(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], step: str
+) -> None:
+    """A Ctrl-C inside one of ``main``'s set-up steps (session 43: one came inside
+    ``term_as_ctrl_c``'s ``getsignal`` at a load of 40, before ``main``'s answer, and printed
+    a traceback): one line, the interrupted status, and the signal handlers as they were."""
+    import cli.main
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    handlers = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)
+    monkeypatch.setattr(cli.main, step, interrupted)
+    try:
+        status = cli.main.main(["rules"])
+    except KeyboardInterrupt:  # (out of main: the person would read a traceback)
+        pytest.fail(f"a Ctrl-C in {step} escaped main")
+    assert status == signal_status(signal.SIGINT)
+    assert capsys.readouterr().err == "nertz rules: interrupted\n"
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)) == handlers
