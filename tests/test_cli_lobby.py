@@ -252,6 +252,39 @@ def test_host_join_and_bot_in_separate_processes_play_a_game(tmp_path: Path) -> 
     assert all(Path(s["log"]).stat().st_size > 0 for s in starts)
 
 
+def test_a_friend_joining_on_the_same_account_with_the_hosts_key_is_told_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """Two terminals of one machine and account (the README's friend game): ``nertz join``
+    takes the default key, the host's. Its hello was dropped unanswered as "forged": the join
+    waited at "connecting…" for ever. Now it is refused in one line that says what to do, and
+    the host's table stays open for a key of the friend's own."""
+    home = tmp_path / "ann"
+    keygen(home)
+    env = dict(os.environ, NERTZ_HOME=str(home))
+    host = cli_popen(
+        [sys.executable, "-m", "cli", "host", "--name", "Ann", "--bot", "greedy",
+         "--players", "2", "--json", "--log-dir", str(tmp_path / "logs")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        where = lobby_where(json.loads(first_line(host, "the host")))
+        done = nertz(
+            "join", "--peer", where, "--name", "Bob", "--bot", "greedy", "--timeout", "20",
+            "--log-dir", str(tmp_path / "logs"), home=home,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        one_error_line(
+            after_connecting(done, where), "the host's own", "nertz keygen --key", "--key FILE"
+        )
+        assert host.poll() is None  # (still open for the friend's own key)
+    finally:
+        host.kill()
+        _, err = host.communicate(timeout=30)
+    assert "forged" not in err and "own key" in err, err
+
+
 @pytest.mark.parametrize("command", ["host", "join"])
 def test_ctrl_c_in_the_lobby_leaves_with_one_line(tmp_path: Path, command: str) -> None:
     """Issue 15: Ctrl-C in ``nertz host`` / ``nertz join`` before the game started printed a

@@ -349,7 +349,13 @@ class HostLobby:
         if message.lobby_id not in (self.lobby_id, ANY_LOBBY):
             raise _foreign("for another lobby")
         if message.sender == self.identity.peer_id:
-            raise _foreign("signed with the host's own key", code="forged")
+            # Only the host's key signs so: a second nertz of the host's own player, most
+            # often a friend on the same machine and account, whose `nertz join` took the
+            # same default key. Dropped unanswered, it waited at "connecting…" for ever while
+            # the host read "forged" (session 44): it is told why, and what to do.
+            if not isinstance(message.body, Hello):
+                raise _foreign("signed with the host's own key", code="forged")
+            return [self._refuse(message.sender, "own key", OWN_KEY)]
         return self._take(message, now)
 
     def _admit(self, who: PeerId, now: float) -> None:
@@ -515,6 +521,14 @@ class HostLobby:
         """Close the lobby (nobody else will be seated); tell the guests."""
         self.closed = True
         return [self._send(None, Bye(reason))]
+
+
+OWN_KEY = (
+    "this key is the host's own (one player cannot sit twice); a second player on this "
+    "machine needs a key of their own: nertz keygen --key FILE, then join with --key FILE"
+)
+"""Why a ``hello`` signed with the host's own key is refused (a friend on the same machine
+and account: ``nertz join`` took the default key, the host's)."""
 
 
 def _foreign(what: str, *, code: str = "foreign") -> LobbyMessageError:
