@@ -16,7 +16,6 @@ import argparse
 import json
 import secrets
 import shlex
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ from cli.bots import (
 from cli.files import make_directory
 from cli.keyfile import write_key  # (write_key re-exported for the tests)
 from cli.parsers import DEFAULT_TIMEOUT, TARGET_TIMEOUT
+from cli.places import self_command
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity
@@ -375,22 +375,8 @@ def _report(
     else:
         print(f"all {len(children)} nodes agree: digest {final['digest']}")
     logs = f"{shlex.quote(str(workdir))}/p*.log"  # (the glob outside the quotes: the shell's)
-    nertz = _self_command()
+    nertz = self_command()
     print(f"signed logs: {logs} (one per player; spec and output alongside)")
     print(f"audit them: {nertz} audit {logs}")
     print(f"replay one: {nertz} replay --text {shlex.quote(str(workdir / 'p1.log'))}")
     return 0
-
-
-def _self_command() -> str:
-    """How to run ``nertz`` again as this process was run: ``nertz`` when that is what was
-    typed (the one on the PATH), its whole path when another was run (the README's
-    ``.venv/bin/nertz demo``: the command a person knows, wherever they run it from), else
-    this Python with ``-m cli``."""
-    typed = Path(sys.argv[0])
-    if typed.name == "nertz" and typed.is_file():
-        found = shutil.which("nertz")  # (the shell gives the path it found as argv[0])
-        if found is not None and Path(found).resolve() == typed.resolve():
-            return "nertz"
-        return shlex.quote(str(typed.absolute()))
-    return f"{shlex.quote(sys.executable)} -m cli"

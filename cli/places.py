@@ -8,6 +8,9 @@ their help (cli/parsers.py), before a command imports what reads or writes a key
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
+import sys
 from pathlib import Path
 
 __all__ = [
@@ -16,6 +19,7 @@ __all__ = [
     "game_log_name",
     "kept_key_path",
     "person_key_path",
+    "self_command",
 ]
 
 
@@ -54,3 +58,18 @@ def game_log_name(game_id: bytes, fingerprint: str) -> str:
     ``join``, ``bot``, the ``play`` lobby): the game's id (its first 16 hex digits) and the
     member's fingerprint, so one directory holds every game of every key."""
     return f"{game_id.hex()[:16]}-{fingerprint}.log"
+
+
+def self_command() -> str:
+    """How to run ``nertz`` again as this process was run: ``nertz`` when that is what was
+    typed (the one on the PATH), its whole path when another was run (the README's
+    ``.venv/bin/nertz demo``: the command a person knows, wherever they run it from), else
+    this Python with ``-m cli``. The advice a command ends with (``demo``'s and ``play``'s
+    "audit them: …") is written with it."""
+    typed = Path(sys.argv[0])
+    if typed.name == "nertz" and typed.is_file():
+        found = shutil.which("nertz")  # (the shell gives the path it found as argv[0])
+        if found is not None and Path(found).resolve() == typed.resolve():
+            return "nertz"
+        return shlex.quote(str(typed.absolute()))
+    return f"{shlex.quote(sys.executable)} -m cli"

@@ -205,7 +205,7 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         # After the game the bots finish by themselves; if you left, they leave too (SIGTERM).
         over = outcome.peer is not None and outcome.peer.final.phase is Phase.OVER
         stop_children(children, patience=LEAVE_PATIENCE if over else 0.0)
-    return summary(outcome, node, workdir)
+    return summary(outcome, node, workdir, game_dir=True)
 
 
 # -- the lobby ---------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ import trio
 
 from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status
 from cli.ended import LEAVE_PENDING, pending_leave
+from cli.places import self_command
 from cli.terminal import TERMINAL_SIGNALS, Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -199,8 +201,10 @@ async def _table_main(
     return await run_table(node, endpoints, terminal=terminal, symbols=symbols, hint=hint)
 
 
-def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
-    """Print how the game went (after curses gave the terminal back); the exit status."""
+def summary(outcome: Outcome, node: PeerNode, where: Path, *, game_dir: bool = False) -> int:
+    """Print how the game went (after curses gave the terminal back), and how to audit and
+    replay it; the exit status. ``game_dir``: ``where`` holds this game's logs alone (``play
+    --bots``: the bots' too, so the audit is of them all), not a directory of many games."""
     if outcome.errors:
         print(f"nertz play: error: {error_text(outcome.errors[0])}", file=sys.stderr)
         return EXIT_FAILED
@@ -217,6 +221,7 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
         who = ", ".join(names[w] for w in result.winners)
         print(f"{plural(len(result.winners), 'winner')}: {who}")
     print(f"signed log: {node.log_path}  (game files in {where})")
+    print(checking_words(node.log_path, where if game_dir else None))
     if outcome.signal is not None:
         print(f"nertz play: left the game on signal {outcome.signal}", file=sys.stderr)
         return signal_status(outcome.signal)
@@ -229,3 +234,15 @@ def summary(outcome: Outcome, node: PeerNode, where: Path) -> int:
         print(f"nertz play: {outcome.gone.why}; the table stopped waiting", file=sys.stderr)
         return gone_status(outcome.gone)
     return 0 if final.phase is Phase.OVER else EXIT_FAILED
+
+
+def checking_words(log: Path, game_dir: Path | None) -> str:
+    """How to audit and replay the game just played, as ``nertz demo`` says it: a newcomer
+    who played ``nertz play --bots 2`` read the README's ``nertz audit
+    nertz-logs/demo-*/p*.log``, of a game they had not played, and was told nothing of their
+    own. ``game_dir``: a directory of this game's logs alone (the bots' too), audited whole;
+    else the player's own log (a lobby's log directory holds every game)."""
+    nertz = self_command()
+    own = shlex.quote(str(log))
+    logs = own if game_dir is None else f"{shlex.quote(str(game_dir))}/*.log"  # (the shell's glob)
+    return f"audit it: {nertz} audit {logs}\nreplay it: {nertz} replay {own}"

@@ -166,3 +166,30 @@ def test_the_table_says_how_fast_the_bots_are_and_how_to_change_it(tmp_path: Pat
         tty = Tty(["play", *args, *more])
         tty.wait(said)  # (whole: one row at 80 columns)
         leave(tty)
+
+
+def test_play_ends_saying_how_to_audit_and_replay_the_game_just_played(tmp_path: Path) -> None:
+    # The README's audit and replay are of a demo's logs: a newcomer who had played `nertz
+    # play --bots` was told where their log was, and not how to check the game they played.
+    where = tmp_path / "a game"  # a space in the path: the advice must quote it
+    tty = Tty(["play", "--bots", "1", "--speed", "10", "--seed", "6", "--dir", str(where)])
+    tty.wait("is dealt — go!")
+    leave(tty)
+    said = tty.raw.decode().replace("\r\n", "\n").splitlines()
+    advice = {
+        line.partition(": ")[0]: line.partition(": ")[2]
+        for line in said
+        if line.startswith(("audit it: ", "replay it: "))
+    }
+    assert set(advice) == {"audit it", "replay it"}, said[-8:]
+    for command, more, expected in (
+        # every log of the game, yours and the bot's; the replay (--text: it prints and ends)
+        (advice["audit it"], "", ("VALID", "by you", "by bot1")),
+        (advice["replay it"], " --text", (" you join", " bot1 join")),
+    ):
+        done = subprocess.run(
+            ["sh", "-c", command + more], capture_output=True, text=True, cwd=tmp_path,
+            timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, (command, done.stdout, done.stderr)
+        assert all(word in done.stdout for word in expected), done.stdout

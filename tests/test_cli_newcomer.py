@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli.audit_cmd import format_report
-from cli.demo import _self_command
+from cli.places import self_command
 
 
 def _program(where: Path) -> Path:
@@ -31,21 +31,21 @@ def test_demo_names_the_nertz_that_was_run_in_its_advice(
     program = _program(tmp_path / "a venv" / "bin")
     monkeypatch.setenv("PATH", str(tmp_path / "elsewhere"))
     monkeypatch.setattr(sys, "argv", [str(program), "demo"])
-    assert _self_command() == shlex.quote(str(program))
+    assert self_command() == shlex.quote(str(program))
     monkeypatch.chdir(tmp_path)  # (typed relative: the advice still works from anywhere)
     monkeypatch.setattr(sys, "argv", ["a venv/bin/nertz", "demo"])
-    assert _self_command() == shlex.quote(str(program))
+    assert self_command() == shlex.quote(str(program))
     # The nertz the PATH finds: its name alone.
     monkeypatch.setenv("PATH", str(program.parent))
     monkeypatch.setattr(sys, "argv", [str(program), "demo"])
-    assert _self_command() == "nertz"
+    assert self_command() == "nertz"
     # Another nertz first on the PATH: the path of the one that was run, not that one.
     _program(tmp_path / "other")
     monkeypatch.setenv("PATH", str(tmp_path / "other"))
-    assert _self_command() == shlex.quote(str(program))
+    assert self_command() == shlex.quote(str(program))
     # `python -m cli demo`: the same again.
     monkeypatch.setattr(sys, "argv", [str(tmp_path / "cli" / "__main__.py"), "demo"])
-    assert _self_command() == f"{shlex.quote(sys.executable)} -m cli"
+    assert self_command() == f"{shlex.quote(sys.executable)} -m cli"
 
 
 def test_audit_says_the_rules_in_words() -> None:
