@@ -239,3 +239,50 @@ def test_the_status_line_says_the_game_is_over_not_the_deal_s_go() -> None:
     # A question asked then is not hidden (the node still running: q asks first).
     asked = "leave the game? y leaves"
     assert status_line(None, 0, asked, asking=True, over=True) == asked
+
+
+def test_a_card_picked_as_the_round_ends_is_let_go_under_its_board() -> None:
+    # Seen at the terminal: "7♦ picked: l to the lake, 1-4 onto a work pile, Esc cancels"
+    # under the board of a round that was over, naming keys that play nothing there.
+    first, second = _at_deal(1), _at_deal(2)
+    front = Shown()
+    table = _table(front, first)
+    table.draw(first, 0.0)
+    assert table.press("n", first, 1.0) == [] and table.keys.selected is not None
+    final = second.final
+    number = final.history[0][0]
+    table.notice(st.RoundScored(number, final.scores[0], final.game.totals), final, 2.0)
+    table.draw(second, 3.0)
+    view = front.views[-1]
+    assert view.board is not None and view.selected is None
+    assert "picked" not in view.status and "picked" not in view_json(view)["status"]
+    assert "picked" not in render(view).text()  # (the terminal's board)
+    assert table.press("l", second, 4.0) == []  # (nothing picked: the lake key plays nothing)
+
+
+def test_a_card_picked_as_the_game_ends_does_not_hide_that_it_is_over() -> None:
+    # The game's last round ended with a card picked: its words stayed where the status line
+    # says "the game is over" (a pick counted as a question asked).
+    config = SimConfig(players=2, seed=6, rules=Rules(target=None, rounds=1))
+    front, tables = Shown(), []
+
+    def pick_then_draw(sim: Simulation) -> bool:
+        peer = sim.peers[0]
+        assert peer is not None
+        if not tables:
+            tables.append(_table(front, peer))
+        table = tables[0]
+        if table.keys.selected is None and peer.view is not None and not peer.view.over:
+            table.press("n", peer, 0.0)  # (picked again after each move the sim plays)
+        table.draw(peer, 0.0)
+        return False
+
+    peer = Simulation(config).run(until=pick_then_draw).peers[0]
+    assert peer is not None and peer.tentative.phase is st.Phase.OVER
+    assert any("picked" in v.status for v in front.views)  # (said while the round was on)
+    final = peer.final
+    number = final.history[0][0]
+    tables[0].notice(st.RoundScored(number, final.scores[0], final.game.totals), final, 1.0)
+    tables[0].draw(peer, 1.0)  # (the board the round's score put up)
+    view = front.views[-1]
+    assert view.board is not None and view.status == GAME_OVER and view.selected is None

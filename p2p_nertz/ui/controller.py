@@ -341,6 +341,7 @@ class TableController:
     def view(self, peer: Peer, now: float) -> TableView:
         """The table as it is now."""
         self._deal_seen(peer)
+        self._board_seen()
         if peer.view is not None:
             self.keys = once_dealt(self.keys)
         self._wait_over(peer, now)
@@ -382,6 +383,14 @@ class TableController:
         if self.keys.confirm is None:
             words = self.tracker.dealt(number, up=self._up >= number, out=out)
             self.keys = replace(self.keys, selected=None, line=Status(words))
+
+    def _board_seen(self) -> None:
+        """The round's board is up: a pile picked on the round's table is let go, with its
+        words. "7♦ picked: l to the lake, 1-4 onto a work pile" stayed under the board of a
+        round that was over (and hid "the game is over" at the game's end, a pick counting as
+        a question asked), naming keys that no longer play."""
+        if self.tracker.board is not None and self.keys.selected is not None:
+            self.keys = replace(self.keys, selected=None, line=Status())
 
     def _wait_over(self, peer: Peer, now: float) -> None:
         """A refusal on the status line that says to wait for something that ends by itself
