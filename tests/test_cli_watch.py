@@ -159,6 +159,14 @@ def test_watch_follows_a_live_game_pushed_by_a_player_and_refuses_strangers(
     write_key(key, spy)
     player, watcher, endpoint, text = _player_and_watcher(tmp_path, key, spy)
     assert "spectator" in watcher.line(0)
+    # Its help lists a spectator's keys: it listed the players' ("pick a card", "q leave the
+    # game (asks first)"), which only say "a spectator only watches" here.
+    watcher.send("?")
+    helped = watcher.wait("stop watching")
+    assert "pick a card" not in helped and "leave the game" not in helped, helped
+    watcher.send("\x1b")  # (any other key closes it)
+    closed = watcher.wait(lambda t: "stop watching" not in t)
+    assert re.search(r"^\d bot1 ", closed, re.M), closed  # (the table again)
     # Every tableau is followed: each player's row, then its piles.
     for name in ("you", "bot1", "bot2"):
         row = re.search(rf"^\d {name} +N +\d+ .*$\n^   N \S+ S \d+ +1:", text, re.M)

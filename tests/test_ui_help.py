@@ -8,7 +8,7 @@ from helpers_rules import IDLE, script, table_from
 from p2p_nertz.rules import Rules
 from p2p_nertz.ui import TableView, render
 from p2p_nertz.ui.keys import STUCK_WAITING, Context, KeyState, press
-from p2p_nertz.ui.render import ABANDON_HELP, KEY_HELP, how_to_play
+from p2p_nertz.ui.render import ABANDON_HELP, KEY_HELP, SPECTATOR_HELP, how_to_play
 from p2p_nertz.ui.tracker import NOTHING_TO_PLAY, PASS_GONE, status_line
 from p2p_nertz.ui.view import Gone
 
@@ -66,6 +66,13 @@ def test_the_keys_page_still_lists_every_key_and_points_to_how_to_play() -> None
         assert key.replace("1-6", "1-4") in text  # (this game's four work piles)
     # A player's words, not the program's: "the engine picks the foundation" (session 35).
     assert "engine" not in text and "…to the lake (onto the pile it fits there)" in text
+
+
+def test_a_spectators_keys_page_lists_its_keys_not_the_players() -> None:
+    text = render(_view(Rules(), seat=None, help=True), 80, 24).text()
+    for key, what in SPECTATOR_HELP:
+        assert key in text and what in text, text
+    assert "pick a card" not in text and "leave the game (asks first)" not in text, text
 
 
 def test_turn_based_header_says_whose_turn_it_is() -> None:

@@ -47,7 +47,15 @@ from p2p_nertz.ui.view import (
     points_words,
 )
 
-__all__ = ["ABANDON_HELP", "KEY_HELP", "MIN_HEIGHT", "MIN_WIDTH", "how_to_play", "render"]
+__all__ = [
+    "ABANDON_HELP",
+    "KEY_HELP",
+    "MIN_HEIGHT",
+    "MIN_WIDTH",
+    "SPECTATOR_HELP",
+    "how_to_play",
+    "render",
+]
 
 MIN_WIDTH = 80
 MIN_HEIGHT = 24
@@ -77,6 +85,15 @@ KEY_HELP: tuple[tuple[str, str], ...] = (
     ("Enter", "close the end-of-round board"),
     ("?  or  h", "this help; again: how to play (any other key closes it)"),
     ("q", "leave the game (asks first); Ctrl-C leaves at once"),
+)
+
+#: A spectator's keys (``nertz watch``): it only watches, and ``q`` quits at once. Its help
+#: listed the players' keys, picks and moves that only say "a spectator only watches", and
+#: "q leave the game (asks first)".
+SPECTATOR_HELP: tuple[tuple[str, str], ...] = (
+    ("Enter", "close the end-of-round board"),
+    ("?  or  h", "this help; again: how to play (any other key closes it)"),
+    ("q", "stop watching (the game goes on without you); Ctrl-C too"),
 )
 
 #: The abandon key, listed in the help only while it is on offer (:attr:`TableView.abandon`).
@@ -321,6 +338,8 @@ class _Painter:
             return self.how_to_play(room)
         rows = [self.pen.rule("keys  (? again: how to play)")]
         keys = KEY_HELP if self.view.abandon is None else (*KEY_HELP, ABANDON_HELP)
+        if self.view.seat is None:
+            keys = SPECTATOR_HELP
         # This game's work piles (the footer's, "n w 1-4"), not the most a game may have.
         piles = f"1-{self.view.rules.work_piles}"
         for key, what in keys:
