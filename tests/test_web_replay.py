@@ -88,6 +88,18 @@ def test_web_replay_steps_the_golden_game_forward_and_back_in_the_browser() -> N
             )
             lake = driver.find_element("css selector", "#lake h2").text
             assert "the colour of the player who laid it" in lake, lake
+            # Its help speaks to someone who watches: it said "Drag a card…", the keys of a
+            # player, on a page where nothing plays (a spectator's page has the same help).
+            driver.find_element("css selector", "#help-button").click()
+            helped = wait_for(
+                driver,
+                lambda d: d.find_element("css selector", "#help").text or None,
+                "the help",
+            )
+            assert "none is yours" in helped and "Drag a card" not in helped, helped
+            driver.find_element("css selector", "#help-close").click()
+            shut = "#help[hidden]"
+            wait_for(driver, lambda d: d.find_elements("css selector", shut), "the help closed")
             button = {
                 b.get_attribute("data-key"): b
                 for b in driver.find_elements("css selector", "#replay button")

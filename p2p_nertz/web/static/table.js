@@ -861,6 +861,11 @@
     const lines = view && view.how_to_play;
     // (The keys' list names this game's work piles: 1-4 by default, not 1-6.)
     if (view) for (const k of document.querySelectorAll("#help kbd.piles")) k.textContent = view.work_piles;
+    // A spectator's or a replay's page (no seat of ours): its words, not a player's drags
+    // and keys (session 44: "Drag a card…" on a page where nothing plays).
+    const watching = Boolean(view) && view.seat === null;
+    for (const p of document.querySelectorAll("#help .player-help")) p.hidden = watching;
+    for (const p of document.querySelectorAll("#help .watcher-help")) p.hidden = !watching;
     if (help.hidden && lines && changed("how_to_play", lines)) {
       const paragraphs = lines.join("\n").split(/\n\s*\n/).filter((p) => p.trim());
       $("#how-to-play").replaceChildren(...paragraphs.map((p) => el("p", "", p.replace(/\n/g, " "))));
