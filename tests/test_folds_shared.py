@@ -64,28 +64,29 @@ def _fields(cls: type) -> tuple[str, ...] | None:
 #: Immutable values (an enum member, a number, a string...): never changed in place.
 _ATOMS = (int, float, str, bytes, bool, type(None), enum.Enum)
 
-#: ``id`` -> (the object, kept so that its id is not another's, and its bytes, or ``None``
-#: if something in it could change) of the frozen dataclasses :func:`_sealed` has seen.
-_SEALED: dict[int, tuple[object, bytes | None]] = {}
+#: ``id`` -> (the object, kept so that its id is not another's, and its reduction as its
+#: bytes, or ``None`` if something in it could change) of the frozen dataclasses
+#: :func:`_sealed` has seen.
+_SEALED: dict[int, tuple[object, tuple[type, tuple[bytes]] | None]] = {}
 
 
-def _sealed(obj: object, names: tuple[str, ...]) -> bytes | None:
-    """The bytes of ``obj``, a slotted dataclass with the fields ``names``, if it is frozen
-    and every value in it is immutable all the way down (atoms, tuples and frozensets of
-    them, such dataclasses): then they never change, and are made once. ``None`` if not."""
+def _sealed(obj: object, names: tuple[str, ...]) -> tuple[type, tuple[bytes]] | None:
+    """``obj``, a slotted dataclass with the fields ``names``, reduced to its bytes, if it is
+    frozen and every value in it is immutable all the way down (atoms, tuples and frozensets
+    of them, such dataclasses): then they never change, and are made once. ``None`` if not."""
     hit = _SEALED.get(id(obj))
     if hit is not None and hit[0] is obj:
         return hit[1]
     values = tuple([getattr(obj, n) for n in names])
-    data = None
+    reduced = None
     if type(obj).__dataclass_params__.frozen and all(map(_immutable, values)):  # type: ignore[attr-defined]
         out = io.BytesIO()
         _Pickler(out, None).dump((type(obj), values))
-        data = out.getvalue()
+        reduced = (bytes, (out.getvalue(),))
     if len(_SEALED) > 1_000_000:  # (a bound on what it keeps alive: made again after)
         _SEALED.clear()
-    _SEALED[id(obj)] = (obj, data)
-    return data
+    _SEALED[id(obj)] = (obj, reduced)
+    return reduced
 
 
 def _immutable(value: object) -> bool:
@@ -114,14 +115,17 @@ class _Pickler(pickle.Pickler):
         self._shared = shared
 
     def reducer_override(self, obj: object) -> Any:
+        hit = _SEALED.get(id(obj))  # (first: most objects here are such, seen before)
+        if hit is not None and hit[0] is obj and hit[1] is not None:
+            return hit[1]
         if obj is self._shared:
             return (str, ("round-events",))
         names = _fields(type(obj))
         if names is None:
             return NotImplemented
-        data = _sealed(obj, names)
-        if data is not None:
-            return (bytes, (data,))
+        reduced = _sealed(obj, names)
+        if reduced is not None:
+            return reduced
         return (type(obj), tuple([getattr(obj, n) for n in names]))
 
 
