@@ -27,7 +27,8 @@ plays it and checks DESIGN.md §8 for the honest members
   has a ``clock_jump`` named by the audit of every log and by the audit of the liar's own log
   alone, which holds the event (:func:`leaps_named_alone`; session 43: the members refused a
   ``fetched_leap`` namer's event while the audit of its log named the forker's version
-  alone);
+  alone); a refusal the peer took back, the event in its feed in the end (one naming a
+  version it fetched since, §5.3), is no verdict (:func:`standing_leaps`, session 44);
 * no honest member's runtime would stop waiting, the table gone (§9.9), before its game is
   over, where an end is promised (as above): a real node stops there, where the simulator
   notes the answer (``SimResult.gone``) and plays on; the two once parted over a member left
@@ -85,6 +86,7 @@ __all__ = [
     "liars_majority",
     "owed_alone",
     "never_came",
+    "standing_leaps",
     "nested_shuffle_proof",
     "simulate",
 ]
@@ -316,15 +318,13 @@ def liars_majority(players: int, cheaters: frozenset[int]) -> bool:
 
 def leaps_named_alone(result: SimResult) -> list[str]:
     """Each liar an event of which an honest peer of ``result`` refused as a leap
-    (``SimResult.jumps``): the audit of its own log alone, which holds its events, names a
-    leap of it (``clock_jump``) as the members did: a reader of that log reaches the members'
-    verdict on the same signed event (session 43). One audit a liar so refused: most games
-    have none. Any refusal counts, a first one a member later takes back included (an event
-    naming a version it then fetched, §5.3): no liar's event was seen so in the scans of
-    session 43 (every lie 2-5 players; ``brink_fork``, ``brink_branch``, ``lamport_leap``,
-    ``lamport_brink``, ``fetched_leap``); one would need the refused event in ``jumps``."""
+    (``SimResult.jumps``), the refusal standing (:func:`standing_leaps`): the audit of its
+    own log alone, which holds its events, names a leap of it (``clock_jump``) as the members
+    did: a reader of that log reaches the members' verdict on the same signed event (session
+    43). One audit a liar so refused: most games have none."""
     cheaters = result.config.faults.cheaters
-    refused = sorted({q for s, q in result.jumps if q in cheaters and s not in cheaters})
+    leapt = standing_leaps(result.peers, result.jumps)
+    refused = sorted({q for s, q in leapt if q in cheaters and s not in cheaters})
     if not refused:
         return []
     files = log_files(result)
@@ -337,6 +337,34 @@ def leaps_named_alone(result: SimResult) -> list[str]:
                 "audit of its own log names no leap of it (clock_jump)"
             )
     return problems
+
+
+def standing_leaps(
+    peers: Sequence[Peer | None], jumps: Collection[tuple[int, int, int | None, bytes | None]]
+) -> set[tuple[int, int]]:
+    """Of ``jumps`` (seat, author seat, seq and id of an event that seat's peer refused as a
+    leap, ``SimResult.jumps``), (seat, author seat) of each refusal that stands: the peer's
+    feed of the author (``peers`` by seat) does not hold that event in the end. A refusal is
+    taken back where the peer delivered the event later (one naming a version of a forked
+    feed it fetched since, docs/protocol.md §5.3): its verdict on that signed event is then
+    the audit's too, and no leap is owed. Counted where the event or the peer is not known
+    (``None``: a peer gone; a refusal that names no event), as before session 44, when the
+    refusals did not name the event (and no liar's refusal taken back was met).
+
+    >>> from types import SimpleNamespace as NS
+    >>> peer = NS(events=lambda seat: [NS(id=b"a"), NS(id=b"b")])
+    >>> sorted(standing_leaps([peer, None], {(0, 1, 2, b"b"), (0, 2, 2, b"x"), (1, 0, 1, b"a")}))
+    [(0, 2), (1, 0)]
+    """
+    standing: set[tuple[int, int]] = set()
+    for seat, author, seq, event_id in jumps:
+        peer = peers[seat] if seat < len(peers) else None
+        if peer is not None and seq is not None and event_id is not None:
+            feed = peer.events(author)
+            if 0 < seq <= len(feed) and feed[seq - 1].id == event_id:
+                continue  # (taken back: delivered since)
+        standing.add((seat, author))
+    return standing
 
 
 def owed_alone(result: SimResult) -> list[str]:
@@ -496,15 +524,16 @@ def judge_liars(
     report: AuditReport | None,
     forked: set[int],
     gone: Sequence[tuple[int, TableGone | None]] = (),
-    jumps: Collection[tuple[int, int]] = (),
+    jumps: Collection[tuple[int, int, int | None, bytes | None]] = (),
 ) -> list[str]:
     """:func:`check_liars` of a game however played: ``peers`` by seat (``None`` for one
     gone), whether it ``finished`` (by ``time``, seconds into it), the audit's ``report`` of
     every log, and the seats whose forks the honest peers' logs hold
     (:func:`~p2p_nertz.sim.invariants.forks`), and where a peer's runtime stopped waiting,
     the table gone (``gone``: seat and answer; a real node stops there, the simulator notes
-    it and plays on), and ``jumps``: (seat, author seat) of each author an event of which a
-    peer refused as a leap (``SimResult.jumps``). The simulator's runs and the real nodes'
+    it and plays on), and ``jumps``: (seat, author seat, seq, id) of each event a peer
+    refused as a leap (``SimResult.jumps``), counted where the refusal stands
+    (:func:`standing_leaps`). The simulator's runs and the real nodes'
     (:mod:`p2p_nertz.testing.liar_nodes`) are judged by it alike."""
     players = len(peers)
     # (With two members the one left ends the game by an abandon; with liars at half the table
@@ -548,6 +577,9 @@ def judge_liars(
     problems.extend(
         f"split blame: an honest peer refused seat {q}'s event as a leap and the audit names "
         "no leap of it (clock_jump)"
-        for q in sorted({q for s, q in jumps if q in cheaters and s not in cheaters} - leapt)
+        for q in sorted(
+            {q for s, q in standing_leaps(peers, jumps) if q in cheaters and s not in cheaters}
+            - leapt
+        )
     )
     return problems
