@@ -177,7 +177,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     children: list[NodeChild] = []
     try:  # (from the first child on: a closed stdout or a Ctrl-C leaves none behind)
         for seat, (identity, player) in enumerate(zip(identities, players, strict=True)):
-            child = start_node_child(
+            start_node_child(
                 workdir,
                 spec_path,
                 spec,
@@ -190,8 +190,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 speed=str(player.speed),
                 # A line per card to the lake (the progress shown), and the demo's timers.
                 options=["--progress", *liveness_argv(args)],
+                into=children,
             )
-            children.append(child)
         by_id = introduce_children(children, spec, {})
         made = None  # (the game has begun: what it made is its, refusal or not)
         # (Headed: a newcomer asked what "524y-txym-jbdw-woqx" was.)

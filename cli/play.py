@@ -178,12 +178,11 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         ]  # fmt: skip
         note_bots(workdir / "you.log", spec, table_bots)  # (for `nertz resume` of your log)
         for bot, identity in zip(table_bots, identities[1:], strict=True):
-            child = start_node_child(
+            start_node_child(
                 workdir, spec_path, spec, identity, seat=bot.seat, name=bot.name,
                 stem=bot.stem, endpoint_of=None, strategy=bot.strategy, speed=bot.speed,
-                own_session=True, options=bot.options,
+                own_session=True, options=bot.options, into=children,
             )  # fmt: skip
-            children.append(child)
         endpoint_of = introduce_children(children, spec, {human.peer_id: node.endpoint})
     except BaseException as exc:  # (the person's node, bound, closes with the process)
         stop_children(children)
