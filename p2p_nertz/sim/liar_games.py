@@ -49,8 +49,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from p2p_nertz.audit import FindingKind, LogSource, audit
-from p2p_nertz.protocol.bodies import Drop, parse_body
+from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import SHUFFLE_KINDS, Kind, Message, decode_message
+from p2p_nertz.protocol.evidence import vote_unproven
 from p2p_nertz.protocol.local import abandoned_by
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import GameState, Phase
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
     from p2p_nertz.protocol.gone import TableGone
     from p2p_nertz.protocol.peer import Peer
+    from p2p_nertz.protocol.spec import GameSpec
     from p2p_nertz.sim.network import SimResult
 
 __all__ = [
@@ -451,7 +453,10 @@ def nested_shuffle_proof(result: SimResult) -> bool:
     own proof is a fork of a shuffle deal's event (``--shuffle-forks``' case). The outer vote
     carries the inner votes' signed parts, each naming its proof by digest alone; the whole
     inner vote, its proof beside it, is in the logs (a peer's copy of a version it gave up
-    too)."""
+    too). Only votes whose proof stands count (every fold's rule): a liar's vote may carry a
+    proof whose signature does not verify (``quote_proof``), held by the honest members as
+    its event, and decoding that proof raised and stopped the whole soak (session 44,
+    ``--liars --lie quote_proof``, seed 0 at two players)."""
     spec = result.spec
     roster = frozenset(spec.peer_ids)
     cheaters = result.config.faults.cheaters
@@ -466,23 +471,26 @@ def nested_shuffle_proof(result: SimResult) -> bool:
             continue
         for q in range(spec.seats):
             for m in peer.events(q):
-                vote = _vote_on_proof(m, spec.seats)
-                for wire in vote.proof if vote is not None else ():
-                    full = whole.get(decode_message(wire, bare=True).id)
-                    inner = None if full is None else _vote_on_proof(full, spec.seats)
-                    if inner is not None and all(
-                        decode_message(w, bare=True).kind in SHUFFLE_KINDS for w in inner.proof
-                    ):
+                for part in _proven_fork(m, spec):
+                    full = whole.get(part.id)
+                    inner = () if full is None else _proven_fork(full, spec)
+                    if inner and all(p.kind in SHUFFLE_KINDS for p in inner):
                         return True
     return False
 
 
-def _vote_on_proof(message: Message, seats: int) -> Drop | None:
-    """``message``'s body if it is a vote carrying a proof, else ``None``."""
+def _proven_fork(message: Message, spec: GameSpec) -> tuple[Message, ...]:
+    """The two versions ``message`` proves a fork with, if it is a vote on proof whose proof
+    stands (:func:`~p2p_nertz.protocol.evidence.vote_unproven`, every fold's rule), else
+    ``()``."""
     if message.kind is not Kind.DROP:
-        return None
-    body = parse_body(message.kind, message.body, seats)
-    return body if isinstance(body, Drop) and body.proof else None
+        return ()
+    body = parse_body(message.kind, message.body, spec.seats)
+    if not (isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION):
+        return ()
+    if vote_unproven(body, game_id=spec.game_id, roster=spec.peer_ids, seats=spec.seats):
+        return ()
+    return tuple(decode_message(wire, bare=True) for wire in body.proof)  # (verified there)
 
 
 def voted_out_by(final: GameState, cheaters: frozenset[int]) -> set[int]:
