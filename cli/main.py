@@ -26,7 +26,12 @@ from cli.args import EXIT_OK, EXIT_USAGE, Parser, error_line
 from cli.commands import COMMANDS
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
-from p2p_nertz.signals import interrupted_status, let_go_of_unread_streams, term_as_ctrl_c
+from p2p_nertz.signals import (
+    exit_with,
+    interrupted_status,
+    let_go_of_unread_streams,
+    term_as_ctrl_c,
+)
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -297,4 +302,4 @@ def _off_the_terminal(terminal: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())  # (``python -m cli.main``: as ``python -m cli`` ends, cli/__main__.py)

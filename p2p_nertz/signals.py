@@ -36,16 +36,18 @@ import os
 import select
 import signal
 import stat
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = [
     "STOPPING",
     "Signals",
     "as_sent",
     "children_signalled",
+    "exit_with",
     "held",
     "interrupted_status",
     "let_go_of_unread_streams",
@@ -132,6 +134,25 @@ def interrupted_status() -> int:
     runs, or after (session 37: ``nertz watch`` exited 130 or 0 on SIGTERM depending on
     whether its receiver was running yet)."""
     return signal_status(signal.SIGTERM if _TERMINATED[0] else signal.SIGINT)
+
+
+def exit_with(status: int) -> NoReturn:
+    """End the process with ``status``, the one a command answered with: never a death by
+    SIGINT it did not choose.
+
+    CPython run as ``python -m`` (``python -m cli``: the bots and nodes a command starts, the
+    tests) ends by killing itself with SIGINT, whatever status it exits with, once a
+    KeyboardInterrupt has left code run from a string (``exec``/``eval`` of text: a
+    dataclass's or a namedtuple's methods are made so as their module is imported), caught
+    since or not: its ``run_eval_code_obj`` sets the flag ``Py_RunMain`` reads as it ends
+    (an uncaught Ctrl-C's), and only the start of another string's run clears it. A SIGTERM
+    raised as a Ctrl-C (:func:`term_as_ctrl_c`) while a command's modules were imported
+    ended it so: "interrupted", then a death by SIGINT (130 in a shell), not 143 (session
+    44: 3 runs of 7 of a background ``match`` with its output a full pipe). Running an empty
+    string clears the flag: the status the command answered with is the one it ends with.
+    """
+    exec("", {})  # (clears CPython's flag of a KeyboardInterrupt that left a string's code)
+    sys.exit(status)
 
 
 def as_sent(signum: int) -> int:
