@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -212,6 +213,22 @@ def background(*argv: str) -> list[str]:
     ``nertz … &``: SIGINT ignored (a SIGTERM must still stop it, in one line). Given to
     :func:`cli_popen`, it is forked from the fork server as :func:`foreground` is."""
     return forkserver.command_line(argv, "ignore")
+
+
+TIMED = Path(__file__).with_name("timed_node.py")
+
+
+def aimed_python(tmp_path: Path, names: str, *options: str) -> str:
+    """An interpreter (a script in ``tmp_path``) that runs ``tests/timed_node.py`` with
+    ``--aim=names`` (and ``options``: ``--aim-suspicion``), and with itself as the interpreter
+    of what it starts: a ``nertz demo`` or ``nertz play`` run by it starts every node aimed (at
+    nobody until ``SIGUSR2``; session 44)."""
+    script = tmp_path / "aimed-python"
+    real, timed = shlex.quote(sys.executable), shlex.quote(str(TIMED))
+    more = "".join(f" {shlex.quote(o)}" for o in options)
+    script.write_text(f'#!/bin/sh\nexec {real} {timed} 60 --aim={names}{more} -- "$0" "$@"\n')
+    script.chmod(0o755)
+    return str(script)
 
 
 def interrupted_by_sigterm(proc: subprocess.Popen[str], command: str) -> None:

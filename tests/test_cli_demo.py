@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_helpers import SHORT_ROUND_ARGS, cli_popen, cli_run, nertz
+from cli_helpers import SHORT_ROUND_ARGS, aimed_python, cli_popen, cli_run, nertz
 from key_helpers import secret_in
 
 from cli.demo import _tiebreak
@@ -171,20 +170,6 @@ def _until(what: Callable[[], object], why: str, timeout: float = 90.0) -> None:
         time.sleep(0.05)
 
 
-TIMED = Path(__file__).with_name("timed_node.py")
-
-
-def _aimed_python(tmp_path: Path, names: str) -> str:
-    """An interpreter (a script in ``tmp_path``) that runs ``tests/timed_node.py`` with
-    ``--aim=names``, and with itself as the interpreter of what it starts: a ``nertz demo`` run
-    by it starts every node aimed (at nobody until ``SIGUSR2``; session 44)."""
-    script = tmp_path / "aimed-python"
-    real, timed = shlex.quote(sys.executable), shlex.quote(str(TIMED))
-    script.write_text(f'#!/bin/sh\nexec {real} {timed} 60 --aim={names} -- "$0" "$@"\n')
-    script.chmod(0o755)
-    return str(script)
-
-
 @pytest.mark.timeout(240)
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc (Linux)")
 def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
@@ -199,7 +184,7 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     # nobody; on the timer alone a loaded machine's stall made P1 and P2 drop each other.
     work = tmp_path / "demo"
     demo = subprocess.Popen(
-        [_aimed_python(tmp_path, "P3"), "-m", "cli", "demo", "--players", "3",
+        [aimed_python(tmp_path, "P3"), "-m", "cli", "demo", "--players", "3",
          *SHORT_ROUND_ARGS, "--speed", "10", "--seed", "7", "--dir", str(work),
          "--suspect-after", "1", "--drop-after", "4", "--timeout", "120"],
         stdout=subprocess.PIPE,

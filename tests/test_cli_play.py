@@ -21,7 +21,7 @@ import forkserver
 import pexpect
 import pyte
 import pytest
-from cli_helpers import FORKSERVER_ENV, at_end_of_test, kill_tree, nertz
+from cli_helpers import FORKSERVER_ENV, aimed_python, at_end_of_test, kill_tree, nertz
 from forked_tty import ForkedSpawn
 
 from p2p_nertz.logfile import RecordKind, read_log
@@ -79,18 +79,25 @@ class Tty:
     """A program in a pseudo-terminal, with the screen it draws."""
 
     def __init__(
-        self, args: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None
+        self,
+        args: list[str],
+        cwd: Path = ROOT,
+        env: dict[str, str] | None = None,
+        *,
+        python: str = sys.executable,
     ) -> None:
+        """``python``: the interpreter it runs in (``cli_helpers.aimed_python``: not forked)."""
         env = dict(env or os.environ, TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8")
         env.pop("NO_COLOR", None)
-        if os.environ.get(FORKSERVER_ENV) != "0":  # (forked: tests/forked_tty.py, session 37)
+        forked = os.environ.get(FORKSERVER_ENV) != "0" and python == sys.executable
+        if forked:  # (forked: tests/forked_tty.py, session 37)
             self.child = ForkedSpawn(
                 forkserver.launcher_for(env), args, sig_dfl=[signal.SIGHUP],
                 dimensions=(HEIGHT, WIDTH), env=env, cwd=str(cwd),
             )  # fmt: skip
         else:
             self.child = pexpect.spawn(
-                sys.executable,
+                python,
                 ["-m", "cli", *args],
                 dimensions=(HEIGHT, WIDTH),
                 env=env,
@@ -395,10 +402,12 @@ def bot_processes(pid: int, commands: tuple[bytes, ...] = (b"node",)) -> list[in
             continue  # gone meanwhile
         # pid (comm) state ppid …: comm may hold spaces, so split after its closing paren.
         parent = int(stat.rpartition(")")[2].split()[1])
+        # (Run through tests/timed_node.py, ``-- PYTHON -m cli …`` ends its command line.)
+        start = command.index(b"--") + 1 if b"--" in command else 0
         if (
             parent == pid
-            and command[1:3] == [b"-m", b"cli"]
-            and command[3:4] in [[c] for c in commands]
+            and command[start + 1 : start + 3] == [b"-m", b"cli"]
+            and command[start + 3 : start + 4] in [[c] for c in commands]
         ):
             found.append(int(entry.name))
     return found
@@ -406,9 +415,14 @@ def bot_processes(pid: int, commands: tuple[bytes, ...] = (b"node",)) -> list[in
 
 def test_play_abandon_key_ends_a_two_player_game_whose_bot_was_killed(tmp_path: Path) -> None:
     # Short liveness timers for this player's node; a slow bot, so the round is still on.
+    # The silence is the test's own (session 44): the player's node suspects, and abandons,
+    # nobody until the bot is killed, then the bot alone (tests/timed_node.py's --aim and
+    # --aim-suspicion); the bot's node nobody. On the timers alone a loaded machine's stall of
+    # either process (2 s) offered the key before the kill, or let the bot abandon the player.
     args = ["play", "--bots", "1", "--speed", "1", "--seed", "5", "--rounds", "3"]
     timers = ["--suspect-after", "2", "--drop-after", "2"]
-    tty = Tty([*args, *timers, "--dir", str(tmp_path / "game")])
+    python = aimed_python(tmp_path, "bot1", "--aim-suspicion")
+    tty = Tty([*args, *timers, "--dir", str(tmp_path / "game")], python=python)
     tty.wait("[n] Nerts")
     # While the bot answers, the key is not on offer; pressed anyway, it says why.
     assert "ends the game" not in tty.line(HEIGHT - 1)
@@ -417,6 +431,7 @@ def test_play_abandon_key_ends_a_two_player_game_whose_bot_was_killed(tmp_path: 
     assert "bot1 is still answering" in tty.line(HEIGHT - 2), text
     (bot,) = bot_processes(tty.child.pid)
     os.kill(bot, signal.SIGKILL)
+    os.kill(tty.child.pid, signal.SIGUSR2)  # (the bot's silence is the one its timers answer)
     # Once the bot is suspected, the footer offers the key; it asks first, then ends the game.
     text = tty.wait(lambda t: "ends the game (bot1 gone)" in t.splitlines()[-1])
     # What happened, in words, and what it does to the game (the two newest announcements).

@@ -9,6 +9,9 @@ and seat 0 listens for 40 s (past ``drop_after``, 30 s) before it is asked. Befo
 unaimed member was abandoned as on the honest timer. Had it gone through the seam's "never"
 (``inf``), the abandon answer's seconds would have been infinite, and the table's words for
 them raise ``OverflowError`` (``math.ceil``): asserted here on the words a person reads.
+
+Aimed with ``suspicion=True``, the node's suspicions too (session 44): the table offers its
+abandon key from the suspicion on, so ``tests/test_cli_play.py``'s test of that key aims it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pytest
 from test_peer_leave import _pair, _pump, _ticks
 
 from p2p_nertz.errors import LocalProtocolError
+from p2p_nertz.protocol.effects import Effect, Suspected
 from p2p_nertz.protocol.local import Refusal
 from p2p_nertz.protocol.peer import Peer
 from p2p_nertz.protocol.state import Phase
@@ -27,21 +31,25 @@ from p2p_nertz.ui.refusals import abandon_words
 from p2p_nertz.ui.view import Gone
 
 
-def _gone_for_40_s() -> tuple[list[Peer], SilenceAim]:
-    """Two cores in play, seat 0's silences aimed (at nobody yet), seat 1 silent from 2 s to
-    41 s while seat 0 ticks (listening without a break)."""
+def _gone_for_40_s(*, suspicion: bool = False) -> tuple[list[Peer], SilenceAim, list[Effect]]:
+    """Two cores in play, seat 0's silences aimed (at nobody yet; its suspicions too if
+    ``suspicion``), seat 1 silent from 2 s to 41 s while seat 0 ticks (listening without a
+    break), with what seat 0's ticks did meanwhile."""
     peers = _pair()
-    aim = SilenceAim(peers[0]._membership)
+    aim = SilenceAim(peers[0]._membership, suspicion=suspicion)
     for seat, peer in enumerate(peers):
         _pump(peers, peer.start(0.0), seat, 0.0)
     _ticks(peers, 0.3, 4)
-    for second in range(3, 42):
-        peers[0].tick(float(second))
-    return peers, aim
+    effects = [e for second in range(3, 42) for e in peers[0].tick(float(second))]
+    return peers, aim, effects
+
+
+def _suspicions(effects: list[Effect]) -> list[Suspected]:
+    return [e for e in effects if isinstance(e, Suspected)]
 
 
 def test_an_unaimed_silence_is_no_abandon_and_its_answer_is_said_in_finite_seconds() -> None:
-    peers, _ = _gone_for_40_s()
+    peers, _, _ = _gone_for_40_s()
     peer = peers[0]
     answer = peer.abandon_answer(41.0)
     assert answer.refusal is Refusal.HEARD and answer.partner == 1
@@ -60,7 +68,7 @@ def test_an_unaimed_silence_is_no_abandon_and_its_answer_is_said_in_finite_secon
 
 
 def test_an_aimed_silence_is_abandoned_as_the_core_timer_says() -> None:
-    peers, aim = _gone_for_40_s()
+    peers, aim, _ = _gone_for_40_s()
     peer = peers[0]
     aim.at({1})  # (the test's signal: seat 1's silence is its own)
     answer = peer.abandon_answer(41.0)
@@ -69,3 +77,33 @@ def test_an_aimed_silence_is_abandoned_as_the_core_timer_says() -> None:
     peer.abandon(41.0)
     state = peer.final
     assert state.phase is Phase.OVER and 1 in state.dropped
+
+
+def test_suspicion_is_the_core_timers_unless_aimed_too() -> None:
+    # (Votes aimed alone, as every test before this one: seat 1 is suspected as ever.)
+    peers, _, effects = _gone_for_40_s()
+    assert _suspicions(effects) == [Suspected(1, True)]
+    assert 1 in peers[0]._membership.suspected
+
+
+def test_an_unaimed_suspicion_is_never_and_no_deadline_waits_for_it() -> None:
+    peers, _, effects = _gone_for_40_s(suspicion=True)
+    peer = peers[0]
+    assert _suspicions(effects) == [] and peer._membership.suspected == set()
+    # Nor does the core wake for one: its next deadline is its own beat, never past 1 s away.
+    deadline = peer.next_deadline()
+    assert deadline is not None and deadline <= 41.0 + peer.config.beat_interval
+    # (The table: the key not on offer, and why in words.)
+    assert peer.abandon_answer(41.0).refusal is Refusal.HEARD
+
+
+def test_an_aimed_suspicion_comes_as_the_core_timer_says() -> None:
+    peers, aim, _ = _gone_for_40_s(suspicion=True)
+    peer = peers[0]
+    aim.at({1})  # (the test's signal)
+    # Silent for 40 s, past suspect_after: suspected at the next input, and voted out too.
+    assert peer.next_deadline() == pytest.approx(peer._membership.heard[1] + 5.0)
+    assert _suspicions(peer.tick(41.5)) == [Suspected(1, True)]
+    assert peer._membership.suspected == {1} and 1 in peer._membership.voted
+    aim.at(())  # (aimed at nobody again: a suspicion standing stays, none more comes)
+    assert _suspicions(peer.tick(42.0)) == []

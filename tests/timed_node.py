@@ -1,8 +1,8 @@
 """``nertz node`` with a short phase timer, withholding its ``ready`` if asked, or stopping at
 a drop decided (tests only; sessions 40, 41).
 
-    python tests/timed_node.py PHASE_TIMEOUT [--withhold|--stop-at-drop] [--aim=NAMES] \
-        -- PYTHON -m cli node ...
+    python tests/timed_node.py PHASE_TIMEOUT [--withhold|--stop-at-drop] [--aim=NAMES \
+        [--aim-suspicion]] -- PYTHON -m cli node|play|demo ...
 
 Runs the command after it in this process with every node's ``phase_timeout`` (the wait
 before a member heard that withholds is voted out, 60 s by default and no option of the
@@ -25,7 +25,10 @@ that kills or stops a member, then sends the signal, makes the one silence this 
 timer answers, and a loaded machine's stall of another process is answered by no vote of this
 node. A second ``SIGUSR2`` aims it at nobody again, a third at ``NAMES``, and so on: a test
 that watches for one moment only (a node's waking, ``tests/test_node_waker.py``) aims it for
-that moment (each signal sent once the node has shown it took the one before).
+that moment (each signal sent once the node has shown it took the one before). With
+``--aim-suspicion`` too its suspicions are aimed alike (at nobody, then ``NAMES``): a table
+offers its abandon key from the suspicion on (``tests/test_cli_play.py``). The person's node
+of ``nertz play`` is aimed as a ``nertz node`` is (its bots, through ``PYTHON``).
 
 ``PYTHON`` is the interpreter every process the command starts is started with (its
 ``sys.executable``): a test that runs ``nertz demo`` here with ``PYTHON`` a script that runs
@@ -41,6 +44,7 @@ import sys
 from typing import Any, ClassVar
 
 import cli.node_cmd
+import cli.table
 import p2p_nertz.runtime.node as runtime_node
 from p2p_nertz.logfile import Recovery
 from p2p_nertz.protocol.peer import Peer
@@ -94,6 +98,7 @@ class _TimedNode(PeerNode):
     core: type[Peer] = Peer
     aim: ClassVar[list[str] | None] = None
     aimed = False
+    suspicion = False
     seats: ClassVar[list[int]] = []
     silences: SilenceAim | None = None
 
@@ -107,7 +112,8 @@ class _TimedNode(PeerNode):
         if _TimedNode.aim is not None and self._peer is not None:
             names = [m.name for m in self.spec.members]
             _TimedNode.seats = [names.index(name) for name in _TimedNode.aim]
-            _TimedNode.silences = SilenceAim(self._peer._membership)
+            membership, suspicion = self._peer._membership, _TimedNode.suspicion
+            _TimedNode.silences = SilenceAim(membership, suspicion=suspicion)
             _aim()  # (a signal that came before the core was made counts from now)
         return effects
 
@@ -139,8 +145,10 @@ def main() -> int:
     aims = [o.removeprefix("--aim=") for o in options if o.startswith("--aim=")]
     if aims:
         _TimedNode.aim = [name for name in aims[-1].split(",") if name]
+        _TimedNode.suspicion = "--aim-suspicion" in options
         signal.signal(signal.SIGUSR2, _aim_now)
         cli.node_cmd.PeerNode = _TimedNode  # type: ignore[misc]
+        cli.table.PeerNode = _TimedNode  # type: ignore[misc]  # (nertz play's own node)
     from cli.main import main as nertz
 
     sys.executable = command[0]  # (what nertz starts: through PYTHON too)

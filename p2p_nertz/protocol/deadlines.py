@@ -97,7 +97,7 @@ def _silence_due(m: Membership, final: GameState) -> Iterator[float]:
         if q == m.seat or q in final.dropped:
             continue
         if q not in m.suspected:
-            yield m.heard[q] + m.timers.suspect_after
+            yield m.suspect_at(q)
         elif q not in m.voted and not out:
             yield m.silence_vote_at(q)
 

@@ -45,6 +45,7 @@ __all__ = [
     "heard_now",
     "judging_at_end",
     "recovered_withdrawals",
+    "silent_for",
     "waits_for",
 ]
 
@@ -134,6 +135,7 @@ class Membership:
         self.debtors = Debtors()  # members owing us events not held: the phase blames no other
         self.frontier = self.frontier_honest  # (a liar's seam, as Outbox.sign_event's)
         self.silence_vote_at = self.silence_vote_at_honest  # (a test's seam: testing/silences)
+        self.suspect_at = self.suspect_at_honest  # (as is the suspicion's)
         self.withheld_back: dict[int, Sequence[int]] = {}  # our votes *withheld* in our log
         self.suspected: set[int] = set()
         self.back: dict[int, float] = {}  # seat -> when last heard again, suspected (relays)
@@ -242,7 +244,7 @@ class Membership:
         timers = self.timers
         if now < self.least_heard + min(timers.suspect_after, timers.drop_after):
             # No other member has been silent long enough for anything below (a float sum
-            # does not decrease when a term grows: each sum below is at least this one).
+            # does not decrease when a term grows, and a test's seams answer no earlier).
             return []
         due = []
         for q in range(self.n):
@@ -250,24 +252,21 @@ class Membership:
                 continue
             # Compare with the same sums the peer's next deadline uses, or a float rounding
             # could leave a deadline that is due but never acted on.
-            heard = self._heard[q]
-            if now >= heard + timers.suspect_after and q not in self.suspected:
+            if q not in self.suspected and now >= self.suspect_at(q):
                 self.suspected.add(q)
                 due.append((q, False))
             if q not in self.voted and now >= self.silence_vote_at(q):
                 due.append((q, True))
         return due
 
+    def suspect_at_honest(self, q: int) -> float:
+        """When ``q`` is suspected: ``suspect_after`` after last heard (its seam's)."""
+        return self._heard[q] + self.timers.suspect_after
+
     def silence_vote_at_honest(self, q: int, now: float | None = None) -> float:
         """When ``q`` is voted out for silence, or counts as gone for an abandon asked at ``now``
         (:meth:`gone_for`): ``drop_after`` after last heard, once we listened (its seam's)."""
         return silence_vote_at(self._heard[q], self.timers.drop_after, self.listening, now)
-
-    def silent_for(self, now: float, dropped: dict[int, int]) -> float:
-        """Seconds since any other member still in the game (not in ``dropped``) was last
-        heard from (directly or by relay)."""
-        others = [self._heard[q] for q in range(self.n) if q != self.seat and q not in dropped]
-        return now - max(others) if others else float("inf")
 
     def withholding(
         self, now: float, final: GameState, since: float, held: Callable[[], GameState]
@@ -673,6 +672,13 @@ def _blamed(m: Membership, q: int, now: float) -> bool:
     member, not voted out by us, heard, and no other member owing us events meanwhile (its
     own fold may wait on them: :class:`Debtors`, as for the phase's event)."""
     return q != m.seat and q not in m.voted and not _silent(m, q, now) and not m.debtors.excuse(q)
+
+
+def silent_for(m: Membership, now: float, dropped: dict[int, int]) -> float:
+    """Seconds since any other member still in the game (not in ``dropped``) was last heard
+    from (directly or by relay)."""
+    others = [m.heard[q] for q in range(m.n) if q != m.seat and q not in dropped]
+    return now - max(others) if others else float("inf")
 
 
 def _silent(m: Membership, seat: int, now: float) -> bool:

@@ -29,6 +29,7 @@ from p2p_nertz.protocol.membership import (
     Stall,
     heard_now,
     judging_at_end,
+    silent_for,
     waits_for,
 )
 from p2p_nertz.protocol.phase_waits import Awaited
@@ -85,7 +86,7 @@ class TableWaits:
     def silent_for(self, now: float) -> float:
         """Seconds since a member still in (one dropped may talk on) was heard, even by relay."""
         author = self._author
-        return author.membership.silent_for(now, author.chains.folds.tentative.dropped)
+        return silent_for(author.membership, now, author.chains.folds.tentative.dropped)
 
     def silent(self, now: float) -> frozenset[int]:
         """The other members silent now (suspected, or unheard for ``suspect_after``)."""

@@ -16,15 +16,20 @@ the members aimed at, each at the time the core's own timer says, and nobody els
 it voted out once is not voted out for silence again: heard again, the vote withdrawn, a
 later stall of that process (a woken process on a loaded machine) is not the test's silence.
 
+Made with ``suspicion=True``, it aims the node's suspicions alike (``Membership.suspect_at``;
+session 44): a member aimed at is suspected when the core's timer says, any other never. A
+table offers its abandon key from the suspicion on (``nertz play``, ``ui/tracker.py``), so a
+test of that key decides whom the table shows silent, and when, as it decides the abandon.
+
 Abandons time a silence on the same seam (``Membership.gone_for`` asks it at ``now``; session
 44): a member aimed at counts as gone when the core's timer says (its vote standing or not
 cast yet), any other as heard at the question, so it is gone ``drop_after`` later, never
 now. (Not ``inf`` there: ``now - inf`` made the abandon answer's seconds infinite, and the
 table's ``math.floor``/``math.ceil`` of them raised ``OverflowError`` when it showed the
-offer.) Suspicion, the notices, the table gone (three times ``drop_after``, a stop, not a
-vote) and the phase timer are untouched: where one of those could answer a stall, a test
-gives that timer a bound past the game (``--drop-after``, ``tests/timed_node.py``'s phase
-timeout).
+offer.) Suspicion unless asked for, the notices, the table gone (three times ``drop_after``,
+a stop, not a vote) and the phase timer are untouched: where one of those could answer a
+stall, a test gives that timer a bound past the game (``--drop-after``,
+``tests/timed_node.py``'s phase timeout).
 
 >>> from p2p_nertz.protocol.membership import Membership, SilenceTimers
 >>> m = Membership(0, 3, 0.0, SilenceTimers(1.0, 3.0, 60.0, 8))
@@ -45,6 +50,13 @@ timeout).
 >>> del m.voted[2]  # ... then heard again, the vote withdrawn
 >>> m.silence_vote_at(2), m.gone_for(2, 10.0)  # never voted out for silence again
 (inf, -3.0)
+>>> m = Membership(0, 3, 0.0, SilenceTimers(1.0, 3.0, 60.0, 8))
+>>> aim = SilenceAim(m, suspicion=True)
+>>> m.silence_due(5.0, {})  # not aimed yet: nobody suspected, nobody voted out
+[]
+>>> aim.at({2})
+>>> m.silence_due(5.0, {}), m.suspected  # seat 2 suspected and voted out as the core says
+([(2, False), (2, True)], {2})
 """
 
 from __future__ import annotations
@@ -65,15 +77,18 @@ class SilenceAim:
     Args:
         membership: the node's core's membership (``Peer._membership``), right after the core
             is made.
+        suspicion: its suspicions aimed too (:meth:`suspect_at`), not only its votes.
     """
 
-    def __init__(self, membership: Membership) -> None:
+    def __init__(self, membership: Membership, *, suspicion: bool = False) -> None:
         self.membership = membership
         self.seats: frozenset[int] = frozenset()
         #: the members this node has voted out for silence while aimed at them (seen voted)
         self.cast: set[int] = set()
         self._honest = membership.silence_vote_at_honest
         membership.silence_vote_at = self.vote_at
+        if suspicion:
+            membership.suspect_at = self.suspect_at
 
     def at(self, seats: Iterable[int]) -> None:
         """Aim the silence votes at ``seats`` from now on (a signal handler's call: only a
@@ -94,3 +109,11 @@ class SilenceAim:
         if now is None:
             return math.inf
         return silence_vote_at(now, m.timers.drop_after, m.listening, now)
+
+    def suspect_at(self, q: int) -> float:
+        """When ``q`` is suspected: the core's time while aimed at, else never (heard again,
+        the suspicion lifted, a member aimed at is suspected again when the timer says: a
+        suspicion is no vote, and nothing stands on it)."""
+        if q in self.seats:
+            return self.membership.suspect_at_honest(q)
+        return math.inf
