@@ -4,9 +4,10 @@
 Three kinds, each the suite's own game for a seed (one home: the tests' functions):
 
 * ``seeded``: ``tests/test_sim.py``'s games of 2-3 players with random short faults (the suite
-  plays seeds 0 up to ``SEEDED_GAMES``; it once played 200, this script's default);
+  plays the sample ``SEEDED_SAMPLE``, every fault of the mix; it once played 0-199, this
+  script's default);
 * ``long``: ``tests/test_sim_split.py``'s soak games of 2-3 players with faults around and past
-  the liveness timers (the suite plays ``LONG_FAULT_GAMES``; default 0-59);
+  the liveness timers (the suite plays the sample ``LONG_FAULT_SAMPLE``; default 0-59);
 * ``soak``: the soak seeds that found the faults fixed for issue 13 (``SOAK_SEEDS``, the
   default; the suite plays a sample).
 

@@ -145,12 +145,14 @@ def test_audit_member_dropped_for_silence_is_valid_with_notices() -> None:
     assert {v.log for v in report.violations} == {"p2.log"}
 
 
-@pytest.mark.parametrize("seed", [6, 11])
+@pytest.mark.parametrize("seed", [11])
 def test_audit_readmitted_member_events_between_its_cut_and_rejoin_never_count(seed: int) -> None:
     # Soak games (2 to 8 players) where a member voted out during a partition asks to rejoin
     # and is readmitted: its events after its cut and before its request count for no peer
     # (GameState.counts). The audit counted them, and found results that "disagree" with a
-    # lake those events changed (seed 11), or moves that "reveal" other cards (seed 6).
+    # lake those events changed (seed 11), or moves that "reveal" other cards (seed 6). Seed 6
+    # (five players, 5 CPU-s) now plays seed 11's shape: with the gaps no longer carried from
+    # pass to pass (the auditor's ``_Known.gaps``) both fail alike, with result_mismatch only.
     result = Simulation(SimConfig.soak(seed, players=(2, 8))).run()
     finals = settled(result)
     assert finals

@@ -17,6 +17,7 @@ can claim a card of the same rank and suit for the same place.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import pytest
@@ -113,14 +114,28 @@ def _race(net: PeerNetwork) -> Race | None:
     return None
 
 
-def _network() -> tuple[PeerNetwork, Race]:
-    bots: dict[int, Strategy] = {
-        s: Pausable(Rng(derive_seed("peer-network/bot", SEED, s))) for s in range(3)
-    }
-    net = PeerNetwork(3, seed=SEED, rules=ONE_ROUND, strategies=bots)
+def _bots() -> dict[int, Strategy]:
+    return {s: Pausable(Rng(derive_seed("peer-network/bot", SEED, s))) for s in range(3)}
+
+
+@functools.cache
+def _race_at() -> tuple[int, Race]:
+    """The step of the game at which a race can first be played, and the race: looked for
+    once (reading the tables after every step is most of the module's CPU)."""
+    net = PeerNetwork(3, seed=SEED, rules=ONE_ROUND, strategies=_bots())
     net.run(lambda n: _race(n) is not None)
     race = _race(net)
     assert race is not None
+    return net.steps, race
+
+
+def _network() -> tuple[PeerNetwork, Race]:
+    """The game played (the same seed, the same steps) up to the race, its bots paused."""
+    steps, race = _race_at()
+    bots = _bots()
+    net = PeerNetwork(3, seed=SEED, rules=ONE_ROUND, strategies=bots)
+    net.run(lambda n: n.steps >= steps)
+    assert _race(net) == race  # (the same moment: the game is deterministic)
     for bot in bots.values():
         assert isinstance(bot, Pausable)
         bot.paused = True  # the test plays from here on

@@ -13,7 +13,10 @@ told ``over``).
 
 The simulator's ``withhold`` cheat (:class:`~p2p_nertz.sim.cheats.DeckCheatKind`: no
 ``deck_reveal`` of its own after the deal), the last seat, a phase timer of 20 s. Each game
-2-6 CPU-s.
+2-6 CPU-s. At two players and at three: the two ends (the one left abandons; the others vote
+it out). Four and five players (25 of the 31 CPU-s) guarded nothing more: with the share rows
+undone (``TableWaits._shares``) every size fails alike, and with the debt's excuse undone in
+the rows and in the vote (``Debtors.excuse``: tests/test_membership_debtors.py) none does.
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ def _row(sim: _Watched, owed: Owed) -> str:
     return row
 
 
-@pytest.mark.parametrize("players", [2, 3, 4, 5])
+@pytest.mark.parametrize("players", [2, 3])
 def test_owing_shares_are_told_before_the_vote_and_ended_dropped(players: int) -> None:
     # (At two the vote makes it count as gone and the one left abandons, the round void:
     # docs/shuffle.md's table of faults.)
