@@ -695,7 +695,7 @@ class _BoardPainter:
         return rows
 
     def pace_row(self, pace: Pace) -> tuple[Span, ...]:
-        """``your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1``
+        """``your 1:12 round: 30 moves/min · 7.5 cards/min to the lake · bots: --speed 1``
         (``bots: --practice`` below level 1's pace; one row at 80 columns; docs/pace.md says
         how to read it)."""
         head, moves, cards, bots = re.split(r"(?<=: )| · ", pace_words(pace), maxsplit=3)

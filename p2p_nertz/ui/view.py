@@ -264,18 +264,20 @@ class Pace:
 def pace_words(pace: Pace, *, page: bool = False) -> str:
     """The board's line of the person's pace (docs/pace.md says how to read it): 80 columns
     at the terminal; ``page``: the browser's board, which has the room to say what the
-    option is for.
+    option is for. The time is the round's length, and says so: a newcomer read "(4:44)"
+    after the lake and could not tell what it timed. "your 4:44 round" keeps the
+    ``--practice`` line of a 19:59 round within 80 columns, where "(round 4:44)" did not.
 
     >>> pace_words(Pace(moves=36, cards=9, seconds=72.0))
-    'your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1'
-    >>> pace_words(Pace(moves=15, cards=3, seconds=60.0), page=True)[-38:]
-    '(1:00) · bots to play next: --practice'
+    'your 1:12 round: 30 moves/min · 7.5 cards/min to the lake · bots: --speed 1'
+    >>> pace_words(Pace(moves=15, cards=3, seconds=60.0), page=True)[-40:]
+    'the lake · bots to play next: --practice'
     """
     minutes, seconds = divmod(round(pace.seconds), 60)
     bots = "bots to play next" if page else "bots"
     return (
-        f"your pace: {pace.moves_per_minute:.0f} moves/min · {pace.cards_per_minute:.1f} "
-        f"cards/min to the lake ({minutes}:{seconds:02d}) · {bots}: {pace.bot_option}"
+        f"your {minutes}:{seconds:02d} round: {pace.moves_per_minute:.0f} moves/min · "
+        f"{pace.cards_per_minute:.1f} cards/min to the lake · {bots}: {pace.bot_option}"
     )
 
 
