@@ -239,11 +239,25 @@ class _Pen:
         return self.row().add(text, style).spans()
 
     def messages(self, messages: Sequence[str], room: int) -> _Rows:
-        """Exactly ``room`` rows: blanks, then the newest announcements (just above the status)."""
+        """Exactly ``room`` rows: blanks, then the newest announcements (just above the status),
+        one longer than the row wrapped at its words under its ``»``. Cut at the edge, a
+        newcomer who left read "the game is over: bot1 wins with 0 on the rounds scored (a"
+        and not why. The newest comes whole first; an older one that no longer fits whole is
+        left out (the first rows of the newest, if it alone does not fit)."""
         if room <= 0:
             return []
-        shown = messages[-room:] if room > 1 else messages[-1:]
-        rows = [self.row().add("» ", Style.DIM).add(m, Style.WARN).spans() for m in shown]
+        rows: _Rows = []
+        for message in reversed(messages):
+            lines = _wrap(message, self.width - 2)
+            if rows and len(rows) + len(lines) > room:
+                break
+            head, *more = lines[:room]
+            rows[:0] = [
+                self.row().add("» ", Style.DIM).add(head, Style.WARN).spans(),
+                *(self.row().add("  ").add(line, Style.WARN).spans() for line in more),
+            ]
+            if len(rows) >= room:
+                break
         blanks: _Rows = [()] * (room - len(rows))
         return blanks + rows
 
