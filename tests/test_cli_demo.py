@@ -74,6 +74,10 @@ def test_demo_plays_a_multi_process_game(tmp_path: Path) -> None:
     assert re.findall(r"^  \S*/p(\d)\.log: by P(\d),", audit.stdout, re.M) == [
         (str(seat), str(seat)) for seat in (0, 1, 2)
     ], audit.stdout
+    # An ace starts its player's foundation: "P1 claim N>L@1C AC", one number in the line.
+    replay = nertz("replay", "--text", str(work / "p0.log"))
+    aces = re.findall(r" P(\d) claim \S+@(\d)[CDHS] A[CDHS] ", replay.stdout)
+    assert aces and all(name == seat for name, seat in aces), replay.stdout
     # The keys are in the key store (owner only), not beside the logs handed to auditors.
     store = Path(os.environ["XDG_CONFIG_HOME"]) / "p2p-nertz" / "keys"
     kept = sorted(store.iterdir())

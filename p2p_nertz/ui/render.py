@@ -375,7 +375,7 @@ class _Painter:
 
     def how_to_play(self, room: int) -> _Rows:
         rows = [self.pen.rule("how to play  (? again: the keys)")]
-        for line in how_to_play(self.view.rules):
+        for line in how_to_play(self.view.rules, watcher=self.view.seat is None):
             row = self.pen.row()
             if line:
                 row.add("  " + line)
