@@ -371,10 +371,11 @@ def _report(
     who = ", ".join(_who(w, rules.pairs) for w in final["winners"])
     best = max(team_totals[w] for w in final["winners"])  # (not always the highest total)
     print(f"{plural(len(final['winners']), 'winner')}: {who} with {best}")
-    if dropped:
-        print(f"all {len(finals)} nodes still in agree: digest {final['digest']}")
-    else:
-        print(f"all {len(children)} nodes agree: digest {final['digest']}")
+    # (The digest on a line of its own: after the words, 90 columns wrapped mid-way.)
+    agree = (
+        f"all {len(finals)} nodes still in agree" if dropped else f"all {len(children)} nodes agree"
+    )
+    print(on_its_own_line(f"{agree} on the game's digest", final["digest"]))
     logs = f"{shlex.quote(str(workdir))}/p*.log"  # (the glob outside the quotes: the shell's)
     nertz = self_command()
     print(on_its_own_line("signed logs, one per player (spec and output alongside)", logs))

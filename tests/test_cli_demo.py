@@ -61,7 +61,8 @@ def test_demo_plays_a_multi_process_game(tmp_path: Path) -> None:
     for name in ("P0", "P1", "P2"):
         assert re.search(rf"^  {name} +[a-z2-7]{{4}}(-[a-z2-7]{{4}}){{3}} +-?\d+$", out, re.M), out
     assert re.search(r"^winner: P\d", out, re.M), out
-    assert re.search(r"^all 3 nodes agree: digest [0-9a-f]{64}$", out, re.M), out
+    # (each line in 80 columns: the digest under its words, not after them)
+    assert re.search(r"^all 3 nodes agree on the game's digest:\n  [0-9a-f]{64}$", out, re.M), out
     assert "-m cli audit " in out or "nertz audit " in out  # runnable as printed
     for seat in (0, 1, 2):
         log = work / f"p{seat}.log"
@@ -228,7 +229,8 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     assert own["gone"] in ("dropped", "silent") and not own["over"], own
     said = {"dropped": "you were voted out", "silent": "the others have left"}[own["gone"]]
     assert f"woke to find the table gone and stopped by itself: {said}" in err, err
-    assert re.search(r"^all 2 nodes still in agree: digest [0-9a-f]{64}$", out, re.M), out
+    agree = r"^all 2 nodes still in agree on the game's digest:\n  [0-9a-f]{64}$"
+    assert re.search(agree, out, re.M), out
     finals = [e for n in (0, 1) for e in _json_events(work / f"p{n}.out") if e["event"] == "final"]
     assert [f["dropped"] for f in finals] == [[2], [2]]
     assert {f["digest"] for f in finals} == {finals[0]["digest"]}
