@@ -34,6 +34,14 @@ EXIT_OK = 0
 
 EXIT_USAGE = 2
 
+#: The refusal of a terminal screen (the table, the lobby) without a terminal: said by the
+#: play command's checks before anything is made (cli/parsers.py), and by the screen itself
+#: (cli/terminal.py) for the commands that find out later.
+NEEDS_A_TERMINAL = (
+    "the table needs a terminal (standard input and output); --web shows it in a browser page "
+    "instead"
+)
+
 #: The longest word an error line repeats whole (a path, a name, an argument): a longer one is
 #: shown by its start and its length, so that one wrong 10,000-character argument gives one
 #: line a person can read, not a screenful of it.

@@ -38,6 +38,7 @@ from p2p_nertz.logfile import RecordKind
 from p2p_nertz.protocol.envelope import InvalidMessageError, decode_unverified
 from p2p_nertz.protocol.identity import Identity, PeerId, fingerprint
 from p2p_nertz.protocol.spec import GameSpec
+from p2p_nertz.signals import held
 from p2p_nertz.words import plural
 
 TERM_PATIENCE = 5.0  # seconds a bot has to leave after SIGTERM before it is killed
@@ -267,6 +268,7 @@ def start_node_child(
     own_session: bool = False,
     options: Sequence[str] = (),
     fresh: bool = True,
+    into: list[NodeChild] | None = None,
 ) -> NodeChild:
     """Start one bot peer as a ``nertz node`` process; its log and output are
     ``workdir/STEM.log``, ``.out`` and ``.err``, its key is in the key store (never beside the
@@ -286,6 +288,11 @@ def start_node_child(
         options: more ``nertz node`` options (its liveness timers, say).
         fresh: the game was made just now (above); ``False``: the bot is resumed from its
             log (:mod:`cli.bot_resume`), its output appended to the files it wrote before.
+        into: the caller's list of the children it stops, the child added to it as it
+            starts, both held against a stopping signal (:func:`~p2p_nertz.signals.held`):
+            a SIGTERM between the two (the start of a process takes a while at a load of
+            40) left a node no stop reached, playing alone until it saw its stdin's end
+            (session 44: seconds after ``nertz demo`` was gone).
     """
     append = not fresh
     key = keep_key(identity)
@@ -311,13 +318,16 @@ def start_node_child(
     out = child.out.open("ab" if append else "wb")
     err = child.err.open("ab" if append else "wb")
     child.files = [out, err]
-    child.proc = subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,  # (held open: the bot stops when it ends, cli/node_cmd.py)
-        stdout=out,
-        stderr=err,
-        start_new_session=own_session,
-    )
+    with held():
+        child.proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,  # (held open: the bot stops when it ends, cli/node_cmd.py)
+            stdout=out,
+            stderr=err,
+            start_new_session=own_session,
+        )
+        if into is not None:
+            into.append(child)
     assert child.proc.stdin is not None  # (closed with the output files: stop_children)
     child.files.append(child.proc.stdin)
     child.stops_with_stdin = True
@@ -582,13 +592,11 @@ def resume_bots(
             identity = load_identity(kept_key_path(fingerprint))
             own = log.parent / f"{bot.stem}.log"
             kept = own.exists()
-            children.append(
-                start_node_child(
-                    log.parent, own if kept else log, spec, identity, seat=bot.seat,
-                    name=bot.name, stem=bot.stem, endpoint_of=endpoint_of,
-                    strategy=bot.strategy, speed=bot.speed, own_session=True,
-                    options=bot.options, fresh=not kept,
-                )
+            start_node_child(
+                log.parent, own if kept else log, spec, identity, seat=bot.seat,
+                name=bot.name, stem=bot.stem, endpoint_of=endpoint_of,
+                strategy=bot.strategy, speed=bot.speed, own_session=True,
+                options=bot.options, fresh=not kept, into=children,
             )  # fmt: skip
     except BaseException:
         stop_children(children)

@@ -31,6 +31,7 @@ from cli.bots import (
 )
 from cli.files import make_directory
 from cli.keyfile import write_key  # (write_key re-exported for the tests)
+from cli.made import Made
 from cli.parsers import DEFAULT_TIMEOUT, TARGET_TIMEOUT
 from cli.places import on_its_own_line, self_command
 from p2p_nertz import __version__
@@ -39,7 +40,7 @@ from p2p_nertz.protocol.identity import Identity
 from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Game, Rules
-from p2p_nertz.signals import children_signalled
+from p2p_nertz.signals import children_signalled, let_go_of_unread_streams
 from p2p_nertz.words import counted, plural, seat_named
 
 __all__ = ["write_key"]
@@ -49,6 +50,12 @@ _PROGRESS = 3.0  # seconds between two progress lines while the game goes on
 
 
 def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path, str]:
+    """:func:`made_game_dir`'s directory, spec path and line, without what it made."""
+    workdir, spec_path, note, _ = made_game_dir(given, kind, spec)
+    return workdir, spec_path, note
+
+
+def made_game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path, str, Made]:
     """The directory of a game made on this machine, created, with no logs in it yet, and the
     game's spec written there; the spec's path; and a line for the person when the directory
     is not the one they would expect (else ``""``).
@@ -69,7 +76,13 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path,
     note = ""
     if given is None:
         first = Path("nertz-logs") / f"{kind}-{spec.game_id.hex()[:12]}"
-        workdir = _fresh_game_dir(first)
+        made = Made.before_making(first.parent)
+        try:
+            workdir = _fresh_game_dir(first)
+        except NertzError:
+            made.take_back()
+            raise
+        made = made.made_only(workdir)
         if workdir != first:
             note = (
                 f"{str(first)!r} holds another game of this seed (an earlier one, or one still "
@@ -78,7 +91,12 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path,
             )
     else:
         workdir = given
-        make_directory(workdir, "game directory", "--dir")
+        made = Made.before_making(workdir)
+        try:
+            make_directory(workdir, "game directory", "--dir")
+        except NertzError:
+            made.take_back()
+            raise
         if any(workdir.glob("*.log")):
             raise NertzError(
                 f"{str(workdir)!r} already holds game logs; remove them or choose another --dir"
@@ -95,8 +113,9 @@ def game_dir(given: Path | None, kind: str, spec: GameSpec) -> tuple[Path, Path,
     except OSError as exc:  # (a full disk, a directory of that name: no half spec left)
         if spec_path.is_file():
             spec_path.unlink()
+        made.take_back()  # (and no directory this run made: session 43 left it, empty)
         raise NertzError(f"cannot write {str(spec_path)!r}: {exc.strerror}") from None
-    return workdir, spec_path, note
+    return workdir, spec_path, note, made
 
 
 _MAX_AGAIN = 10_000  # games of one seed in one nertz-logs before the person is asked to tidy
@@ -146,7 +165,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         deal=deal_from(args),
     )
     game = spec.game_id.hex()
-    workdir, spec_path, note = game_dir(args.dir, "demo", spec)
+    workdir, spec_path, note, made_here = made_game_dir(args.dir, "demo", spec)
+    made: Made | None = made_here  # (taken back by a refusal until the game begins)
     goal = f"target {rules.target}" if rules.rounds is None else counted(rules.rounds, "round")
     print(f"p2p-nertz {__version__} - demo: {args.players} bot processes over ZeroMQ on 127.0.0.1")
     deal = "" if spec.deal is Deal.COMMIT else f"  deal {spec.deal}"
@@ -158,7 +178,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     children: list[NodeChild] = []
     try:  # (from the first child on: a closed stdout or a Ctrl-C leaves none behind)
         for seat, (identity, player) in enumerate(zip(identities, players, strict=True)):
-            child = start_node_child(
+            start_node_child(
                 workdir,
                 spec_path,
                 spec,
@@ -171,9 +191,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 speed=str(player.speed),
                 # A line per card to the lake (the progress shown), and the demo's timers.
                 options=["--progress", *liveness_argv(args)],
+                into=children,
             )
-            children.append(child)
         by_id = introduce_children(children, spec, {})
+        made = None  # (the game has begun: what it made is its, refusal or not)
         # (Headed: a newcomer asked what "524y-txym-jbdw-woqx" was.)
         width = len(children[0].name)
         print(f"  {'':<{width}}  {'fingerprint (key)':<{len(children[0].fingerprint)}}  bot")
@@ -184,9 +205,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         dropped = _wait(children, args.timeout, spec.deal, Game(rules, args.players))
     except KeyboardInterrupt:
         # A Ctrl-C reached the children too: give them time to leave cleanly first. A SIGTERM
-        # did not: they are sent one now, and leave as cleanly.
+        # did not: they are sent one now, and leave as cleanly. (Its words to streams nobody
+        # reads go nowhere: p2p_nertz/signals.py.)
+        let_go_of_unread_streams()
         stop_children(children, patience=LEAVE_PATIENCE if children_signalled() else 0.0)
         print(f"nertz demo: stopped; the logs so far are in {workdir}", file=sys.stderr)
+        raise
+    except NertzError:  # (a refusal before the game began: nothing of it left behind)
+        stop_children(children)
+        if made is not None:
+            made.take_back()
         raise
     finally:
         stop_children(children)

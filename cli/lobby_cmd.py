@@ -104,7 +104,7 @@ from p2p_nertz.protocol.unmet import DropWaits, FeedHeld, Owed, VoteShort
 from p2p_nertz.rules import Rules
 from p2p_nertz.runtime.lobby import LobbyHost, Offer, discover, join_lobby, route_address
 from p2p_nertz.runtime.node import PeerNode, read_session, recovery_unfinished
-from p2p_nertz.signals import note_terminated, signal_status
+from p2p_nertz.signals import note_terminated, open_receiver, signal_status
 from p2p_nertz.ui.lobby import loopback_words, no_guest_words
 from p2p_nertz.words import counted
 
@@ -318,7 +318,7 @@ def _trio_run(command: str, fn: Callable[[], Any]) -> Any:
 async def _terminated(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     """Until cancelled, raise KeyboardInterrupt in trio at a SIGTERM (as ``nertz``'s handler
     notes it: the children got no signal, cli/args.py), for :func:`_trio_run`."""
-    with trio.open_signal_receiver(signal.SIGTERM) as received:
+    with open_receiver(signal.SIGTERM) as received:
         task_status.started()
         async for _ in received:
             note_terminated()

@@ -26,7 +26,7 @@ from cli.args import EXIT_OK, EXIT_USAGE, Parser, error_line
 from cli.commands import COMMANDS
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
-from p2p_nertz.signals import interrupted_status, term_as_ctrl_c
+from p2p_nertz.signals import interrupted_status, let_go_of_unread_streams, term_as_ctrl_c
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -144,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         # (a Ctrl-C while the command's modules are imported or its arguments read: on a
         # loaded machine that takes a second, long enough for a person to change their mind)
+        let_go_of_unread_streams()
         print(f"nertz {_command(words) or ''}: interrupted".replace(" :", ":"), file=sys.stderr)
         return interrupted_status()
     finally:
@@ -173,6 +174,9 @@ def _run(words: list[str]) -> int:
         status = getattr(exc, "exit_status", EXIT_USAGE)  # (GoneError's: the others are gone)
         return int(status)
     except KeyboardInterrupt:
+        # (the streams nobody reads let go first: a Ctrl-C's "interrupted" written to a full
+        # pipe blocked the command for ever, p2p_nertz/signals.py)
+        let_go_of_unread_streams()
         print(f"nertz {args.command}: interrupted", file=sys.stderr)
         return interrupted_status()
     except BaseExceptionGroup as group:
@@ -180,6 +184,7 @@ def _run(words: list[str]) -> int:
         # line all the same, not the group's traceback.
         if group.subgroup(KeyboardInterrupt) is None:
             raise
+        let_go_of_unread_streams()
         print(f"nertz {args.command}: interrupted", file=sys.stderr)
         return interrupted_status()
     except BrokenPipeError:

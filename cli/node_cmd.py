@@ -62,7 +62,7 @@ from p2p_nertz.protocol.state import ClaimDecided, GameEnded, Phase, RoundScored
 from p2p_nertz.protocol.unmet import DropWaits, FeedHeld, Owed, SharesOwed, VoteShort
 from p2p_nertz.rules import Outcome
 from p2p_nertz.runtime.node import PeerNode
-from p2p_nertz.signals import as_sent, signal_status
+from p2p_nertz.signals import as_sent, open_receiver, signal_status
 from p2p_nertz.words import counted, plural
 
 __all__ = [
@@ -614,7 +614,7 @@ async def run_node(
     """
     received: list[int] = []
     result: list[Peer] = []
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with open_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
 
             async def play() -> None:

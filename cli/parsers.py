@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.args import (
+    NEEDS_A_TERMINAL,
     add_liveness_arguments,
     add_rules_arguments,
     add_watcher_argument,
@@ -829,6 +830,11 @@ def _check_play(args: argparse.Namespace) -> None:
             _key_file(args.key)
         # (as host's and join's: before the lobby opens, not when the game it made starts)
         _directory_to_make(args.log_dir, "log directory", "--log-dir")
+    # (before anything is made: a quick game made its directory and started its bots, a
+    # given game its log, then found no terminal and left them behind; session 44)
+    at_a_terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    if (args.bots is not None or args.spec is not None) and not (args.web or at_a_terminal):
+        raise NertzError(NEEDS_A_TERMINAL)
 
 
 def _no_quick_options(args: argparse.Namespace) -> None:

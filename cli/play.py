@@ -61,7 +61,7 @@ from cli.bots import (
     stop_children,
     stop_processes,
 )
-from cli.demo import game_dir
+from cli.demo import made_game_dir
 from cli.files import make_directory
 from cli.keyfile import default_key_path, keep_key, load_key, save_key
 from cli.lobby_app import LobbyApp
@@ -161,35 +161,36 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
     identities, spec = bots_game(args)
     bots = bot_choices(args.strategy, args.speed, args.bots, "bot")
     page_address_usable(args)
-    workdir, spec_path, note = game_dir(args.dir, "play", spec)
+    workdir, spec_path, note, made = made_game_dir(args.dir, "play", spec)
     if note:  # (before the table takes the screen: there when it gives it back)
         print(note)
     human = identities[0]
-    keep_key(human, person=True)  # in the key store, not beside the logs (cli/keyfile.py)
-    # Every node binds a free port itself before anyone needs it (none is picked first).
-    node = make_node(
-        human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config, fresh=True,
-        first_waits=args.web,  # (round 1 is dealt once the page is there: run_in_browser)
-    )  # fmt: skip
     children: list[NodeChild] = []
-    options = tuple(liveness_argv(args) + (["--practice"] if args.practice else []))
-    table_bots = [
-        TableBot(seat, spec.members[seat].name, spec.members[seat].name, bots[n - 1][0],
-                 str(bots[n - 1][1]), options)
-        for n, seat in enumerate((spec.seat_of(i.peer_id) for i in identities[1:]), 1)
-    ]  # fmt: skip
-    note_bots(workdir / "you.log", spec, table_bots)  # (for `nertz resume` of your log)
     try:
+        keep_key(human, person=True)  # in the key store, not beside the logs (cli/keyfile.py)
+        # Every node binds a free port itself before anyone needs it (none is picked first).
+        node = make_node(
+            human, spec, workdir / "you.log", FREE_PORT, args.watcher, config=config,
+            fresh=True, first_waits=args.web,  # (round 1 dealt once the page is there)
+        )  # fmt: skip
+        options = tuple(liveness_argv(args) + (["--practice"] if args.practice else []))
+        table_bots = [
+            TableBot(seat, spec.members[seat].name, spec.members[seat].name, bots[n - 1][0],
+                     str(bots[n - 1][1]), options)
+            for n, seat in enumerate((spec.seat_of(i.peer_id) for i in identities[1:]), 1)
+        ]  # fmt: skip
+        note_bots(workdir / "you.log", spec, table_bots)  # (for `nertz resume` of your log)
         for bot, identity in zip(table_bots, identities[1:], strict=True):
-            child = start_node_child(
+            start_node_child(
                 workdir, spec_path, spec, identity, seat=bot.seat, name=bot.name,
                 stem=bot.stem, endpoint_of=None, strategy=bot.strategy, speed=bot.speed,
-                own_session=True, options=bot.options,
+                own_session=True, options=bot.options, into=children,
             )  # fmt: skip
-            children.append(child)
         endpoint_of = introduce_children(children, spec, {human.peer_id: node.endpoint})
-    except BaseException:  # (the person's node, bound, closes with the process)
+    except BaseException as exc:  # (the person's node, bound, closes with the process)
         stop_children(children)
+        if isinstance(exc, NertzError):  # (a refusal before the game: nothing of it left)
+            made.take_back()
         raise
     endpoints = {pid: e for pid, e in endpoint_of.items() if pid != human.peer_id}
     outcome = Outcome()

@@ -22,6 +22,7 @@ from typing import Protocol
 
 import trio
 
+from cli.args import NEEDS_A_TERMINAL
 from cli.plain import is_unicode, plain
 from p2p_nertz.errors import NertzError
 from p2p_nertz.ui import Screen, Style, render
@@ -274,10 +275,7 @@ def require_terminal() -> None:
         NertzError: standard input or output is not a terminal.
     """
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise NertzError(
-            "the table needs a terminal (standard input and output); --web shows it in a "
-            "browser page instead"
-        )
+        raise NertzError(NEEDS_A_TERMINAL)
 
 
 @contextlib.contextmanager

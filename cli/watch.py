@@ -39,7 +39,7 @@ from p2p_nertz.runtime.gate import zap_user_id
 from p2p_nertz.runtime.node import WATCH_SPEC_TAG
 from p2p_nertz.runtime.watchport import WatcherAddress, WatchPort
 from p2p_nertz.runtime.zmqtrio import AsyncSocket
-from p2p_nertz.signals import as_sent, signal_status
+from p2p_nertz.signals import as_sent, open_receiver, signal_status
 from p2p_nertz.ui import CloseBoard, Context, KeyState, Tracker, press, render
 from p2p_nertz.ui.screen import Screen, Span, Style
 from p2p_nertz.words import counted
@@ -248,7 +248,7 @@ class _Watcher:
     ) -> None:
         """Quit on SIGINT or SIGTERM (said started once they are this task's)."""
         wanted = (signal.SIGINT, signal.SIGTERM, *TERMINAL_SIGNALS)
-        with trio.open_signal_receiver(*wanted) as received:
+        with open_receiver(*wanted) as received:
             task_status.started()
             async for signum in received:
                 if signum in TERMINAL_SIGNALS:

@@ -18,6 +18,13 @@ so that a signal that comes between the two waits in it for the next reader, nev
 KeyboardInterrupt raised into whichever task runs then; a reader that is done with the
 receiver while a signal it read is for the next one gives it back (:meth:`Signals.give_back`).
 
+A stopped process's words never wait for a reader (:func:`let_go_of_unread_streams`): once a
+stopping signal is taken (noted, raised as a Ctrl-C, read by a receiver), standard output
+and error that cannot take a write go to the null device, so that what the command says
+as it goes (its "interrupted", a table's last words, the buffered lines Python flushes at
+exit, a log record) never blocks it. Session 43: with both streams one full pipe nobody
+read, every command signalled hung for ever writing "interrupted".
+
 Nothing heavy is imported at the top (``nertz --help`` reads this): trio only where a
 receiver is opened.
 """
@@ -25,19 +32,25 @@ receiver is opened.
 from __future__ import annotations
 
 import contextlib
+import os
+import select
 import signal
+import stat
 import threading
 from collections.abc import AsyncIterator, Iterator
 from types import FrameType
+from typing import Any
 
 __all__ = [
     "STOPPING",
     "Signals",
     "as_sent",
     "children_signalled",
-    "interrupted_status",
     "held",
+    "interrupted_status",
+    "let_go_of_unread_streams",
     "note_terminated",
+    "open_receiver",
     "open_signals",
     "receiver_or_none",
     "signal_status",
@@ -53,8 +66,51 @@ _TERMINATED: list[bool] = [False]  # (a SIGTERM noted by :func:`term_as_ctrl_c`'
 
 def note_terminated(terminated: bool = True) -> None:
     """Note that a SIGTERM reached this process (:func:`term_as_ctrl_c`'s handler, which then
-    raises it as a Ctrl-C); ``False``: none yet (as a command starts)."""
+    raises it as a Ctrl-C); ``False``: none yet (as a command starts). A SIGTERM noted is
+    the command's stop: its streams nobody reads are let go (:func:`let_go_of_unread_streams`)."""
     _TERMINATED[0] = terminated
+    if terminated:
+        let_go_of_unread_streams()
+
+
+#: What poll(2) says of a stream nobody can write to now: its reader gone (a pipe's, a
+#: socket's), or the terminal hung up.
+_UNWRITABLE = select.POLLERR | select.POLLHUP | select.POLLNVAL
+
+
+def let_go_of_unread_streams(fds: tuple[int, ...] = (1, 2)) -> list[int]:
+    """Point each of ``fds`` (standard output and error) that cannot take a write now at the
+    null device; return those let go.
+
+    Called as a stopping signal is taken: from then on the command only says goodbye, and a
+    goodbye written to a stream nobody reads (a pipe full and unread, a terminal that stopped
+    reading, Ctrl-S) blocks the process for ever, whatever answered the signal (session 43:
+    ``nertz replay``, ``play --bots``, every command, hung on their "interrupted"). A stream
+    whose reader went (EPIPE) goes too: what is written after goes nowhere, quietly.
+
+    Only what can block is looked at (a pipe, a socket, a terminal: a file or the null device
+    never waits), and only what it says now (poll(2), no wait): a stream that can take a write
+    keeps the goodbye, one that cannot loses nothing it would have shown. Python's buffered
+    lines follow the descriptor: flushed at exit, they go where it points then.
+    """
+    gone: list[int] = []
+    for fd in fds:
+        try:
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+                continue
+            poller = select.poll()
+            poller.register(fd, select.POLLOUT)
+            events = dict(poller.poll(0)).get(fd, 0)
+            if events & select.POLLOUT and not events & _UNWRITABLE:
+                continue
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        except OSError:
+            continue  # (closed, or no null device: nothing better to do than leave it)
+        gone.append(fd)
+    return gone
 
 
 def signal_status(signum: int) -> int:
@@ -87,7 +143,12 @@ def as_sent(signum: int) -> int:
     True
     >>> note_terminated(); as_sent(signal.SIGINT) == signal.SIGTERM; note_terminated(False)
     True
+
+    Reading a stopping signal is the command's stop: its streams nobody reads are let go
+    (:func:`let_go_of_unread_streams`), before the receiver's reader says a word.
     """
+    if signum in STOPPING:
+        let_go_of_unread_streams()
     return signal.SIGTERM if signum == signal.SIGINT and _TERMINATED[0] else signum
 
 
@@ -198,12 +259,54 @@ def held(signums: tuple[int, ...] = STOPPING) -> Iterator[None]:
 @contextlib.contextmanager
 def open_signals(*signums: int) -> Iterator[Signals]:
     """Receive ``signums`` (on the main thread, inside trio) until the block ends: trio's
-    ``open_signal_receiver``, read through :class:`Signals`. A signal still unread when the
-    block ends goes to the handler in force after it (trio's), as trio's receiver does."""
+    ``open_signal_receiver`` (:func:`open_receiver`), read through :class:`Signals`. A signal
+    still unread when the block ends goes to the handler in force after it (trio's), as
+    trio's receiver does."""
+    with open_receiver(*signums) as received:
+        yield Signals(received)
+
+
+@contextlib.contextmanager
+def open_receiver(*signums: int) -> Iterator[AsyncIterator[int]]:
+    """trio's ``open_signal_receiver`` of ``signums``, whose stopping signals let go of the
+    streams nobody reads as they come (:func:`let_go_of_unread_streams`), in the handler.
+
+    Not only when the receiver is read: a trio program blocked writing to such a stream (a
+    node's ``--json`` line to a full pipe) is blocked on trio's own thread, and the reader of
+    the receiver never runs until the write ends. The signal interrupts the write, the
+    handler lets the stream go, and the write, taken up again, goes to the null device: the
+    reader then answers the signal as ever (session 44: a node blocked so never left).
+    """
     import trio
 
-    with trio.open_signal_receiver(*signums) as received:
-        yield Signals(received)
+    with trio.open_signal_receiver(*signums) as received, _letting_go(signums):
+        yield received
+
+
+@contextlib.contextmanager
+def _letting_go(signums: tuple[int, ...]) -> Iterator[None]:
+    """Each stopping one of ``signums`` whose handler is a callable (the receiver's) lets go
+    of the unread streams before that handler runs, until the block ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wrapped = {}
+    for signum in dict.fromkeys(s for s in signums if s in STOPPING):
+        before = signal.getsignal(signum)
+        if callable(before):
+
+            def first_let_go(num: int, frame: FrameType | None, then: Any = before) -> None:
+                let_go_of_unread_streams()
+                then(num, frame)
+
+            signal.signal(signum, first_let_go)
+            wrapped[signum] = (first_let_go, before)
+    try:
+        yield
+    finally:
+        for signum, (ours, before) in wrapped.items():
+            if signal.getsignal(signum) is ours:  # (else another took it since: theirs stays)
+                signal.signal(signum, before)
 
 
 def receiver_or_none(

@@ -14,6 +14,7 @@ the in-memory network of cores.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import pytest
 from peer_helpers import PeerNetwork
@@ -22,18 +23,20 @@ from p2p_nertz.errors import IllegalMoveError, LocalProtocolError
 from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import Kind
 from p2p_nertz.protocol.local import abandon_answer, abandoned_by
-from p2p_nertz.protocol.peer import Effect, PeerConfig
+from p2p_nertz.protocol.peer import Effect, Peer, PeerConfig
 from p2p_nertz.protocol.state import Phase
 from p2p_nertz.rules import Move, Rules
 
 QUICK = PeerConfig(suspect_after=1.0, drop_after=3.0, phase_timeout=6.0)
 
 
-def _abandons(net: PeerNetwork, seat: int) -> list[int]:
-    """The seqs of the abandons in ``seat``'s own feed."""
+def _abandons(net: PeerNetwork, seat: int, peer: Peer | None = None) -> list[int]:
+    """The seqs of the abandons in ``seat``'s own feed (as ``peer`` holds it: by default,
+    ``seat``'s peer on ``net``)."""
+    holder = net.peers[seat] if peer is None else peer
     return [
         m.seq
-        for m in net.peers[seat]._feeds[seat]
+        for m in holder._feeds[seat]
         if m.kind is Kind.DROP
         and isinstance(body := parse_body(m.kind, m.body, net.n), Drop)
         and body.reason is DropReason.ABANDON
@@ -70,6 +73,20 @@ def _last_two(seed: int, players: int, pending: bool = False) -> tuple[PeerNetwo
     return net, 1, 2
 
 
+@functools.cache
+def _last_two_shared() -> tuple[PeerNetwork, int, int]:
+    """``_last_two(1, 3)``, played once for the tests below that each work on a clone of its
+    seat ``a`` alone (session 44: each played the very game on its own). Nobody steps the
+    network: a test ticks and abandons on its clone, which nothing else sees."""
+    return _last_two(1, 3)
+
+
+def _left_two() -> tuple[PeerNetwork, Peer, int, int]:
+    """:func:`_last_two_shared`'s network, a fresh clone of its seat ``a``, ``a`` and ``b``."""
+    net, a, b = _last_two_shared()
+    return net, net.clone(a), a, b
+
+
 @pytest.mark.parametrize(
     ("seed", "players", "pending"),
     [(1, 3, False), (2, 3, False), (3, 3, False), (1, 4, False), (1, 4, True), (2, 3, True)],
@@ -99,8 +116,7 @@ def test_abandon_readmitted_member_ends_its_game_with_one_abandon(
 
 
 def test_abandon_answer_refuses_a_second_abandon_of_the_same_member() -> None:
-    net, a, b = _last_two(1, 3)
-    peer = net.peers[a]
+    net, peer, _, b = _left_two()
     now = net.now + 2 * QUICK.drop_after
     for n in range(1, 13):  # (listening meanwhile, as a node's timer does: no break, §9.3)
         peer.tick(net.now + n * QUICK.drop_after / 6)
@@ -131,8 +147,7 @@ def test_abandoned_by_reads_each_drop_of_the_feed_once_as_it_grows() -> None:
     """``abandoned_by`` with what it read kept (the table's abandon answer asks at every look,
     session 36): the same members as read afresh, before and after the abandon, each drop's
     body parsed once, and a drop of another id read anew."""
-    net, a, b = _last_two(1, 3)
-    peer = net.peers[a]
+    net, peer, a, b = _left_two()
     now = net.now + 2 * QUICK.drop_after
     for n in range(1, 13):
         peer.tick(net.now + n * QUICK.drop_after / 6)
@@ -159,13 +174,12 @@ def test_abandoned_by_reads_a_drop_that_does_not_parse_as_no_abandon() -> None:
     session 39's scan of every lie beside a crash, seed 305, where the liar's table's abandon
     answer raised and ended the whole simulation): it puts nobody out, and the abandon after it
     still counts."""
-    net, a, b = _last_two(1, 3)
-    peer = net.peers[a]
+    net, peer, a, b = _left_two()
     for n in range(1, 13):
         peer.tick(net.now + n * QUICK.drop_after / 6)
     assert peer.abandon(net.now + 2 * QUICK.drop_after)
     own = list(peer._feeds[a])
-    (abandon,) = [m for m in own if m.seq in _abandons(net, a)]
+    (abandon,) = [m for m in own if m.seq in _abandons(net, a, peer)]
     bad_rejoin = list(abandon.body)  # type: ignore[arg-type]
     bad_rejoin[3] = DropReason.REJOIN.value  # (a rejoin must count its request: last seq > 0)
     bad_rejoin[2] = 0

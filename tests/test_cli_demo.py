@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -183,6 +184,20 @@ def _until(what: Callable[[], object], why: str, timeout: float = 90.0) -> None:
         time.sleep(0.05)
 
 
+TIMED = Path(__file__).with_name("timed_node.py")
+
+
+def _aimed_python(tmp_path: Path, names: str) -> str:
+    """An interpreter (a script in ``tmp_path``) that runs ``tests/timed_node.py`` with
+    ``--aim=names``, and with itself as the interpreter of what it starts: a ``nertz demo`` run
+    by it starts every node aimed (at nobody until ``SIGUSR2``; session 44)."""
+    script = tmp_path / "aimed-python"
+    real, timed = shlex.quote(sys.executable), shlex.quote(str(TIMED))
+    script.write_text(f'#!/bin/sh\nexec {real} {timed} 60 --aim={names} -- "$0" "$@"\n')
+    script.chmod(0o755)
+    return str(script)
+
+
 @pytest.mark.timeout(240)
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc (Linux)")
 def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
@@ -192,12 +207,14 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     # finish the round and go home; P2 continues to an empty table, finds it gone and stops
     # by itself (docs/protocol.md §9.9). The demo does not wait for it until its timeout and
     # call the game failed: it names P2, with P2's own reason, and reports the others.
-    # (Timers long enough that a loaded machine does not make P0 and P1 drop each other.)
+    # The silence is the test's own (session 44): every node's silence votes and abandons are
+    # aimed (tests/timed_node.py's --aim), P0's and P1's at P2 once it is stopped, P2's at
+    # nobody; on the timer alone a loaded machine's stall made P0 and P1 drop each other.
     work = tmp_path / "demo"
-    demo = cli_popen(
-        [sys.executable, "-m", "cli", "demo", "--players", "3", *SHORT_ROUND_ARGS, "--speed",
-         "10", "--seed", "7", "--dir", str(work), "--suspect-after", "1", "--drop-after",
-         "4", "--timeout", "120"],
+    demo = subprocess.Popen(
+        [_aimed_python(tmp_path, "P2"), "-m", "cli", "demo", "--players", "3",
+         *SHORT_ROUND_ARGS, "--speed", "10", "--seed", "7", "--dir", str(work),
+         "--suspect-after", "1", "--drop-after", "4", "--timeout", "120"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -208,8 +225,12 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
             "P2 playing",
         )
         pid = _node_pid(work / "p2.log")
-        assert pid is not None
+        others = [_node_pid(work / f"p{n}.log") for n in (0, 1)]
+        assert pid is not None and None not in others
         os.kill(pid, signal.SIGSTOP)
+        for other in others:
+            assert other is not None
+            os.kill(other, signal.SIGUSR2)  # (P2's silence is the one their timers answer)
         try:
             _until(
                 lambda: all(_node_pid(work / f"p{n}.log") is None for n in (0, 1)),

@@ -5,11 +5,18 @@ waiting until it is killed (session 14's fault).
 
 Three ``nertz node`` processes over ZeroMQ on 127.0.0.1 with short timers. The order of things
 is read from the processes' own JSON lines and exits: no sleep stands in for it.
+
+The silence is the test's own (session 44): every node's silence votes and abandons are aimed
+(:class:`~p2p_nertz.testing.silences.SilenceAim`, ``tests/timed_node.py``'s ``--aim``), Ann's
+and Bob's at Cy once he is stopped, Cy's at nobody. On the timer alone a loaded machine's
+stall of one process is a silence too: the two left could drop each other, or one abandon the
+other once Cy was out.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,13 +29,15 @@ from cli.node_cmd import say_gone
 from p2p_nertz.protocol.gone import GoneReason, TableGone
 
 _POSIX = pytest.mark.skipif(
-    not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP and SIGCONT (POSIX)"
+    not hasattr(signal, "SIGUSR2"), reason="needs SIGSTOP, SIGCONT and SIGUSR2 (POSIX)"
 )
 
-# Long enough that a loaded machine does not make the two left drop each other (as in the
-# demo's straggler test); the woken node gives up after 3 x 4 s of silence.
+# The woken node gives up after 3 x 4 s of silence.
 TIMERS = ["--suspect-after", "1", "--drop-after", "4"]
 GONE_AFTER = 3 * 4.0
+TIMED = Path(__file__).with_name("timed_node.py")
+AIMS = ("Cy", "Cy", "")
+"""Whom Ann, Bob and Cy vote out (or abandon) for silence once told (``SIGUSR2``)."""
 
 
 @_POSIX
@@ -44,11 +53,14 @@ def test_cli_gone_a_node_woken_after_the_others_finished_exits_with_the_gone_sta
         keys=b"test-cli-gone",
         salt=b"gone-sigstop",
         args=lambda n: [*TIMERS, *(["--progress"] if n == 2 else [])],
+        wrap=lambda n: [sys.executable, str(TIMED), "60", f"--aim={AIMS[n]}", "--"],
     )
     try:
         sleeper = procs[2]
         json_lines_until(sleeper, "lake")  # the round is in play, and Cy in it
         sleeper.send_signal(signal.SIGSTOP)
+        for proc in procs[:2]:
+            proc.send_signal(signal.SIGUSR2)  # (Cy's silence is the one their timers answer)
         try:
             # The two others vote Cy out, finish the game and exit, by themselves.
             outs = [proc.communicate(timeout=150) for proc in procs[:2]]

@@ -7,11 +7,18 @@ scored, one is stopped; the other abandons it (its ``over`` line says so) and wa
 stopped one is continued, learns it was abandoned, answers with its own abandon, and both end
 on the same settled result, which ``nertz audit`` finds valid from their two logs. The order
 of things is read from the processes' own JSON lines: no sleep stands in for it.
+
+The silence is the test's own (session 44): both nodes' silence votes and abandons are aimed
+(:class:`~p2p_nertz.testing.silences.SilenceAim`, ``tests/timed_node.py``'s ``--aim``), Ann's
+at Bob once he is stopped, Bob's at nobody. On the timer alone a loaded machine's stall of one
+process is a silence too: Ann could abandon a starved Bob before a round was scored (CI met
+that once), or a woken Bob abandon Ann before reading her abandon.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,13 +27,13 @@ from cli_helpers import SHORT_ROUND, json_lines_until, node_game, stop_all
 from cli_results import assert_audit_valid, final_event
 
 pytestmark = pytest.mark.skipif(
-    not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP and SIGCONT (POSIX)"
+    not hasattr(signal, "SIGUSR2"), reason="needs SIGSTOP, SIGCONT and SIGUSR2 (POSIX)"
 )
 
-# Long enough that a loaded machine does not make Ann drop Bob before a round is scored (CI met
-# that once with a 1 s drop: Bob's process starved, not stopped); the stop waits for Ann's
-# `over` line, not a clock, so a longer timer only makes the test that much longer.
 TIMERS = ["--suspect-after", "1", "--drop-after", "3"]
+TIMED = Path(__file__).with_name("timed_node.py")
+AIMS = ("Bob", "")
+"""Whom Ann and Bob abandon (or vote out) for silence once told (``SIGUSR2``): Ann, Bob."""
 
 
 @pytest.mark.slow
@@ -41,11 +48,13 @@ def test_split_a_node_stopped_past_drop_after_then_continued_ends_on_the_same_re
         keys=b"test-cli-split",
         salt=b"split-sigstop",
         args=lambda n: TIMERS,
+        wrap=lambda n: [sys.executable, str(TIMED), "60", f"--aim={AIMS[n]}", "--"],
     )
     try:
         ann, bob = procs
         json_lines_until(ann, "round")  # a round is scored on both sides' tables
         bob.send_signal(signal.SIGSTOP)
+        ann.send_signal(signal.SIGUSR2)  # (Bob's silence is the one her timer answers)
         try:
             ended = json_lines_until(ann, "over")  # Bob silent past Ann's --drop-after
         finally:

@@ -16,7 +16,7 @@ import trio
 import trio.testing
 import zmq
 
-from p2p_nertz.logfile import LogWriter, RecordKind, read_log
+from p2p_nertz.logfile import LogWriter, RecordKind, Recovery, read_log
 from p2p_nertz.logfile import Record as LogRecord
 from p2p_nertz.protocol.envelope import SHARES_VERSION, Kind, decode_message, encode_message
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -39,6 +39,7 @@ from p2p_nertz.runtime.node import (
 )
 from p2p_nertz.runtime.zmqtrio import AsyncSocket, create_socket
 from p2p_nertz.testing.games import bot_game
+from p2p_nertz.testing.silences import SilenceAim
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(150)]
 
@@ -587,8 +588,26 @@ async def test_a_node_that_leaves_lets_the_others_finish(tmp_path: Path) -> None
     check_logs([p for p in peers if p is not None], logs)
 
 
+class _AimedNode(PeerNode):
+    """A node whose silence votes and abandons are aimed by the test (:class:`SilenceAim`,
+    installed on its core when made): at nobody until :attr:`aim` is told."""
+
+    aim: SilenceAim | None = None
+
+    def _make_peer(self, recovery: Recovery) -> list[Effect]:
+        effects = super()._make_peer(recovery)
+        assert self._peer is not None
+        self.aim = SilenceAim(self._peer._membership)
+        return effects
+
+
 async def test_a_bot_alone_with_a_gone_opponent_abandons_and_finishes(tmp_path: Path) -> None:
-    """Two players, one crashes for good: nobody can be voted out, so the bot abandons."""
+    """Two players, one crashes for good: nobody can be voted out, so the bot abandons.
+
+    The silence is the test's own (session 44): the survivor's silence votes and abandons are
+    aimed at the crashed member once it is gone, and at nobody before; the other's at nobody.
+    On the 1 s timer alone a loaded machine's stall is a silence too, and one bot could abandon
+    the other before the crash (the game over then, not abandoned by the survivor)."""
     identities = [Identity.generate(derive_seed(b"test-node-abandon", s)) for s in range(2)]
     spec = GameSpec.create(
         [(i.peer_id, f"bot{n + 1}") for n, i in enumerate(identities)],
@@ -604,11 +623,12 @@ async def test_a_bot_alone_with_a_gone_opponent_abandons_and_finishes(tmp_path: 
             decided.set()
 
     nodes = [
-        PeerNode(i, spec, log, strategy="greedy", speed=10, config=config, on_notice=on_notice)
+        _AimedNode(i, spec, log, strategy="greedy", speed=10, config=config, on_notice=on_notice)
         for i, log in zip(identities, logs, strict=True)
     ]
     endpoints = {i.peer_id: node.bind() for i, node in zip(identities, nodes, strict=True)}
     survivor: list[Peer] = []
+    gone = spec.seat_of(identities[1].peer_id)
 
     async def crash_when_playing() -> None:
         with trio.CancelScope() as scope:
@@ -616,6 +636,8 @@ async def test_a_bot_alone_with_a_gone_opponent_abandons_and_finishes(tmp_path: 
             async def kill() -> None:
                 await decided.wait()
                 scope.cancel()  # gone for good, mid-round
+                assert nodes[0].aim is not None
+                nodes[0].aim.at({gone})  # (its silence is the one the survivor answers)
 
             async with trio.open_nursery() as inner:
                 inner.start_soon(kill)
@@ -632,7 +654,6 @@ async def test_a_bot_alone_with_a_gone_opponent_abandons_and_finishes(tmp_path: 
     result = peer.final.game.result
     assert peer.final.phase is Phase.OVER and result is not None
     assert result.termination is Termination.ABANDONED
-    gone = spec.seat_of(identities[1].peer_id)
     assert gone in peer.final.dropped  # the absent member, by the signed abandon
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import pytest
 
 from p2p_nertz.audit import FindingKind, LogSource, audit
-from p2p_nertz.sim.liar_games import game, judge_liars, simulate
+from p2p_nertz.sim.liar_games import game, judge_liars, simulate, standing_leaps
 from p2p_nertz.sim.liars import EDGE_LIES, FORK_LIES, LIES, MORE_LIES, PACT_LIES, Lie
 from p2p_nertz.sim.logfiles import log_files
 
@@ -58,7 +58,9 @@ def test_fetched_leap_no_honest_clock_takes_a_version_no_member_would_deliver(
     result, forker = run.result, pact.forker
     namer = next(x.seat for x in liars if x.seat != forker)
     honest = [s for s in range(players) if s not in (forker, namer)]
-    assert {(s, namer) for s in honest} <= result.jumps
+    # (Each refusal names the namer's event, and stands: none took it later, session 44.)
+    assert {(s, namer) for s in honest} <= standing_leaps(result.peers, result.jumps)
+    assert all(seq is not None and event_id for s, q, seq, event_id in result.jumps if q == namer)
     files = log_files(result)
     alone = audit([LogSource.from_bytes("namer.log", files[namer])])
     for report in (result.audit, alone):

@@ -31,6 +31,7 @@ from p2p_nertz.protocol.envelope import (
     Message,
     decode_message,
 )
+from p2p_nertz.protocol.evidence import vote_unproven
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.sim.invariants import audit_alone
 from p2p_nertz.sim.liar_games import LiarRun, game, nested_shuffle_proof, simulate
@@ -175,3 +176,36 @@ def test_a_vote_waits_for_the_proof_of_a_fork_below_of_an_event_it_holds() -> No
         if m.author == result.spec.peer_ids[0] and body.seat == liar.seat
     ]
     assert [v.fork_seq for v in votes] == [3]  # (seat 0 votes where its copy parts)
+
+
+# ``--liars --lie quote_proof`` (session 44: seed 60301 of five lies, two players; every seed
+# below): the liar's votes on proof carry proofs that do not stand, which the honest members
+# hold as the liar's events and every fold refuses (``evidence.vote_unproven``). Reading
+# them, the soak's count of nested votes decoded a proof's message with its signature
+# broken and raised, and the whole scan stopped on that game. Between them the two games
+# hold every proof ``sim.liars._forged_proof`` makes: a broken signature, one event twice,
+# two events of different seqs, and the liar's own true fork (a proof of another member).
+# ~0.7 CPU-s each.
+@pytest.mark.parametrize(("seed", "players"), [(0, 2), (2, 3)])
+def test_nested_proofs_skip_the_proofs_that_do_not_stand(seed: int, players: int) -> None:
+    config, liars = game(seed, players=(players, players), lies=(Lie.QUOTE_PROOF,))
+    (liar,) = liars
+    run = simulate(config, liars, watch=True)
+    result = run.result
+    assert result.violations == []
+    spec = result.spec
+    unproven = [
+        vote_unproven(body, game_id=spec.game_id, roster=spec.peer_ids, seats=spec.seats)
+        for m, body in _votes_on_proof(run)
+        if m.author == spec.peer_ids[liar.seat]
+    ]
+    assert all(unproven) and any("bad_signature" in why for why in unproven), unproven
+    held = [
+        m
+        for seat, peer in enumerate(result.peers)
+        if peer is not None and seat != liar.seat
+        for m in peer.events(liar.seat)
+        if m.kind is Kind.DROP and parse_body(m.kind, m.body, spec.seats).proof
+    ]
+    assert held  # (an honest member holds a vote of the liar's carrying such a proof)
+    assert not nested_shuffle_proof(result)

@@ -18,11 +18,19 @@ queue what it is sent): a member whose word on the vote that decided the drop ne
 (session 41, ``tests/test_node_owing.py``), at a chosen point, where a ``SIGSTOP`` from
 outside races the votes.
 
-With ``--aim=NAMES`` (comma-separated) its node votes nobody out for silence until the first
-``SIGUSR2``, then only the members ``NAMES``, each once
-(:class:`~p2p_nertz.testing.silences.SilenceAim`; session 43): a test that kills or stops a
-member, then sends the signal, makes the one silence this node's quick timer answers, and a
-loaded machine's stall of another process is answered by no vote of this node.
+With ``--aim=NAMES`` (comma-separated) its node votes nobody out for silence, and abandons
+nobody, until the first ``SIGUSR2``, then only the members ``NAMES``, each once
+(:class:`~p2p_nertz.testing.silences.SilenceAim`; session 43, its abandons session 44): a test
+that kills or stops a member, then sends the signal, makes the one silence this node's quick
+timer answers, and a loaded machine's stall of another process is answered by no vote of this
+node. A second ``SIGUSR2`` aims it at nobody again, a third at ``NAMES``, and so on: a test
+that watches for one moment only (a node's waking, ``tests/test_node_waker.py``) aims it for
+that moment (each signal sent once the node has shown it took the one before).
+
+``PYTHON`` is the interpreter every process the command starts is started with (its
+``sys.executable``): a test that runs ``nertz demo`` here with ``PYTHON`` a script that runs
+this file again gets every ``nertz node`` the demo starts timed and aimed as well
+(``tests/test_cli_demo.py``).
 """
 
 from __future__ import annotations
@@ -105,8 +113,8 @@ class _TimedNode(PeerNode):
 
 
 def _aim() -> None:
-    if _TimedNode.aimed and _TimedNode.silences is not None:
-        _TimedNode.silences.at(_TimedNode.seats)
+    if _TimedNode.silences is not None:
+        _TimedNode.silences.at(_TimedNode.seats if _TimedNode.aimed else ())
 
 
 def _release(signum: int, frame: object) -> None:
@@ -115,7 +123,7 @@ def _release(signum: int, frame: object) -> None:
 
 
 def _aim_now(signum: int, frame: object) -> None:
-    _TimedNode.aimed = True
+    _TimedNode.aimed = not _TimedNode.aimed
     _aim()
 
 
@@ -135,6 +143,7 @@ def main() -> int:
         cli.node_cmd.PeerNode = _TimedNode  # type: ignore[misc]
     from cli.main import main as nertz
 
+    sys.executable = command[0]  # (what nertz starts: through PYTHON too)
     return nertz(command[3:])  # (past PYTHON -m cli)
 
 

@@ -359,7 +359,7 @@ class Delivery:
             # we hold the events before it and our vote can count them; a vote counting less
             # than the others hold cuts what they built on, §9.2.)
             yield from self._clock_lie(seat, lie, message, now)
-            self._reject(ChainCode.BROKEN_CHAIN.value, _LIE.format(message.seq), message.author)
+            self.refused(refusal((ChainCode.BROKEN_CHAIN, _LIE.format(message.seq)), message))
             return
         if store.full(seat, self.max_pending):
             self._reject(ChainCode.TOO_FAR_AHEAD.value, f"seat {seat} has too many events waiting")
@@ -420,7 +420,7 @@ class Delivery:
         """Refuse a ready event for its chain; follow the other version of a fork it goes on
         from, or probe the fork it shows."""
         seat, message, body, source = step.seat, step.message, step.body, step.source
-        self._reject(problem[0].value, problem[1], message.author)
+        self.refused(refusal(problem, message))
         if self.chains.going_on_from(seat, message, body, source):
             return  # (the other version and this event wait again, in turn)
         self._probe_fork(step, problem[0], now)
@@ -639,3 +639,12 @@ class Delivery:
         effects[:] = [e for e in effects if not isinstance(e, Send | Record)]
         for message in feeds[self.seat]:
             self.take_back(message)
+
+
+def refusal(problem: tuple[ChainCode, str], message: Message) -> Rejected:
+    """The refusal of ``message``, an event in its turn, for its chain (``problem``: the code
+    and the words): it names the event, seq and id, for a refusal may be taken back (the event
+    delivered later, once a version it names is fetched, §5.3), and whoever reads the refusals
+    tells the two apart only by the event (``sim.liar_games.standing_leaps``)."""
+    code, detail = problem
+    return Rejected(code.value, detail, message.author, message.seq, message.id)

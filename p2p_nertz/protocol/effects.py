@@ -67,11 +67,20 @@ class Reserve:
 
 @dataclass(frozen=True, slots=True)
 class Rejected:
-    """A message was refused and changed nothing (the reason is a short code)."""
+    """A message was refused and changed nothing (the reason is a short code).
+
+    ``seq`` and ``event_id``: the refused event, where an event of a member's feed was refused
+    for its place in the chain (``Delivery``): such a refusal may be taken back, the event
+    delivered later (one naming a version of a forked feed fetched since, docs/protocol.md
+    §5.3), and a reader of the refusals (the fuzzer of liars' leap check,
+    ``sim.liar_games.standing_leaps``) tells it from one that stands only by which event it
+    was. ``None`` for a refusal of a message, not of an event in its turn."""
 
     reason: str
     detail: str
     author: PeerId | None = None
+    seq: int | None = None
+    event_id: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

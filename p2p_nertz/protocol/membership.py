@@ -258,10 +258,10 @@ class Membership:
                 due.append((q, True))
         return due
 
-    def silence_vote_at_honest(self, q: int) -> float:
-        """When ``q`` is voted out for silence if not heard: ``drop_after`` after it was last
-        heard, once we listened ``suspect_after`` (:func:`.listening.silence_vote_at`)."""
-        return silence_vote_at(self._heard[q], self.timers.drop_after, self.listening)
+    def silence_vote_at_honest(self, q: int, now: float | None = None) -> float:
+        """When ``q`` is voted out for silence, or counts as gone for an abandon asked at ``now``
+        (:meth:`gone_for`): ``drop_after`` after last heard, once we listened (its seam's)."""
+        return silence_vote_at(self._heard[q], self.timers.drop_after, self.listening, now)
 
     def silent_for(self, now: float, dropped: dict[int, int]) -> float:
         """Seconds since any other member still in the game (not in ``dropped``) was last
@@ -372,9 +372,9 @@ class Membership:
         the event of the final phase or a share it owes (since the vote). Negative: not gone,
         and how much longer before it is."""
         timers = self.timers
-        # (Silent past drop_after while we listened: not while our own process, or its disk,
-        # held us, until we have read what waited, listening.silence_vote_at.)
-        gone = now - silence_vote_at(self._heard[seat], timers.drop_after, self.listening, now)
+        # (Silent past drop_after while we listened, not while our own process or disk held
+        # us: the silence vote's timer, through its seam, asked at now.)
+        gone = now - self.silence_vote_at(seat, now)
         for votes in (self.share_votes, self.phase_votes):
             withheld = votes.get(seat)
             if withheld is not None:

@@ -27,7 +27,8 @@ plays it and checks DESIGN.md §8 for the honest members
   has a ``clock_jump`` named by the audit of every log and by the audit of the liar's own log
   alone, which holds the event (:func:`leaps_named_alone`; session 43: the members refused a
   ``fetched_leap`` namer's event while the audit of its log named the forker's version
-  alone);
+  alone); a refusal the peer took back, the event in its feed in the end (one naming a
+  version it fetched since, §5.3), is no verdict (:func:`standing_leaps`, session 44);
 * no honest member's runtime would stop waiting, the table gone (§9.9), before its game is
   over, where an end is promised (as above): a real node stops there, where the simulator
   notes the answer (``SimResult.gone``) and plays on; the two once parted over a member left
@@ -48,8 +49,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from p2p_nertz.audit import FindingKind, LogSource, audit
-from p2p_nertz.protocol.bodies import Drop, parse_body
+from p2p_nertz.protocol.bodies import Drop, DropReason, parse_body
 from p2p_nertz.protocol.envelope import SHUFFLE_KINDS, Kind, Message, decode_message
+from p2p_nertz.protocol.evidence import vote_unproven
 from p2p_nertz.protocol.local import abandoned_by
 from p2p_nertz.protocol.spec import Deal
 from p2p_nertz.protocol.state import GameState, Phase
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
     from p2p_nertz.audit import AuditReport
     from p2p_nertz.protocol.gone import TableGone
     from p2p_nertz.protocol.peer import Peer
+    from p2p_nertz.protocol.spec import GameSpec
     from p2p_nertz.sim.network import SimResult
 
 __all__ = [
@@ -85,6 +88,7 @@ __all__ = [
     "liars_majority",
     "owed_alone",
     "never_came",
+    "standing_leaps",
     "nested_shuffle_proof",
     "simulate",
 ]
@@ -316,15 +320,13 @@ def liars_majority(players: int, cheaters: frozenset[int]) -> bool:
 
 def leaps_named_alone(result: SimResult) -> list[str]:
     """Each liar an event of which an honest peer of ``result`` refused as a leap
-    (``SimResult.jumps``): the audit of its own log alone, which holds its events, names a
-    leap of it (``clock_jump``) as the members did: a reader of that log reaches the members'
-    verdict on the same signed event (session 43). One audit a liar so refused: most games
-    have none. Any refusal counts, a first one a member later takes back included (an event
-    naming a version it then fetched, §5.3): no liar's event was seen so in the scans of
-    session 43 (every lie 2-5 players; ``brink_fork``, ``brink_branch``, ``lamport_leap``,
-    ``lamport_brink``, ``fetched_leap``); one would need the refused event in ``jumps``."""
+    (``SimResult.jumps``), the refusal standing (:func:`standing_leaps`): the audit of its
+    own log alone, which holds its events, names a leap of it (``clock_jump``) as the members
+    did: a reader of that log reaches the members' verdict on the same signed event (session
+    43). One audit a liar so refused: most games have none."""
     cheaters = result.config.faults.cheaters
-    refused = sorted({q for s, q in result.jumps if q in cheaters and s not in cheaters})
+    leapt = standing_leaps(result.peers, result.jumps)
+    refused = sorted({q for s, q in leapt if q in cheaters and s not in cheaters})
     if not refused:
         return []
     files = log_files(result)
@@ -337,6 +339,34 @@ def leaps_named_alone(result: SimResult) -> list[str]:
                 "audit of its own log names no leap of it (clock_jump)"
             )
     return problems
+
+
+def standing_leaps(
+    peers: Sequence[Peer | None], jumps: Collection[tuple[int, int, int | None, bytes | None]]
+) -> set[tuple[int, int]]:
+    """Of ``jumps`` (seat, author seat, seq and id of an event that seat's peer refused as a
+    leap, ``SimResult.jumps``), (seat, author seat) of each refusal that stands: the peer's
+    feed of the author (``peers`` by seat) does not hold that event in the end. A refusal is
+    taken back where the peer delivered the event later (one naming a version of a forked
+    feed it fetched since, docs/protocol.md §5.3): its verdict on that signed event is then
+    the audit's too, and no leap is owed. Counted where the event or the peer is not known
+    (``None``: a peer gone; a refusal that names no event), as before session 44, when the
+    refusals did not name the event (and no liar's refusal taken back was met).
+
+    >>> from types import SimpleNamespace as NS
+    >>> peer = NS(events=lambda seat: [NS(id=b"a"), NS(id=b"b")])
+    >>> sorted(standing_leaps([peer, None], {(0, 1, 2, b"b"), (0, 2, 2, b"x"), (1, 0, 1, b"a")}))
+    [(0, 2), (1, 0)]
+    """
+    standing: set[tuple[int, int]] = set()
+    for seat, author, seq, event_id in jumps:
+        peer = peers[seat] if seat < len(peers) else None
+        if peer is not None and seq is not None and event_id is not None:
+            feed = peer.events(author)
+            if 0 < seq <= len(feed) and feed[seq - 1].id == event_id:
+                continue  # (taken back: delivered since)
+        standing.add((seat, author))
+    return standing
 
 
 def owed_alone(result: SimResult) -> list[str]:
@@ -423,7 +453,10 @@ def nested_shuffle_proof(result: SimResult) -> bool:
     own proof is a fork of a shuffle deal's event (``--shuffle-forks``' case). The outer vote
     carries the inner votes' signed parts, each naming its proof by digest alone; the whole
     inner vote, its proof beside it, is in the logs (a peer's copy of a version it gave up
-    too)."""
+    too). Only votes whose proof stands count (every fold's rule): a liar's vote may carry a
+    proof whose signature does not verify (``quote_proof``), held by the honest members as
+    its event, and decoding that proof raised and stopped the whole soak (session 44,
+    ``--liars --lie quote_proof``, seed 0 at two players)."""
     spec = result.spec
     roster = frozenset(spec.peer_ids)
     cheaters = result.config.faults.cheaters
@@ -438,23 +471,26 @@ def nested_shuffle_proof(result: SimResult) -> bool:
             continue
         for q in range(spec.seats):
             for m in peer.events(q):
-                vote = _vote_on_proof(m, spec.seats)
-                for wire in vote.proof if vote is not None else ():
-                    full = whole.get(decode_message(wire, bare=True).id)
-                    inner = None if full is None else _vote_on_proof(full, spec.seats)
-                    if inner is not None and all(
-                        decode_message(w, bare=True).kind in SHUFFLE_KINDS for w in inner.proof
-                    ):
+                for part in _proven_fork(m, spec):
+                    full = whole.get(part.id)
+                    inner = () if full is None else _proven_fork(full, spec)
+                    if inner and all(p.kind in SHUFFLE_KINDS for p in inner):
                         return True
     return False
 
 
-def _vote_on_proof(message: Message, seats: int) -> Drop | None:
-    """``message``'s body if it is a vote carrying a proof, else ``None``."""
+def _proven_fork(message: Message, spec: GameSpec) -> tuple[Message, ...]:
+    """The two versions ``message`` proves a fork with, if it is a vote on proof whose proof
+    stands (:func:`~p2p_nertz.protocol.evidence.vote_unproven`, every fold's rule), else
+    ``()``."""
     if message.kind is not Kind.DROP:
-        return None
-    body = parse_body(message.kind, message.body, seats)
-    return body if isinstance(body, Drop) and body.proof else None
+        return ()
+    body = parse_body(message.kind, message.body, spec.seats)
+    if not (isinstance(body, Drop) and body.reason is DropReason.EQUIVOCATION):
+        return ()
+    if vote_unproven(body, game_id=spec.game_id, roster=spec.peer_ids, seats=spec.seats):
+        return ()
+    return tuple(decode_message(wire, bare=True) for wire in body.proof)  # (verified there)
 
 
 def voted_out_by(final: GameState, cheaters: frozenset[int]) -> set[int]:
@@ -496,15 +532,16 @@ def judge_liars(
     report: AuditReport | None,
     forked: set[int],
     gone: Sequence[tuple[int, TableGone | None]] = (),
-    jumps: Collection[tuple[int, int]] = (),
+    jumps: Collection[tuple[int, int, int | None, bytes | None]] = (),
 ) -> list[str]:
     """:func:`check_liars` of a game however played: ``peers`` by seat (``None`` for one
     gone), whether it ``finished`` (by ``time``, seconds into it), the audit's ``report`` of
     every log, and the seats whose forks the honest peers' logs hold
     (:func:`~p2p_nertz.sim.invariants.forks`), and where a peer's runtime stopped waiting,
     the table gone (``gone``: seat and answer; a real node stops there, the simulator notes
-    it and plays on), and ``jumps``: (seat, author seat) of each author an event of which a
-    peer refused as a leap (``SimResult.jumps``). The simulator's runs and the real nodes'
+    it and plays on), and ``jumps``: (seat, author seat, seq, id) of each event a peer
+    refused as a leap (``SimResult.jumps``), counted where the refusal stands
+    (:func:`standing_leaps`). The simulator's runs and the real nodes'
     (:mod:`p2p_nertz.testing.liar_nodes`) are judged by it alike."""
     players = len(peers)
     # (With two members the one left ends the game by an abandon; with liars at half the table
@@ -548,6 +585,9 @@ def judge_liars(
     problems.extend(
         f"split blame: an honest peer refused seat {q}'s event as a leap and the audit names "
         "no leap of it (clock_jump)"
-        for q in sorted({q for s, q in jumps if q in cheaters and s not in cheaters} - leapt)
+        for q in sorted(
+            {q for s, q in standing_leaps(peers, jumps) if q in cheaters and s not in cheaters}
+            - leapt
+        )
     )
     return problems

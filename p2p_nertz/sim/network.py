@@ -415,9 +415,10 @@ class SimResult:
     duplicated: int = 0
     crashes: int = 0
     rejected: int = 0
-    #: (seat, author seat) of each author an event of which a peer refused as a leap
-    #: (``clock_jump``): the fuzzer of liars holds the audit to the same verdict (session 43)
-    jumps: set[tuple[int, int]] = field(default_factory=set)
+    #: (seat, author seat, seq, id) of each event a peer refused as a leap (``clock_jump``):
+    #: the fuzzer of liars holds the audit to the same verdict where the refusal stands, the
+    #: event not taken later (session 43; ``liar_games.standing_leaps``, session 44)
+    jumps: set[tuple[int, int, int | None, bytes | None]] = field(default_factory=set)
     freezes: int = 0
     finished: bool = False
     violations: list[str] = field(default_factory=list)
@@ -590,7 +591,8 @@ class Simulation:
             elif isinstance(effect, Rejected):
                 self.result.rejected += 1
                 if effect.reason == ChainCode.CLOCK_JUMP and effect.author is not None:
-                    self.result.jumps.add((seat, self.spec.seat_of(effect.author)))
+                    author = self.spec.seat_of(effect.author)
+                    self.result.jumps.add((seat, author, effect.seq, effect.event_id))
             elif isinstance(effect, Elsewhere):
                 # The process stops, as a node does, having signed nothing more.
                 self.result.elsewhere.append((now, seat, effect.seq))

@@ -20,6 +20,7 @@ from typing import Any
 import trio
 
 from p2p_nertz.audit.replay import STEP_LEGEND, Replay, step_line
+from p2p_nertz.signals import open_receiver
 from p2p_nertz.ui.view import TableView
 from p2p_nertz.web.model import KEYS_ONLY, KeyPress, PageAction, view_json
 from p2p_nertz.web.server import Page, ViewFeed, WebApp, serve_page
@@ -129,7 +130,7 @@ async def run_web_replay(
         app = WebApp(Page(), feed, on_action, takes=KEYS_ONLY)
         # (Ours before the URL is out: a SIGTERM sent as soon as it is read reached nertz's
         # own handler, which raised inside trio, and a traceback spilled on a loaded machine.)
-        with trio.CancelScope() as steps, trio.open_signal_receiver(signal.SIGTERM) as sigterm:
+        with trio.CancelScope() as steps, open_receiver(signal.SIGTERM) as sigterm:
             nursery.start_soon(_cancel_on_sigterm, sigterm, steps)
             url = await nursery.start(serve_page, app, host, port)
             on_url(url)
