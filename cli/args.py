@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, NoReturn
 
 from p2p_nertz.defaults import BOT_SPEEDS, DROP_AFTER, STRATEGY_NAMES, SUSPECT_AFTER
 from p2p_nertz.errors import NertzError
+from p2p_nertz.words import seat_named
 
 if TYPE_CHECKING:
     from p2p_nertz.match import Player
@@ -465,10 +466,8 @@ def players_from(args: argparse.Namespace, strategies_text: str | None = None) -
 
     strategies = args.bots if strategies_text is None else strategies_text
     return [
-        Player(strategy, level, f"P{seat}")
-        for seat, (strategy, level) in enumerate(
-            bot_choices(strategies, args.speed, args.players), 1
-        )
+        Player(strategy, level, seat_named("P", seat))
+        for seat, (strategy, level) in enumerate(bot_choices(strategies, args.speed, args.players))
     ]
 
 

@@ -33,7 +33,7 @@ from cli.files import make_directory
 from cli.keyfile import write_key  # (write_key re-exported for the tests)
 from cli.made import Made
 from cli.parsers import DEFAULT_TIMEOUT, TARGET_TIMEOUT
-from cli.places import self_command
+from cli.places import on_its_own_line, self_command
 from p2p_nertz import __version__
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity
@@ -41,7 +41,7 @@ from p2p_nertz.protocol.spec import Deal, GameSpec
 from p2p_nertz.rng import derive_seed
 from p2p_nertz.rules import Game, Rules
 from p2p_nertz.signals import children_signalled, let_go_of_unread_streams
-from p2p_nertz.words import counted, plural
+from p2p_nertz.words import counted, plural, seat_named
 
 __all__ = ["write_key"]
 
@@ -157,9 +157,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     identities = [
         Identity.generate(derive_seed(b"nertz-demo-key", seed, n)) for n in range(args.players)
     ]
-    identities.sort(key=lambda i: i.peer_id)  # seat order: P1 is seat 0, P2 seat 1…
+    identities.sort(key=lambda i: i.peer_id)  # seat order (the roster sits by key): P0 is seat 0
     spec = GameSpec.create(
-        [(i.peer_id, f"P{n + 1}") for n, i in enumerate(identities)],
+        [(i.peer_id, seat_named("P", n)) for n, i in enumerate(identities)],
         rules,
         derive_seed(b"nertz-demo-game", seed)[:16],
         deal=deal_from(args),
@@ -170,7 +170,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     goal = f"target {rules.target}" if rules.rounds is None else counted(rules.rounds, "round")
     print(f"p2p-nertz {__version__} - demo: {args.players} bot processes over ZeroMQ on 127.0.0.1")
     deal = "" if spec.deal is Deal.COMMIT else f"  deal {spec.deal}"
-    print(f"game {game[:16]}  seed {seed}  {goal}{deal}  dir {workdir}")
+    print(f"game {game[:16]}  seed {seed}  {goal}{deal}")
+    print(on_its_own_line("its logs and output", str(workdir)))
     if note:
         print(note)
 
@@ -183,8 +184,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                 spec,
                 identity,
                 seat=seat,
-                name=f"P{seat + 1}",
-                stem=f"p{seat + 1}",
+                name=seat_named("P", seat),
+                stem=seat_named("p", seat),
                 endpoint_of=None,  # it binds a free port itself, then hears the others'
                 strategy=player.strategy,
                 speed=str(player.speed),
@@ -254,7 +255,8 @@ def _wait(
             if isinstance(data, dict) and data.get("event") == "lake":
                 lake[data["round"]] = lake.get(data["round"], 0) + 1
             if isinstance(data, dict) and data.get("event") == "round":
-                totals = "  ".join(f"P{s + 1} {t:4d}" for s, t in enumerate(data["totals"]))
+                pairs = game is not None and game.rules.pairs  # (totals: per team with pairs)
+                totals = "  ".join(f"{_who(s, pairs)} {t:4d}" for s, t in enumerate(data["totals"]))
                 print(f"round {data['round']:3d} over   totals  {totals}", flush=True)
                 if game is not None:
                     game, tie = _tiebreak(game, data["totals"])
@@ -290,7 +292,7 @@ def _tiebreak(game: Game, totals: list[int]) -> tuple[Game, str]:
 
     >>> from p2p_nertz.rules import Rules
     >>> _tiebreak(Game(Rules(target=None, rounds=1), 3), [18, 8, 18])[1]
-    '  tied at the top: P1 and P3 play an extra round'
+    '  tied at the top: P0 and P2 play an extra round'
     >>> _tiebreak(Game(Rules(target=None, rounds=1), 3), [18, 8, 12])[1]
     ''
     """
@@ -301,7 +303,7 @@ def _tiebreak(game: Game, totals: list[int]) -> tuple[Game, str]:
     tied = game.teams_next_round()
     if game.over or len(tied) == game.teams:
         return game, ""
-    who = [f"team {t + 1}" if game.rules.pairs else f"P{t + 1}" for t in tied]
+    who = [_who(t, game.rules.pairs) for t in tied]
     return game, f"  tied at the top: {' and '.join(who)} play an extra round"
 
 
@@ -394,17 +396,24 @@ def _report(
     for c in children:
         team = rules.team_of(c.seat)
         print(f"  {c.name:<4} {c.fingerprint}  {team_totals[team]:5d}")
-    # (Winners are seats, or teams, from 0; the demo's players are named P1, P2, …)
-    who = ", ".join(f"team {w + 1}" if rules.pairs else f"P{w + 1}" for w in final["winners"])
+    who = ", ".join(_who(w, rules.pairs) for w in final["winners"])
     best = max(team_totals[w] for w in final["winners"])  # (not always the highest total)
     print(f"{plural(len(final['winners']), 'winner')}: {who} with {best}")
-    if dropped:
-        print(f"all {len(finals)} nodes still in agree: digest {final['digest']}")
-    else:
-        print(f"all {len(children)} nodes agree: digest {final['digest']}")
+    # (The digest on a line of its own: after the words, 90 columns wrapped mid-way.)
+    agree = (
+        f"all {len(finals)} nodes still in agree" if dropped else f"all {len(children)} nodes agree"
+    )
+    print(on_its_own_line(f"{agree} on the game's digest", final["digest"]))
     logs = f"{shlex.quote(str(workdir))}/p*.log"  # (the glob outside the quotes: the shell's)
     nertz = self_command()
-    print(f"signed logs: {logs} (one per player; spec and output alongside)")
-    print(f"audit them: {nertz} audit {logs}")
-    print(f"replay one: {nertz} replay --text {shlex.quote(str(workdir / 'p1.log'))}")
+    print(on_its_own_line("signed logs, one per player (spec and output alongside)", logs))
+    print(on_its_own_line("audit them", f"{nertz} audit {logs}"))
+    replay = f"{nertz} replay --text {shlex.quote(str(workdir / (seat_named('p', 0) + '.log')))}"
+    print(on_its_own_line("replay one", replay))
     return 0
+
+
+def _who(number: int, pairs: bool) -> str:
+    """A seat's player as the demo names it (:func:`~p2p_nertz.words.seat_named`: ``P2`` sits
+    at seat 2), or with pairs a team (``team 1``: teams count from 1, as the tables say)."""
+    return f"team {number + 1}" if pairs else seat_named("P", number)

@@ -73,7 +73,7 @@ from cli.node_cmd import (
     watch_recovery,
 )
 from cli.parsers import require_player
-from cli.places import game_log_name, person_key_path
+from cli.places import game_log_name, on_its_own_line, person_key_path
 from cli.table import Outcome, run_table
 from cli.terminal import open_curses
 from p2p_nertz.errors import LogFormatError, NertzError
@@ -353,7 +353,7 @@ def _finish_human(out: _Out, command: str, outcome: Outcome) -> int:
             if final.game.result is not None:
                 print("winner(s): " + ", ".join(names[w] for w in final.game.result.winners))
             if outcome.log is not None:
-                print(f"signed log: {outcome.log}")
+                print(on_its_own_line("your signed log", str(outcome.log)))
             if pending_leave(outcome.peer):
                 print(LEAVE_PENDING)
             print(f"nertz {command}: you left the game", file=sys.stderr)

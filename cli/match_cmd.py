@@ -11,6 +11,7 @@ import sys
 from cli.args import EXIT_OK, players_from, rules_from
 from p2p_nertz import __version__
 from p2p_nertz.rules.book import RULE_BOOK, rule_book
+from p2p_nertz.words import seat_named
 
 __all__ = ["RULES_FILE", "rules_text"]
 
@@ -71,12 +72,12 @@ def _cmd_match(args: argparse.Namespace) -> int:
             )
             return
         how = (
-            "Nerts by " + ",".join(f"P{c + 1}" for c in score.callers)
+            "Nerts by " + ",".join(seat_named("P", c) for c in score.callers)
             if score.status is RoundStatus.NERTS
             else "blocked"
         )
         cells = "  ".join(
-            f"P{p.seat + 1} {p.total:+4d}" if p.played else f"P{p.seat + 1}    -"
+            seat_named("P", p.seat) + (f" {p.total:+4d}" if p.played else "    -")
             for p in score.players
         )
         totals = " ".join(f"{t:4d}" for t in game.totals)
@@ -85,9 +86,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
     result = play_match(rules, players, args.seed, on_round=on_round)
     final = result.game.result
     assert final is not None
-    label = "team" if rules.pairs else "P"
     winners = ", ".join(
-        f"team {w + 1}" if rules.pairs else f"{label}{w + 1}" for w in final.winners
+        f"team {w + 1}" if rules.pairs else seat_named("P", w) for w in final.winners
     )
     if args.json:
         print(

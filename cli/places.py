@@ -18,6 +18,7 @@ __all__ = [
     "default_key_path",
     "game_log_name",
     "kept_key_path",
+    "on_its_own_line",
     "person_key_path",
     "self_command",
 ]
@@ -73,3 +74,17 @@ def self_command() -> str:
             return "nertz"
         return shlex.quote(str(typed.absolute()))
     return f"{shlex.quote(sys.executable)} -m cli"
+
+
+def on_its_own_line(label: str, text: str) -> str:
+    """``label:`` and under it ``text``, a path or a command holding one, indented on a line
+    of its own: how a command's last lines give a place ("signed log:", "audit it:"). After
+    words on one line, a path wrapped at 80 columns mid-way (a newcomer's ``play`` ended
+    with "... (game files in /home/ann/nertz-logs/pl" and "ay-…" on the next line); alone on
+    its line, it starts at the left and is copied whole (the indent is the shell's blank).
+
+    >>> print(on_its_own_line("audit it", "nertz audit 'a game'/*.log"))
+    audit it:
+      nertz audit 'a game'/*.log
+    """
+    return f"{label}:\n  {text}"

@@ -79,6 +79,7 @@ from p2p_nertz.runtime.lobby import route_address
 from p2p_nertz.runtime.node import PeerNode
 from p2p_nertz.signals import STOPPING, open_signals, signal_status
 from p2p_nertz.ui.view import bots_hint
+from p2p_nertz.words import seat_named
 
 if TYPE_CHECKING:  # (the browser's modules: imported by --web alone, see _page_of)
     from p2p_nertz.lobby.state import Session
@@ -127,7 +128,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
     """The keys and the spec of a game against bots (``nertz play --bots``, its arguments
-    parsed and checked, cli/parsers.py): the player's name, ``bot1``…; with ``--seed`` the same
+    parsed and checked, cli/parsers.py): the player's name, and each bot's by its seat
+    (``bot2`` sits at seat 2: :func:`~p2p_nertz.words.seat_named`); with ``--seed`` the same
     each time (a test makes the spec a spectator admits by before the game starts:
     tests/test_web_watch.py).
 
@@ -143,7 +145,8 @@ def bots_game(args: argparse.Namespace) -> tuple[list[Identity], GameSpec]:
     identities = [
         Identity.generate(derive_seed(b"nertz-play-key", seed, n)) for n in range(players)
     ]
-    names = [name] + [f"bot{n}" for n in range(1, players)]
+    seated = sorted(identities, key=lambda i: i.peer_id)  # (the roster sits by key: GameSpec)
+    names = [name] + [seat_named("bot", seated.index(i)) for i in identities[1:]]
     spec = GameSpec.create(
         [(i.peer_id, names[n]) for n, i in enumerate(identities)],
         rules,
@@ -172,9 +175,9 @@ def _play_bots(args: argparse.Namespace, *, colour: bool, symbols: bool) -> int:
         )  # fmt: skip
         options = tuple(liveness_argv(args) + (["--practice"] if args.practice else []))
         table_bots = [
-            TableBot(spec.seat_of(i.peer_id), f"bot{n}", f"bot{n}", bots[n - 1][0],
+            TableBot(seat, spec.members[seat].name, spec.members[seat].name, bots[n - 1][0],
                      str(bots[n - 1][1]), options)
-            for n, i in enumerate(identities[1:], 1)
+            for n, seat in enumerate((spec.seat_of(i.peer_id) for i in identities[1:]), 1)
         ]  # fmt: skip
         note_bots(workdir / "you.log", spec, table_bots)  # (for `nertz resume` of your log)
         for bot, identity in zip(table_bots, identities[1:], strict=True):

@@ -25,7 +25,7 @@ import trio
 
 from cli.args import EXIT_FAILED, error_text, expected_errors, gone_status
 from cli.ended import LEAVE_PENDING, pending_leave
-from cli.places import self_command
+from cli.places import on_its_own_line, self_command
 from cli.terminal import TERMINAL_SIGNALS, Terminal, TerminalFront, open_curses
 from p2p_nertz.errors import NertzError
 from p2p_nertz.protocol.identity import Identity, PeerId
@@ -220,7 +220,8 @@ def summary(outcome: Outcome, node: PeerNode, where: Path, *, game_dir: bool = F
     if result is not None:
         who = ", ".join(names[w] for w in result.winners)
         print(f"{plural(len(result.winners), 'winner')}: {who}")
-    print(f"signed log: {node.log_path}  (game files in {where})")
+    print(on_its_own_line("your signed log", str(node.log_path)))
+    print(on_its_own_line("the game's files" if game_dir else "the logs' directory", str(where)))
     print(checking_words(node.log_path, where if game_dir else None))
     if outcome.signal is not None:
         print(f"nertz play: left the game on signal {outcome.signal}", file=sys.stderr)
@@ -245,4 +246,5 @@ def checking_words(log: Path, game_dir: Path | None) -> str:
     nertz = self_command()
     own = shlex.quote(str(log))
     logs = own if game_dir is None else f"{shlex.quote(str(game_dir))}/*.log"  # (the shell's glob)
-    return f"audit it: {nertz} audit {logs}\nreplay it: {nertz} replay {own}"
+    audit = on_its_own_line("audit it", f"{nertz} audit {logs}")
+    return f"{audit}\n{on_its_own_line('replay it', f'{nertz} replay {own}')}"

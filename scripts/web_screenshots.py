@@ -26,6 +26,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # (the helpers import their neighbours by name)
 
 from p2p_nertz.testing.said import first_line  # noqa: E402
 from tests.test_web_table import card_in, drag, turn_until_ace  # noqa: E402
@@ -108,7 +109,7 @@ def main() -> int:
                 driver.get(game.url)
                 _deal(driver)
                 pile, ace = turn_until_ace(driver)
-                drag(driver, card_in(driver, pile, str(ace)), driver.find_element("id", "lake"))
+                drag(driver, card_in(pile, str(ace)), "#lake")
                 wait_for(
                     driver,
                     lambda d: len(d.find_elements("css selector", "#foundations .card")) >= 8,

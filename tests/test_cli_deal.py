@@ -61,7 +61,7 @@ def test_demo_deal_shuffle_plays_agrees_audits_and_replays(tmp_path: Path) -> No
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "deal shuffle" in done.stdout  # (said in the game's line)
-    assert "all 3 nodes agree: digest " in done.stdout, done.stdout
+    assert "all 3 nodes agree on the game's digest:\n  " in done.stdout, done.stdout
     assert "Traceback" not in done.stderr
     # The option reached the game: the spec the nodes played, and each log's first record.
     spec = GameSpec.from_wire((work / "game.spec").read_bytes())

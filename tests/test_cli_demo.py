@@ -57,15 +57,28 @@ def test_demo_plays_a_multi_process_game(tmp_path: Path) -> None:
     over = re.findall(r"^round +(\d+) over ", out, re.M)
     assert over == [str(n) for n in range(1, int(played[1]) + 1)], out
     # The players' lines say what their columns are (a fingerprint is not self-explaining).
-    assert re.search(r"^ +fingerprint \(key\) +bot\n  P1 ", out, re.M), out
-    for name in ("P1", "P2", "P3"):
+    assert re.search(r"^ +fingerprint \(key\) +bot\n  P0 ", out, re.M), out
+    for name in ("P0", "P1", "P2"):
         assert re.search(rf"^  {name} +[a-z2-7]{{4}}(-[a-z2-7]{{4}}){{3}} +-?\d+$", out, re.M), out
     assert re.search(r"^winner: P\d", out, re.M), out
-    assert re.search(r"^all 3 nodes agree: digest [0-9a-f]{64}$", out, re.M), out
+    # (each line in 80 columns: the digest under its words, not after them)
+    assert re.search(r"^all 3 nodes agree on the game's digest:\n  [0-9a-f]{64}$", out, re.M), out
     assert "-m cli audit " in out or "nertz audit " in out  # runnable as printed
-    for seat in (1, 2, 3):
+    for seat in (0, 1, 2):
         log = work / f"p{seat}.log"
         assert log.is_file() and log.stat().st_size > 0
+    # One number for a player: a name's is its seat, as the audit's roster and the notation
+    # count them ("0. P1" and "P1 claim W>L@0H" were one player under two numbers).
+    audit = nertz("audit", *(str(work / f"p{seat}.log") for seat in (0, 1, 2)))
+    roster = re.findall(r"^  (\d)\. (\S+) ", audit.stdout, re.M)
+    assert roster == [(str(seat), f"P{seat}") for seat in (0, 1, 2)], audit.stdout
+    assert re.findall(r"^  \S*/p(\d)\.log: by P(\d),", audit.stdout, re.M) == [
+        (str(seat), str(seat)) for seat in (0, 1, 2)
+    ], audit.stdout
+    # An ace starts its player's foundation: "P1 claim N>L@1C AC", one number in the line.
+    replay = nertz("replay", "--text", str(work / "p0.log"))
+    aces = re.findall(r" P(\d) claim \S+@(\d)[CDHS] A[CDHS] ", replay.stdout)
+    assert aces and all(name == seat for name, seat in aces), replay.stdout
     # The keys are in the key store (owner only), not beside the logs handed to auditors.
     store = Path(os.environ["XDG_CONFIG_HOME"]) / "p2p-nertz" / "keys"
     kept = sorted(store.iterdir())
@@ -101,15 +114,15 @@ def test_demo_echoes_the_last_round_of_a_node_that_ends_as_it_writes_it(
     from cli.demo import _wait
     from p2p_nertz.protocol.spec import Deal
 
-    out = tmp_path / "p1.out"
+    out = tmp_path / "p0.out"
     out.write_text(json.dumps({"event": "lake", "round": 1}) + "\n")
     child = NodeChild(
-        seat=0, name="P1", fingerprint="-", log=tmp_path / "p1.log", out=out,
-        err=tmp_path / "p1.err", proc=_EndsAsItWrites(out),  # type: ignore[arg-type]
+        seat=0, name="P0", fingerprint="-", log=tmp_path / "p0.log", out=out,
+        err=tmp_path / "p0.err", proc=_EndsAsItWrites(out),  # type: ignore[arg-type]
     )  # fmt: skip
     assert _wait([child], timeout=60.0, deal=Deal.COMMIT) == []
     said = capsys.readouterr().out
-    assert re.search(r"^round +1 over +totals +P1 +3 +P2 +-2$", said, re.M), said
+    assert re.search(r"^round +1 over +totals +P0 +3 +P1 +-2$", said, re.M), said
 
 
 def test_node_with_a_missing_key_fails_in_one_line(tmp_path: Path) -> None:
@@ -175,16 +188,16 @@ def _until(what: Callable[[], object], why: str, timeout: float = 90.0) -> None:
 def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     tmp_path: Path,
 ) -> None:
-    # P3 is stopped (SIGSTOP) mid-round past the others' --drop-after; they vote it out,
-    # finish the round and go home; P3 continues to an empty table, finds it gone and stops
+    # P2 is stopped (SIGSTOP) mid-round past the others' --drop-after; they vote it out,
+    # finish the round and go home; P2 continues to an empty table, finds it gone and stops
     # by itself (docs/protocol.md §9.9). The demo does not wait for it until its timeout and
-    # call the game failed: it names P3, with P3's own reason, and reports the others.
+    # call the game failed: it names P2, with P2's own reason, and reports the others.
     # The silence is the test's own (session 44): every node's silence votes and abandons are
-    # aimed (tests/timed_node.py's --aim), P1's and P2's at P3 once it is stopped, P3's at
-    # nobody; on the timer alone a loaded machine's stall made P1 and P2 drop each other.
+    # aimed (tests/timed_node.py's --aim), P0's and P1's at P2 once it is stopped, P2's at
+    # nobody; on the timer alone a loaded machine's stall made P0 and P1 drop each other.
     work = tmp_path / "demo"
     demo = subprocess.Popen(
-        [aimed_python(tmp_path, "P3"), "-m", "cli", "demo", "--players", "3",
+        [aimed_python(tmp_path, "P2"), "-m", "cli", "demo", "--players", "3",
          *SHORT_ROUND_ARGS, "--speed", "10", "--seed", "7", "--dir", str(work),
          "--suspect-after", "1", "--drop-after", "4", "--timeout", "120"],
         stdout=subprocess.PIPE,
@@ -193,20 +206,20 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     )  # fmt: skip
     try:
         _until(
-            lambda: any(e.get("event") == "lake" for e in _json_events(work / "p3.out")),
-            "P3 playing",
+            lambda: any(e.get("event") == "lake" for e in _json_events(work / "p2.out")),
+            "P2 playing",
         )
-        pid = _node_pid(work / "p3.log")
-        others = [_node_pid(work / f"p{n}.log") for n in (1, 2)]
+        pid = _node_pid(work / "p2.log")
+        others = [_node_pid(work / f"p{n}.log") for n in (0, 1)]
         assert pid is not None and None not in others
         os.kill(pid, signal.SIGSTOP)
         for other in others:
             assert other is not None
-            os.kill(other, signal.SIGUSR2)  # (P3's silence is the one their timers answer)
+            os.kill(other, signal.SIGUSR2)  # (P2's silence is the one their timers answer)
         try:
             _until(
-                lambda: all(_node_pid(work / f"p{n}.log") is None for n in (1, 2)),
-                "P1 and P2 done",
+                lambda: all(_node_pid(work / f"p{n}.log") is None for n in (0, 1)),
+                "P0 and P1 done",
             )
         finally:
             os.kill(pid, signal.SIGCONT)
@@ -214,16 +227,17 @@ def test_demo_names_a_player_dropped_while_stopped_who_never_hears_the_end(
     finally:
         reap(demo, "nertz demo")
     assert demo.returncode == 0, out + err
-    assert "note: P3 was voted out of the game" in err, err
-    (own,) = [e for e in _json_events(work / "p3.out") if e["event"] == "final"]
-    # Woken, P3 learns its drop if the others' votes waited in its sockets ("dropped"), else it
+    assert "note: P2 was voted out of the game" in err, err
+    (own,) = [e for e in _json_events(work / "p2.out") if e["event"] == "final"]
+    # Woken, P2 learns its drop if the others' votes waited in its sockets ("dropped"), else it
     # hears nothing at all ("silent"): both are the table gone (§9.9), as in test_cli_gone.py;
     # which depends on what its sockets kept while it was stopped (CI met "silent" once).
     assert own["gone"] in ("dropped", "silent") and not own["over"], own
     said = {"dropped": "you were voted out", "silent": "the others have left"}[own["gone"]]
     assert f"woke to find the table gone and stopped by itself: {said}" in err, err
-    assert re.search(r"^all 2 nodes still in agree: digest [0-9a-f]{64}$", out, re.M), out
-    finals = [e for n in (1, 2) for e in _json_events(work / f"p{n}.out") if e["event"] == "final"]
+    agree = r"^all 2 nodes still in agree on the game's digest:\n  [0-9a-f]{64}$"
+    assert re.search(agree, out, re.M), out
+    finals = [e for n in (0, 1) for e in _json_events(work / f"p{n}.out") if e["event"] == "final"]
     assert [f["dropped"] for f in finals] == [[2], [2]]
     assert {f["digest"] for f in finals} == {finals[0]["digest"]}
     audit = cli_run(
@@ -253,18 +267,18 @@ def test_a_demo_bot_abandons_a_member_frozen_from_the_start_not_stopping_unheard
     )  # fmt: skip
     frozen: int | None = None
     try:
-        # P1 is frozen once bound, before the demo has told it its opponent's address (the
+        # P0 is frozen once bound, before the demo has told it its opponent's address (the
         # demo, held meanwhile, tells both only once both are bound): it never says a word.
-        _until(lambda: _node_pid(work / "p2.log") is not None, "both nodes started")
+        _until(lambda: _node_pid(work / "p1.log") is not None, "both nodes started")
         demo.send_signal(signal.SIGSTOP)
         try:
-            frozen = _node_pid(work / "p1.log")
+            frozen = _node_pid(work / "p0.log")
             assert frozen is not None
-            _until(lambda: _events_of(work / "p1.out", "bound"), "P1 bound")
+            _until(lambda: _events_of(work / "p0.out", "bound"), "P0 bound")
             os.kill(frozen, signal.SIGSTOP)
         finally:
             demo.send_signal(signal.SIGCONT)
-        _until(lambda: _events_of(work / "p2.out", "final"), "P2's end")
+        _until(lambda: _events_of(work / "p1.out", "final"), "P1's end")
         os.kill(frozen, signal.SIGCONT)  # (it wakes to find itself dropped: §9.9)
         _, err = demo.communicate(timeout=60)
     finally:
@@ -272,10 +286,10 @@ def test_a_demo_bot_abandons_a_member_frozen_from_the_start_not_stopping_unheard
             with contextlib.suppress(ProcessLookupError):
                 os.kill(frozen, signal.SIGCONT)
         reap(demo, "nertz demo")
-    (final,) = _events_of(work / "p2.out", "final")
-    assert final["over"] is True and final["dropped"] == [0], final  # abandoned: P2's game over
-    assert "heard nobody" not in (work / "p2.err").read_text()  # (not stopped unheard)
-    assert demo.returncode == 0, err  # (P1 noted as voted out: the demo's game finished)
+    (final,) = _events_of(work / "p1.out", "final")
+    assert final["over"] is True and final["dropped"] == [0], final  # abandoned: P1's game over
+    assert "heard nobody" not in (work / "p1.err").read_text()  # (not stopped unheard)
+    assert demo.returncode == 0, err  # (P0 noted as voted out: the demo's game finished)
 
 
 def _events_of(path: Path, event: str) -> list[dict[str, object]]:
@@ -286,8 +300,8 @@ def _events_of(path: Path, event: str) -> list[dict[str, object]]:
 def test_demo_says_who_plays_a_round_added_to_break_a_tie() -> None:
     # A demo of one round whose top totals tied played a round 2 under "1 round", unsaid.
     game, said = _tiebreak(Game(Rules(target=None, rounds=1), 4), [18, 8, -12, 18])
-    assert said == "  tied at the top: P1 and P4 play an extra round"
-    game, said = _tiebreak(game, [1, 8, -12, 28])  # (P1 -17, P4 +10: decided)
+    assert said == "  tied at the top: P0 and P3 play an extra round"
+    game, said = _tiebreak(game, [1, 8, -12, 28])  # (P0 -17, P3 +10: decided)
     assert said == "" and game.over and game.result is not None
     assert game.result.winners == (3,)
     assert _tiebreak(Game(Rules(target=None, rounds=2), 2), [5, 5])[1] == ""  # (not the last)

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
-from cli_helpers import cli_run, nertz
-from test_cli_play import ROOT, Tty, leave
+from cli_helpers import at_end_of_test, cli_run, nertz
+from test_cli_play import ROOT, WIDTH, Tty, leave
 
 from cli.keyfile import load_identity
+from cli.main import build_parser
+from cli.play import bots_game
 from p2p_nertz.logfile import RecordKind, read_log
 from p2p_nertz.protocol.bodies import Ready, parse_body
 from p2p_nertz.protocol.envelope import Kind, decode_message
@@ -144,9 +148,10 @@ def test_demo_shows_progress_and_its_audit_advice_works_as_printed(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     progress = r"^ +\d+\.\d s  round 1: (1 card|\d+ cards) to the lake so far$"
     assert re.search(progress, done.stdout, re.M)
-    advice = next(line for line in done.stdout.splitlines() if line.startswith("audit them: "))
+    said = done.stdout.splitlines()
+    advice = said[said.index("audit them:") + 1]  # (on a line of its own: never wrapped)
     audit = subprocess.run(
-        ["sh", "-c", advice.removeprefix("audit them: ")],
+        ["sh", "-c", advice],
         capture_output=True,
         text=True,
         cwd=ROOT,  # run from elsewhere than the demo: the advice holds the whole path
@@ -171,17 +176,23 @@ def test_the_table_says_how_fast_the_bots_are_and_how_to_change_it(tmp_path: Pat
 def test_play_ends_saying_how_to_audit_and_replay_the_game_just_played(tmp_path: Path) -> None:
     # The README's audit and replay are of a demo's logs: a newcomer who had played `nertz
     # play --bots` was told where their log was, and not how to check the game they played.
-    where = tmp_path / "a game"  # a space in the path: the advice must quote it
+    # A space in the path: the advice must quote it. Short enough for a line of 80 columns
+    # (pytest's own folders may not be), long enough that after words it wrapped mid-way.
+    short = Path(tempfile.mkdtemp(prefix="nz-", dir="/tmp"))
+    at_end_of_test(lambda: shutil.rmtree(short, ignore_errors=True))
+    where = short / "a game" / "first"
     tty = Tty(["play", "--bots", "1", "--speed", "10", "--seed", "6", "--dir", str(where)])
     tty.wait("is dealt — go!")
     leave(tty)
+    # On the screen (80 columns), each place is whole on a line of its own, under its words.
+    rows = [row.rstrip() for row in tty.text().splitlines()]
+    for label, place in (("your signed log:", where / "you.log"), ("the game's files:", where)):
+        assert len(str(place)) <= WIDTH - 2, place  # (a longer one wraps, however laid out)
+        assert rows[rows.index(label) + 1] == f"  {place}", rows[-12:]
     said = tty.raw.decode().replace("\r\n", "\n").splitlines()
-    advice = {
-        line.partition(": ")[0]: line.partition(": ")[2]
-        for line in said
-        if line.startswith(("audit it: ", "replay it: "))
-    }
-    assert set(advice) == {"audit it", "replay it"}, said[-8:]
+    # Each command on a line of its own under what it does (a path after words wrapped at 80
+    # columns mid-way), and copied whole as it is, indent and all.
+    advice = {label: said[said.index(f"{label}:") + 1] for label in ("audit it", "replay it")}
     for command, more, expected in (
         # every log of the game, yours and the bot's; the replay (--text: it prints and ends)
         (advice["audit it"], "", ("VALID", "by you", "by bot1")),
@@ -193,3 +204,28 @@ def test_play_ends_saying_how_to_audit_and_replay_the_game_just_played(tmp_path:
         )  # fmt: skip
         assert done.returncode == 0, (command, done.stdout, done.stderr)
         assert all(word in done.stdout for word in expected), done.stdout
+
+
+@pytest.mark.parametrize("bots", [1, 2, 3, 7])
+def test_a_quick_games_bots_are_named_by_their_seats(bots: int) -> None:
+    # Named in the order of their keys, the bots sat "0 bot2 / 1 you / 2 bot1" (seed 3): a
+    # number in a name is its seat, as the rows, the lake's digits and the notation count.
+    parser = build_parser("play")
+    for seed in range(12):
+        args = parser.parse_args(["play", "--bots", str(bots), "--seed", str(seed)])
+        names = [m.name for m in bots_game(args)[1].members]
+        assert names.count("you") == 1, (seed, names)
+        assert all(name in ("you", f"bot{seat}") for seat, name in enumerate(names)), names
+
+
+def test_the_table_shows_each_bot_on_the_row_of_its_number(tmp_path: Path) -> None:
+    # Seed 3 seats you between the bots: the table read "0 bot2 / 1 you / 2 bot1".
+    game = tmp_path / "game"
+    tty = Tty(["play", "--bots", "2", "--speed", "1", "--seed", "3", "--rounds", "1",
+               "--dir", str(game)])  # fmt: skip
+    text = tty.wait("is dealt — go!")
+    rows = re.findall(r"^(\d) (\S+) +N +\d+ ", text, re.M)
+    assert rows == [("0", "bot0"), ("1", "you"), ("2", "bot2")], text
+    assert "you (seat 1)" in tty.line(0), tty.line(0)
+    leave(tty)
+    assert sorted(p.name for p in game.glob("*.log")) == ["bot0.log", "bot2.log", "you.log"]

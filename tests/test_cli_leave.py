@@ -84,7 +84,7 @@ def test_q_at_a_table_with_bots_returns_at_once_and_stops_the_bots(
         # The score and the signed log are said once the table is gone (host said neither:
         # the log was named only before the table came up).
         assert_said_on_lines_of_its_own(tty)
-        assert b"\r\nsigned log: " in tty.raw, tty.raw[-300:]
+        assert b"\r\nyour signed log:\r\n  " in tty.raw, tty.raw[-300:]
     finally:
         if tty.child.isalive():
             tty.child.kill(9)
@@ -133,13 +133,13 @@ def test_closing_the_terminal_of_a_demo_stops_its_bots_each_with_a_leave(tmp_pat
     assert len(nodes) == 2
     # Both have dealt (each signed past its join): a leave is theirs to sign from here on.
     deadline = time.monotonic() + 60
-    while min(len(_sent_kinds(game / f"p{n}.log")) for n in (1, 2)) < 2:
+    while min(len(_sent_kinds(game / f"p{n}.log")) for n in (0, 1)) < 2:
         assert time.monotonic() < deadline, "the demo's bots never dealt"
         assert tty.pump(0.1), f"the demo ended before its bots dealt:\n{tty.text()}"
     tty.child.ptyproc.fileobj.close()
     # (stopped as by the SIGTERM the hang-up is raised as: README's "the terminal closed")
     assert _ended(tty) == 128 + signal.SIGTERM
-    for n in (1, 2):
+    for n in (0, 1):
         assert _sent_kinds(game / f"p{n}.log")[-1] is Kind.LEAVE
     assert not [p for p in nodes if Path(f"/proc/{p}").exists() and not _zombie(p)]
 

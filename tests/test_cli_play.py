@@ -241,6 +241,7 @@ def stock(text: str) -> int:
 
 
 def play(tmp_path: Path, *more: str) -> Tty:
+    # (Seed 11: you sit at seat 2, the bots at 0 and 1, named by their seats: bot0, bot1.)
     args = ["play", "--bots", "2", "--speed", "10", "--seed", "11", "--rounds", "1"]
     return Tty([*args, "--dir", str(tmp_path / "game"), *more])
 
@@ -286,7 +287,7 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     tty = play(tmp_path)
     text = tty.wait("[n] Nerts")
     assert "you (seat " in tty.line(0) and "round 1" in tty.line(0)
-    for name in ("bot1", "bot2"):  # (each row with its Nerts count: a bot at full speed on a
+    for name in ("bot0", "bot1"):  # (each row with its Nerts count: a bot at full speed on a
         # loaded machine may have played a Nerts card before the first screen is read)
         assert re.search(rf"^\d {name} +N +\d+ ", text, re.M), text
 
@@ -333,7 +334,7 @@ def test_play_keys_apply_moves_refuse_an_illegal_one_and_reach_the_scoreboard(
     # card played: 35 of them (our untouched stock), ~2.5 s each as the bots turn through
     # theirs. Which it is depends on how the races went: allow for the long one.
     text = tty.wait("round 1 over", timeout=200, keep="p")
-    for name in ("you", "bot1", "bot2"):
+    for name in ("you", "bot0", "bot1"):
         assert re.search(rf"^\d {name} +lake \+\d+ +Nerts −2×", text, re.M), text
     # Over now, or after a tiebreak (RULES.md) when the round ended tied: the bots' timing
     # decides that. The tied play it after the board's countdown, we pass if we are one of
@@ -367,7 +368,7 @@ def test_play_ctrl_c_leaves_cleanly_and_the_bots_hold_the_leave(tmp_path: Path) 
     spec = GameSpec.from_wire((game / "game.spec").read_bytes())
     me = next(m.peer_id for m in spec.members if m.name == "you")
     roster = frozenset(spec.peer_ids)
-    for bot in ("bot1", "bot2"):
+    for bot in ("bot0", "bot1"):
         with read_log(game / f"{bot}.log") as reader:
             kinds = [
                 decode_message(r.data, game_id=spec.game_id, roster=roster)

@@ -362,7 +362,7 @@ def test_watch_following_a_game_answers_a_signal_with_its_status(
     address = next(w for w in watcher.text().split() if w.startswith("127.0.0.1:") and "#" in w)
     player = Tty([*args, "--dir", str(tmp_path / "game"), "--watcher", address])
     player.wait("[n] Nerts")
-    watcher.wait(lambda text: "bot1" in text)
+    watcher.wait(lambda text: "bot0" in text)  # (seed 7: the bot sits at seat 0)
     assert _tty_ends(watcher, signum) == signal_status(signum), watcher.raw[-600:]
     assert f"nertz watch: stopped on signal {signum}".encode() in watcher.raw
     assert b"Traceback" not in watcher.raw

@@ -102,7 +102,7 @@ def test_nertz_resume_or_audit_of_a_version_4_shuffle_log_says_so_and_changes_no
     for path in (tmp_path / "home" / "keys").glob("*.key"):
         ident = load_key(path)
         keys[ident.peer_id] = ident
-    log = game / "p1.log"
+    log = game / "p0.log"
     with read_log(log, strict=True) as reader:
         records = list(reader)
         header = reader.header

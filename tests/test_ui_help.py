@@ -59,6 +59,30 @@ def test_how_to_play_fits_80x24_whole(rules: Rules) -> None:
     assert ("turn-based" in text) == rules.turn_based
 
 
+@pytest.mark.parametrize(
+    "rules",
+    [Rules(), Rules(draw=1, target=None, rounds=3), Rules(turn_based=True, rotate_alone=True)],
+    ids=["default", "racing-demon", "variants"],
+)
+def test_a_spectators_how_to_play_speaks_to_a_watcher_and_fits_80x24(rules: Rules) -> None:
+    # A spectator's "? again: how to play" told them "Empty your Nerts pile [n] first", "p
+    # passes", "your cards": keys that play nothing for someone who only watches.
+    lines = how_to_play(rules, watcher=True)
+    screen = render(_view(rules, seat=None, help=True, help_page=1), 80, 24)
+    text = screen.text()
+    for line in lines:
+        assert len(line) + 2 <= 80 and line in text, f"cut: {line!r}"
+    assert len(lines) + 1 <= 24 - 3
+    assert "Each player races to empty their Nerts pile" in text, text
+    assert f"−{rules.nerts_card_penalty} for" in text and "their Nerts pile" in text, text
+    for player_words in ("your ", "you ", "[n]", "p passes", "x calls", "Pick a card"):
+        assert player_words not in text.split("how to play", 1)[1], (player_words, text)
+    assert ("turn-based" in text) == rules.turn_based
+    # The page's alike (the page is a watcher's when it has no seat of ours).
+    page = how_to_play(rules, pointer=True, watcher=True)
+    assert not any(w in " ".join(page) for w in ("your ", "drag", "button passes")), page
+
+
 def test_the_keys_page_still_lists_every_key_and_points_to_how_to_play() -> None:
     text = render(_view(Rules(), help=True), 80, 24).text()
     assert "? again: how to play" in text

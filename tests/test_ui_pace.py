@@ -6,6 +6,8 @@ of the round and its cards kept in the lake, over the round's length on the call
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from p2p_nertz.protocol import state as st
 from p2p_nertz.rules import MoveKind, Rules
 from p2p_nertz.sim import SimConfig, run
@@ -48,13 +50,39 @@ def test_the_board_shows_the_players_pace_over_the_round_from_its_signed_moves()
         table=final.round.table, seat=1, names=tracker.names, rules=final.rules, board=board
     )
     text = render(view, 80, 24, symbols=False).text()
-    assert f"your pace: {moves * 60 / 90:.0f} moves/min" in text, text
-    assert f"{cards * 60 / 90:.1f} cards/min to the lake (1:30)" in text, text
+    assert f"your 1:30 round: {moves * 60 / 90:.0f} moves/min" in text, text
+    assert f"{cards * 60 / 90:.1f} cards/min to the lake · " in text, text
     assert f"bots: {board.pace.bot_option}" in text, text
     # The page's board says it too, and what the option is for.
     sent = view_json(view)["board"]["pace"]
-    assert sent.startswith(f"your pace: {moves * 60 / 90:.0f} moves/min · "), sent
-    assert sent.endswith(f" (1:30) · bots to play next: {board.pace.bot_option}"), sent
+    assert sent.startswith(f"your 1:30 round: {moves * 60 / 90:.0f} moves/min · "), sent
+    assert sent.endswith(f" to the lake · bots to play next: {board.pace.bot_option}"), sent
+
+
+def test_the_pace_line_says_its_time_is_the_rounds_and_fits_80_columns_whole() -> None:
+    # A newcomer read "(4:44)" and could not tell what it timed; "(round 4:44)" pushed the
+    # line of a slow player (--practice) past 80 columns, where the board cuts it. The
+    # longest lines a person makes: a 19:59 round at level 1's pace less a move (--practice),
+    # and at three-figure moves (--speed 10).
+    final = _finished_game()
+    (number, _, _) = final.history[0]
+    tracker = Tracker(tuple(m.name for m in final.spec.members), seat=1, symbols=False)
+    tracker.notice(st.PhaseChanged(st.Phase.PLAY, number), final, now=1000.0)
+    score = final.scores[0]
+    tracker.notice(st.RoundEnded(number, score.status, 0, score.callers), final, now=2199.0)
+    tracker.notice(st.RoundScored(number, score, final.game.totals), final, now=2200.0)
+    assert tracker.board is not None
+    for pace in (Pace(moves=459, cards=239, seconds=1199.0), Pace(4796, 599, 1199.0)):
+        board = replace(tracker.board, pace=pace)
+        view = TableView(
+            table=final.round.table, seat=1, names=tracker.names, rules=final.rules, board=board
+        )
+        lines = render(view, 80, 24, symbols=False).text().splitlines()
+        line = next(x for x in lines if x.startswith("your 19:59 round: "))
+        assert line.rstrip().endswith(f"bots: {pace.bot_option}"), line
+        assert "cards/min to the lake · " in line, line
+    assert Pace(moves=459, cards=239, seconds=1199.0).bot_option == "--practice"
+    assert Pace(4796, 599, 1199.0).bot_option == "--speed 10"
 
 
 def test_without_the_rounds_time_or_for_a_spectator_no_pace_is_shown() -> None:

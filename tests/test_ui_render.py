@@ -154,6 +154,27 @@ def test_render_shows_the_status_line_and_the_newest_announcements() -> None:
     assert "message 0" not in screen.text()  # old ones scroll away
 
 
+def test_an_announcement_longer_than_the_row_is_wrapped_at_its_words_not_cut() -> None:
+    # A newcomer who left read "» you left the game — the game is over: bot1 wins with 0 on
+    # the rounds scored (a": the row's edge cut the why.
+    table = make_table()
+    long = (
+        "you left the game — the game is over: bot1 wins with 0 on the rounds scored "
+        "(a player who leaves forfeits the game)"
+    )
+    for width in (80, 100):
+        messages = ("an older one", "the one before", long)
+        screen = render(view_of(table, messages=messages), width=width)
+        lines = [line.rstrip() for line in screen.text().splitlines()]
+        first = next(n for n, line in enumerate(lines) if line.startswith("» you left"))
+        said = [lines[first]]
+        while lines[first + len(said)].startswith("  ") and not said[-1].endswith("game)"):
+            said.append(lines[first + len(said)])
+        assert len(said) > 1 and all(len(line) <= width for line in said), said
+        assert " ".join(line.strip() for line in said).removeprefix("» ") == long, said
+        assert "» the one before" in lines[first - 1], lines  # (older ones above it, whole)
+
+
 def test_render_letters_instead_of_suit_symbols() -> None:
     table = make_table()
     text = render(view_of(table), symbols=False).text()

@@ -175,7 +175,7 @@ def test_web_a_killed_peer_resumed_with_web_takes_its_open_page_back(tmp_path: P
             )
             assert resumed.stdout is not None
             url = next(x.strip() for x in lines(resumed, "the resume") if x.startswith("http://"))
-            bot = _freeze_child(resumed.pid, game.dir / "bot1.log")
+            bot = _freeze_child(resumed.pid, game.dir / "bot0.log")  # (seed 11: seat 0)
             assert url == game.url
             back = wait_for(driver, lambda d: (s := shown(d))["link"] == CONNECTED and s, "back")
             assert back["reconnects"] == 1 and not back["down"] and not back["unanswered"], back

@@ -97,6 +97,11 @@ def test_web_replay_steps_the_golden_game_forward_and_back_in_the_browser() -> N
                 "the help",
             )
             assert "none is yours" in helped and "Drag a card" not in helped, helped
+            # How to play too: what the players do, not "drag a card there", "the stuck
+            # button passes", "your Nerts pile" (the page's how-to-play spoke to a player).
+            assert "Each player races to empty their Nerts pile" in helped, helped
+            for words in ("drag a card", "stuck button", "your Nerts pile", "your cards"):
+                assert words not in helped, (words, helped)
             driver.find_element("css selector", "#help-close").click()
             shut = "#help[hidden]"
             wait_for(driver, lambda d: d.find_elements("css selector", shut), "the help closed")

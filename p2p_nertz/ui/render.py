@@ -239,11 +239,25 @@ class _Pen:
         return self.row().add(text, style).spans()
 
     def messages(self, messages: Sequence[str], room: int) -> _Rows:
-        """Exactly ``room`` rows: blanks, then the newest announcements (just above the status)."""
+        """Exactly ``room`` rows: blanks, then the newest announcements (just above the status),
+        one longer than the row wrapped at its words under its ``»``. Cut at the edge, a
+        newcomer who left read "the game is over: bot1 wins with 0 on the rounds scored (a"
+        and not why. The newest comes whole first; an older one that no longer fits whole is
+        left out (the first rows of the newest, if it alone does not fit)."""
         if room <= 0:
             return []
-        shown = messages[-room:] if room > 1 else messages[-1:]
-        rows = [self.row().add("» ", Style.DIM).add(m, Style.WARN).spans() for m in shown]
+        rows: _Rows = []
+        for message in reversed(messages):
+            lines = _wrap(message, self.width - 2)
+            if rows and len(rows) + len(lines) > room:
+                break
+            head, *more = lines[:room]
+            rows[:0] = [
+                self.row().add("» ", Style.DIM).add(head, Style.WARN).spans(),
+                *(self.row().add("  ").add(line, Style.WARN).spans() for line in more),
+            ]
+            if len(rows) >= room:
+                break
         blanks: _Rows = [()] * (room - len(rows))
         return blanks + rows
 
@@ -361,7 +375,7 @@ class _Painter:
 
     def how_to_play(self, room: int) -> _Rows:
         rows = [self.pen.rule("how to play  (? again: the keys)")]
-        for line in how_to_play(self.view.rules):
+        for line in how_to_play(self.view.rules, watcher=self.view.seat is None):
             row = self.pen.row()
             if line:
                 row.add("  " + line)
@@ -695,7 +709,7 @@ class _BoardPainter:
         return rows
 
     def pace_row(self, pace: Pace) -> tuple[Span, ...]:
-        """``your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1``
+        """``your 1:12 round: 30 moves/min · 7.5 cards/min to the lake · bots: --speed 1``
         (``bots: --practice`` below level 1's pace; one row at 80 columns; docs/pace.md says
         how to read it)."""
         head, moves, cards, bots = re.split(r"(?<=: )| · ", pace_words(pace), maxsplit=3)

@@ -80,6 +80,7 @@ __all__ = [
     "ended_words",
     "false_call_question",
     "how_to_play",
+    "how_to_watch",
     "in_reach_words",
     "open_move_words",
     "out_of_reach_words",
@@ -264,18 +265,20 @@ class Pace:
 def pace_words(pace: Pace, *, page: bool = False) -> str:
     """The board's line of the person's pace (docs/pace.md says how to read it): 80 columns
     at the terminal; ``page``: the browser's board, which has the room to say what the
-    option is for.
+    option is for. The time is the round's length, and says so: a newcomer read "(4:44)"
+    after the lake and could not tell what it timed. "your 4:44 round" keeps the
+    ``--practice`` line of a 19:59 round within 80 columns, where "(round 4:44)" did not.
 
     >>> pace_words(Pace(moves=36, cards=9, seconds=72.0))
-    'your pace: 30 moves/min · 7.5 cards/min to the lake (1:12) · bots: --speed 1'
-    >>> pace_words(Pace(moves=15, cards=3, seconds=60.0), page=True)[-38:]
-    '(1:00) · bots to play next: --practice'
+    'your 1:12 round: 30 moves/min · 7.5 cards/min to the lake · bots: --speed 1'
+    >>> pace_words(Pace(moves=15, cards=3, seconds=60.0), page=True)[-40:]
+    'the lake · bots to play next: --practice'
     """
     minutes, seconds = divmod(round(pace.seconds), 60)
     bots = "bots to play next" if page else "bots"
     return (
-        f"your pace: {pace.moves_per_minute:.0f} moves/min · {pace.cards_per_minute:.1f} "
-        f"cards/min to the lake ({minutes}:{seconds:02d}) · {bots}: {pace.bot_option}"
+        f"your {minutes}:{seconds:02d} round: {pace.moves_per_minute:.0f} moves/min · "
+        f"{pace.cards_per_minute:.1f} cards/min to the lake · {bots}: {pace.bot_option}"
     )
 
 
@@ -829,12 +832,15 @@ def bots_hint(*, practice: bool, speed: str, page: bool) -> str:
     return f"bots at speed {speed} of 10 · change: nertz play --speed N, or --practice"
 
 
-def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
+def how_to_play(rules: Rules, *, pointer: bool = False, watcher: bool = False) -> list[str]:
     """The "how to play" help: the rules in brief, with this game's numbers (each line fits
     78 columns, the page 80×24; the whole rule book is ``nertz rules``, in the page a link to
     the rules its program serves); ``pointer``: the
     page's, played by mouse or finger: its way first (drag, click, the buttons), and keys
-    only where the page's own help lists them."""
+    only where the page's own help lists them. ``watcher``: a spectator's or a replay's,
+    which plays nothing (:func:`how_to_watch`)."""
+    if watcher:
+        return how_to_watch(rules, pointer=pointer)
     piles = f"1-{rules.work_piles}"
     goal = (
         f"play {counted(rules.rounds, 'round')}; the highest total wins"
@@ -885,20 +891,67 @@ def how_to_play(rules: Rules, *, pointer: bool = False) -> list[str]:
         "Two cards for one place: the first played stays, the other goes back.",
     ]
     call, rotate = ("Nerts!", "the rotate button") if pointer else ("x", "r")
-    variants = []
-    if rules.turn_based:
-        variants.append(f"turn-based: one move each, in seat order ({call} at any time)")
-    if rules.rotate_alone:
-        variants.append(f"once you have passed, {rotate} moves your stock's top card to the bottom")
-    if rules.jokers:
-        variants.append("a joker is declared when it goes to the lake (: W>L=5H)")
-    if rules.pairs:
-        variants.append("pairs: partners score together; either empty Nerts pile calls")
-    lines += ["", *(f"This game: {v}." for v in variants[:2])]
+    lines += ["", *_variant_lines(rules, call, f"once you have passed, {rotate} moves your")]
     # (The page serves the rule book itself, its link under this help: web/server.py.)
     book = "the rule book link below" if pointer else "nertz rules (or docs/rules.md)"
     lines.append(f"The whole rule book: {book}.")
     return lines
+
+
+def _variant_lines(rules: Rules, call: str, rotate: str) -> list[str]:
+    """This game's variants for the help (two at most: 80×24), in the words of the help's
+    reader: ``call``, how Nerts is called; ``rotate``, the rotate-alone rule's start, up to
+    "stock's top card to the bottom"."""
+    variants = []
+    if rules.turn_based:
+        variants.append(f"turn-based: one move each, in seat order ({call} at any time)")
+    if rules.rotate_alone:
+        variants.append(f"{rotate} stock's top card to the bottom")
+    if rules.jokers:
+        variants.append("a joker is declared when it goes to the lake (: W>L=5H)")
+    if rules.pairs:
+        variants.append("pairs: partners score together; either empty Nerts pile calls")
+    return [f"This game: {v}." for v in variants[:2]]
+
+
+def how_to_watch(rules: Rules, *, pointer: bool = False) -> list[str]:
+    """:func:`how_to_play` said to a watcher (``nertz watch``, ``watch --web``, ``replay
+    --web``): what the players do, with this game's numbers, not "drag a card", "the stuck
+    button passes", "your Nerts pile" to a person whose page or terminal plays nothing (a
+    newcomer following the README's spectator read a player's instructions). The same
+    lines fit 78 columns; ``pointer``: the page's, with a gap between its paragraphs.
+
+    >>> how_to_watch(Rules())[0]
+    'Each player races to empty their Nerts pile; a call of Nerts! ends the round.'
+    """
+    goal = (
+        f"{counted(rules.rounds, 'round')} in all, the highest total wins"
+        if rules.rounds is not None
+        else f"rounds go on until someone has {rules.target} points"
+    )
+    gap = [""] if pointer else []
+    lines = [
+        "Each player races to empty their Nerts pile; a call of Nerts! ends the round.",
+        "Aces go to the lake, where they start foundations; everyone builds every",
+        "foundation up, in suit, to the King, onto anyone's: the lake is shared.",
+        *gap,
+        "On their own work piles they build down in alternating colours (a red 6 on a",
+        "black 7); a run moves whole, and an empty work pile takes any card.",
+        *gap,
+        f"Each turns their stock {counted(rules.draw, 'card')} at a time onto their waste;"
+        " its top card plays.",
+        "",
+        f"Scored at a round's end: +1 for each of a player's cards in the lake, "
+        f"−{rules.nerts_card_penalty} for",
+        f"each card left in their Nerts pile; {goal}.",
+        "",
+        "A player who is stuck passes; when everyone has passed, each waste turns",
+        "back over as the stock, and its top card goes to the bottom.",
+        "Two cards for one place: the first played stays, the other goes back.",
+    ]
+    lines += ["", *_variant_lines(rules, "Nerts!", "once passed, a player may put their")]
+    book = "the rule book link below" if pointer else "nertz rules (or docs/rules.md)"
+    return [*lines, f"The whole rule book: {book}."]
 
 
 def points_words(total: int) -> str:

@@ -263,7 +263,7 @@ def view_json(view: TableView, *, symbols: bool = True, ack: int | None = None) 
         "work_piles": view.rules.work_piles,
         "rotate_alone": view.rules.rotate_alone,
         # The page's help: the rules in brief with this game's numbers, as the terminal's.
-        "how_to_play": how_to_play(view.rules, pointer=True),
+        "how_to_play": how_to_play(view.rules, pointer=True, watcher=view.seat is None),
         "ack": ack,
     }
 
