@@ -29,7 +29,13 @@ from p2p_nertz.protocol.bodies import (
 )
 from p2p_nertz.protocol.envelope import KIND_DROP, Kind, Message
 from p2p_nertz.protocol.feeds import Feeds, Followed, Source
-from p2p_nertz.protocol.finality import Finality, covered, drops_waiting, standing_freezes
+from p2p_nertz.protocol.finality import (
+    Finality,
+    covered,
+    drops_waiting,
+    standing_freezes,
+    uncovering,
+)
 from p2p_nertz.protocol.folds import Folds
 from p2p_nertz.protocol.identity import PeerId
 from p2p_nertz.protocol.inbox import Inbox
@@ -232,7 +238,8 @@ class Chains:
         own = self.feeds[self.seat]
         if self.outbox.ahead:
             freezes = standing_freezes(tentative.roster)
-            self.outbox.catch_up(partial(covered, finality, self.folds.final.dropped, freezes))
+            out = uncovering(self.folds.final, tentative, self.feeds)
+            self.outbox.catch_up(partial(covered, finality, out, freezes))
         self._own_known = self.outbox.clock if not recovering else own[-1].lamport if own else 0
         forked = self.membership.proof.forked_at
         moved, notices = finality.advance(self.folds, tentative, self._bounds, forked)

@@ -56,6 +56,7 @@ __all__ = [
     "released",
     "settle",
     "standing_freezes",
+    "uncovering",
 ]
 
 #: Terms of :meth:`Finality.bounds` other than a pair of members (whose seats are >= 0).
@@ -1037,6 +1038,25 @@ def covered(
         if min(held[seat], frozen.get(r, held[seat])) < seq:
             return False
     return True
+
+
+def uncovering(final: GameState, tentative: GameState, feeds: Sequence[Sized]) -> dict[int, int]:
+    """The members whose word :func:`covered` no longer waits for (seat -> cut): those the
+    final fold dropped, and those the held votes drop whose feed is held here up to the cut
+    (:func:`released`, as :func:`settle` tries them).
+
+    The word of a member the held votes drop stops at what its events up to the cut
+    announced: its events past the cut are never taken, so its cover of another feed is
+    credited no further, ever. Waited for, an event far ahead that it never announced is
+    never taken whole (``Outbox.catch_up``), our clock stays ``lead`` above what we took,
+    and so does every other member's word on it (our beats); where that drop rests on a
+    withdrawal timed past there (:func:`decided`: a liar's leap), the stable time without
+    the member never reaches it, the drop is never final and the table waits for ever
+    (``soak.py --liars --two-liars --back readmit`` seed 256, docs/protocol.md §5.3, §13).
+    The cut itself keeps what the member's votes up to it count: every one of them is held
+    here."""
+    pending = {q: cut for q, cut in tentative.dropped.items() if q not in final.dropped}
+    return {**final.dropped, **released(pending, feeds)} if pending else dict(final.dropped)
 
 
 def _frozen_cover(

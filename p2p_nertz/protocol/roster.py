@@ -1031,7 +1031,18 @@ def _read(roster: Roster, op: tuple[int, int, Drop | None], lamport: int) -> Non
     them, and the trial of the events before that withdrawal (:func:`lifted_trials`) must hold
     it, as a fold that read every event in order does (docs/protocol.md §13, *the events read
     before a withdrawal*). A replay's events (:meth:`Roster._replay`) are untimed (0), and its
-    :attr:`Roster.read` is never asked."""
+    :attr:`Roster.read` is never asked.
+
+    Nor one timed before the last readmission (:meth:`Roster.readmit`), read after it: what
+    :attr:`Roster.read` holds starts there, as the votes before it are the ballots', and such
+    an event, counted, would have been read before the reset. Kept, a vote in a readmitted
+    member's gap (its events between the cut and the rejoin, which never count) stood in
+    :func:`freezes` for good at the peers that read it late: their cover of the vote's target
+    frozen at its count, the stable time without another member never reached that member's
+    drop, and one member waited in ``commit`` for ever (``soak.py --late-withdrawals`` seed
+    223, docs/protocol.md §13)."""
+    if roster.readmitted_at and 0 < lamport < max(roster.readmitted_at.values()):
+        return  # (an untimed event, 0, is a replay's or a caller's that reads in order)
     key = (lamport, op[0], op[1])
     keys = roster.read_keys
     if not keys or key >= keys[-1]:  # (the usual case: read in order)
