@@ -354,14 +354,13 @@ def _of_the_tests(thing: CodeType | ModuleType) -> bool:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """Six workers per core for ``-n auto``: much of the suite's time is real processes
-    playing at the bots' pace, waiting on the clock rather than the CPU, so more workers than
-    cores run while they wait; past a point the suite is bound by its CPU alone. (Session 29, 2
-    cores, quiet, the same tree: 6 workers 9 min 30 s, 8 workers 7 min 30 s; session 22: 4
-    workers 9 min 43 s, 6 workers 7 min 50 s. Session 43, quiet, one pair on one tree: 8
-    workers 13 min 5 s, 12 workers 12 min 6 s, ~94% of 2 cores busy against ~75%; session 44:
-    docs/benchmarks.md.)"""
-    return 6 * (os.cpu_count() or 1)
+    """Four workers per core for ``-n auto``: most of the suite's time is real processes
+    playing at the bots' pace, waiting on the clock rather than the CPU (session 29: tests
+    whose CPU is under half their wall hold 45 of the 57 worker-minutes of a run, and 7.8 of
+    its 13.9 CPU-minutes), so more workers than cores run while they wait. (Session 29, 2
+    cores, quiet, the same tree: 6 workers 9 min 30 s, 8 workers 7 min 30 s, 13-14 CPU-minutes
+    both; session 22: 4 workers 9 min 43 s, 6 workers 7 min 50 s.)"""
+    return 4 * (os.cpu_count() or 1)
 
 
 @pytest.fixture
